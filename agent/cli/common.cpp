@@ -1,0 +1,56 @@
+// Shared command plumbing.
+#include "agent/cli/common.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include "agent/platform/netlink.h"
+
+namespace rdmactl::cli {
+
+std::string node_name(const GlobalOptions& global, const std::string& fallback) {
+  if (!global.node.empty()) return global.node;
+  if (!fallback.empty()) return fallback;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "localhost";
+  return host;
+}
+
+Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global) {
+  if (!global.netns.empty()) {
+    if (auto entered = enter_netns(global.netns); !entered) return entered.error();
+  }
+  return std::make_unique<Platform>(HostFs(global.root));
+}
+
+int print_spec_error(const Error& error) {
+  for (const Diagnostic& d : error.diagnostics) std::cerr << d.to_string() << "\n";
+  std::cerr << "rdmactl: " << (error.diagnostics.empty() ? error.to_string() : error.message) << "\n";
+  return exit_code_for(error.kind);
+}
+
+
+int report_error(const Error& error) {
+  std::cerr << "rdmactl: " << error.to_string();
+  if (error.kind == ErrorKind::kPermission) std::cerr << " (rdmactl needs root for this)";
+  std::cerr << "\n";
+  return exit_code_for(error.kind);
+}
+
+Result<Format> parse_format_for(const std::string& name, std::initializer_list<Format> allowed) {
+  std::string names;
+  for (Format f : allowed) {
+    if (name == format_name(f)) return f;
+    names += std::string(names.empty() ? "" : ", ") + format_name(f);
+  }
+  return make_error(ErrorKind::kUsage, "unknown format \"" + name + "\" (" + names + ")", "--format");
+}
+
+int print_plan(const Report& report, Format format) {
+  std::cout << render_report(report, format) << std::flush;
+  if (!report.errors.empty()) return kExitFailed;
+  return report.changes.empty() ? kExitOk : kExitDrift;
+}
+
+}  // namespace rdmactl::cli

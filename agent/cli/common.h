@@ -1,0 +1,62 @@
+// What every command shares: global options, node name, host set-up, spec loading, output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "agent/core/result.h"
+#include "agent/engine/engine.h"
+#include "agent/report/format.h"
+#include "agent/spec/spec.h"
+
+namespace rdmactl::cli {
+
+// Exit codes of the contract.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitDrift = 2;          // plan: drift; doctor: findings
+constexpr int kExitPendingReboot = 3;  // apply: converged except changes that wait for a reboot
+constexpr int kExitUsage = 64;
+constexpr int kExitInvalidSpec = 65;
+
+struct GlobalOptions {
+  std::string node;  // empty: the host name
+  std::string root = "/";
+  std::string netns;
+  std::string log_level = "info";
+  std::string log_format = "text";
+};
+
+// A parsed command, run after parsing finishes.
+using Command = std::function<int()>;
+
+// Each command file registers its subcommand; the callback stores the command to run.
+void register_validate(CLI::App& app, const GlobalOptions& global, Command& command);
+void register_show(CLI::App& app, const GlobalOptions& global, Command& command);
+void register_plan(CLI::App& app, const GlobalOptions& global, Command& command);
+void register_apply(CLI::App& app, const GlobalOptions& global, Command& command);
+
+// The node name: --node / RDMACTL_NODE, else `fallback` (a recorded state's node), else hostname.
+std::string node_name(const GlobalOptions& global, const std::string& fallback = {});
+
+// Enters --netns (before any socket is opened) and builds the Platform for --root.
+Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global);
+
+// Prints why a spec did not load: every diagnostic (file:line:column: path: message), then a summary.
+// Returns the exit code: 65 for an invalid spec, 1 when it could not be read at all.
+int print_spec_error(const Error& error);
+
+// Prints an error to stderr as "rdmactl: <where>: <message>" and returns its exit code.
+int report_error(const Error& error);
+
+// Parses --format against the formats a command offers; kUsage error names them.
+Result<Format> parse_format_for(const std::string& name, std::initializer_list<Format> allowed);
+
+// Writes a report and chooses plan's exit code: 0 no drift, 2 drift, 1 errors.
+int print_plan(const Report& report, Format format);
+
+}  // namespace rdmactl::cli

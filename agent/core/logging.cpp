@@ -1,0 +1,62 @@
+// spdlog to stderr; the JSON format writes one object per line, escaped by nlohmann-json, so that
+// log shippers (journald, Fluent Bit, Loki) can parse it.
+#include "agent/core/logging.h"
+
+#include <spdlog/formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+namespace rdmactl {
+namespace {
+
+class JsonFormatter final : public spdlog::formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const auto since_epoch = msg.time.time_since_epoch();
+    const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count();
+    const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char stamp[64];
+    std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                  utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                  static_cast<int>(millis % 1000));
+    const nlohmann::json line = {
+        {"time", stamp},
+        {"level", std::string(spdlog::level::to_string_view(msg.level).data(),
+                              spdlog::level::to_string_view(msg.level).size())},
+        {"msg", std::string(msg.payload.data(), msg.payload.size())}};
+    const std::string text = line.dump() + "\n";
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
+};
+
+}  // namespace
+
+Result<void> setup_logging(const std::string& level, const std::string& format) {
+  const auto parsed = spdlog::level::from_str(level);
+  if (parsed == spdlog::level::off && level != "off") {
+    return make_error(ErrorKind::kUsage,
+                      "unknown log level \"" + level + "\" (trace, debug, info, warn, error, off)");
+  }
+  if (format != "text" && format != "json") {
+    return make_error(ErrorKind::kUsage, "unknown log format \"" + format + "\" (text, json)");
+  }
+  spdlog::drop("rdmactl");
+  auto logger = spdlog::stderr_color_mt("rdmactl");
+  if (format == "json") {
+    logger->set_formatter(std::make_unique<JsonFormatter>());
+  } else {
+    logger->set_pattern("%^%l%$: %v");
+  }
+  logger->set_level(parsed);
+  spdlog::set_default_logger(logger);
+  return ok();
+}
+
+}  // namespace rdmactl

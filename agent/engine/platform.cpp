@@ -1,0 +1,42 @@
+// Platform: lazily opened rtnetlink socket and per-pass dump cache.
+#include "agent/engine/platform.h"
+
+namespace rdmactl {
+
+Result<RouteSocket*> Platform::route() {
+  if (!route_) {
+    auto socket = RouteSocket::open();
+    if (!socket) return socket.error();
+    route_.emplace(std::move(socket).value());
+  }
+  return &*route_;
+}
+
+Result<const std::vector<LinkInfo>*> Platform::links() {
+  if (!links_) {
+    auto socket = route();
+    if (!socket) return socket.error();
+    auto dump = (*socket)->dump_links();
+    if (!dump) return dump.error();
+    links_ = std::move(dump).value();
+  }
+  return &*links_;
+}
+
+Result<const std::vector<AddressInfo>*> Platform::addresses() {
+  if (!addresses_) {
+    auto socket = route();
+    if (!socket) return socket.error();
+    auto dump = (*socket)->dump_addresses();
+    if (!dump) return dump.error();
+    addresses_ = std::move(dump).value();
+  }
+  return &*addresses_;
+}
+
+void Platform::begin_observe() {
+  links_.reset();
+  addresses_.reset();
+}
+
+}  // namespace rdmactl

@@ -1,0 +1,37 @@
+// Platform: the host handles that reconcilers share during one reconcile.
+//
+// It owns the file root (HostFs) and the rtnetlink socket, and caches the link and address dumps
+// for one observe pass, so that every reconciler reading netdevs costs one dump in all, not one
+// each. begin_observe() drops the cache before the next pass (verify observes again).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "agent/core/result.h"
+#include "agent/platform/host_fs.h"
+#include "agent/platform/netlink.h"
+
+namespace rdmactl {
+
+class Platform {
+ public:
+  explicit Platform(HostFs fs) : fs_(std::move(fs)) {}
+
+  const HostFs& fs() const { return fs_; }
+  // The rtnetlink socket, opened on first use (in the netns the process is in).
+  Result<RouteSocket*> route();
+  // This pass's RTM_GETLINK / RTM_GETADDR dumps, made on first use.
+  Result<const std::vector<LinkInfo>*> links();
+  Result<const std::vector<AddressInfo>*> addresses();
+  // Forget the dumps: the next links()/addresses() asks the kernel again.
+  void begin_observe();
+
+ private:
+  HostFs fs_;
+  std::optional<RouteSocket> route_;
+  std::optional<std::vector<LinkInfo>> links_;
+  std::optional<std::vector<AddressInfo>> addresses_;
+};
+
+}  // namespace rdmactl

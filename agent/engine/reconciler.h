@@ -1,0 +1,56 @@
+// Reconciler: one concern of the host (MTU and state, addresses, sysctl, QoS, ...) with four verbs.
+//
+//   observe  read-only: fill this concern's part of HostState from the host
+//   diff     pure: spec + state -> the Changes that would converge the host
+//   apply    write one planned Change, touching only that field (read-modify-write)
+//   verify   the engine observes again and diffs: an empty diff is success
+//
+// The engine runs reconcilers in one explicit, ordered table (make_reconciler_table), never
+// through static registration: the order is part of the design (firmware link type before MTU,
+// MTU before addresses, ...).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/core/result.h"
+#include "agent/engine/platform.h"
+#include "agent/spec/spec.h"
+#include "agent/state/change.h"
+#include "agent/state/state.h"
+
+namespace rdmactl {
+
+// What a diff found: the changes, and the spec entries it could not act on (e.g. a selector
+// naming a netdev this host lacks), each an Error naming the spec location.
+struct DiffResult {
+  std::vector<Change> changes;
+  std::vector<Error> errors;
+};
+
+class Reconciler {
+ public:
+  virtual ~Reconciler() = default;
+  // The reconciler's name: also its directory under reconcilers/ and the `reconciler` of Changes.
+  virtual const char* name() const = 0;
+  // `spec` may be null (show): then observe what a spec could manage.
+  virtual Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) = 0;
+  virtual void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const = 0;
+  // `state` is the observation the change was planned from.
+  virtual Result<void> apply(Platform& platform, const HostState& state, const Change& change) = 0;
+};
+
+using ReconcilerTable = std::vector<std::unique_ptr<Reconciler>>;
+
+// The ordered table: netdev (MTU, state) -> addresses -> sysctl.
+ReconcilerTable make_reconciler_table();
+
+// Spec fields that no reconciler of this build manages yet are errors, never silently ignored:
+// adds one Error per such field to `out`.
+void check_unmanaged_fields(const NodeSpec& spec, DiffResult& out);
+
+// "file:line:column path" of a spec element, to prefix diff errors with.
+std::string describe_origin(const SourceMark& origin);
+
+}  // namespace rdmactl

@@ -1,0 +1,112 @@
+// HostFs: file access under a root directory.
+#include "agent/platform/host_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace rdmactl {
+namespace {
+
+// Closes a file descriptor when it goes out of scope.
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+  ~FdCloser() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+HostFs::HostFs(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  if (root_.empty()) root_ = "/";
+}
+
+std::string HostFs::path(std::string_view host_path) const {
+  if (root_ == "/") return std::string(host_path);
+  std::string out = root_;
+  if (host_path.empty() || host_path.front() != '/') out += '/';
+  out += host_path;
+  return out;
+}
+
+bool HostFs::exists(std::string_view host_path) const {
+  struct stat st {};
+  return ::stat(path(host_path).c_str(), &st) == 0;
+}
+
+Result<std::string> HostFs::read(std::string_view host_path) const {
+  const std::string full = path(host_path);
+  FdCloser fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return make_errno_error("cannot read", errno, full);
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_errno_error("cannot read", errno, full);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+Result<void> HostFs::write(std::string_view host_path, std::string_view value) const {
+  const std::string full = path(host_path);
+  // O_TRUNC so that fixture files behave like sysfs attributes (a write replaces the value).
+  FdCloser fd(::open(full.c_str(), O_WRONLY | O_CLOEXEC | (root_ == "/" ? 0 : O_TRUNC)));
+  if (fd.get() < 0) return make_errno_error("cannot open for writing", errno, full);
+  const ssize_t n = ::write(fd.get(), value.data(), value.size());
+  if (n < 0) return make_errno_error("cannot write \"" + std::string(value) + "\"", errno, full);
+  if (static_cast<size_t>(n) != value.size()) {
+    return make_error(ErrorKind::kPlatform, "short write of \"" + std::string(value) + "\"", full);
+  }
+  return ok();
+}
+
+Result<std::vector<std::string>> HostFs::list(std::string_view host_path) const {
+  const std::string full = path(host_path);
+  DIR* dir = ::opendir(full.c_str());
+  if (!dir) return make_errno_error("cannot list", errno, full);
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::string> HostFs::read_link(std::string_view host_path) const {
+  const std::string full = path(host_path);
+  char buf[4096];
+  const ssize_t n = ::readlink(full.c_str(), buf, sizeof buf - 1);
+  if (n < 0) return make_errno_error("cannot read link", errno, full);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+Result<void> HostFs::make_directory(std::string_view host_path) const {
+  const std::string full = path(host_path);
+  if (::mkdir(full.c_str(), 0755) != 0 && errno != EEXIST) {
+    return make_errno_error("cannot create directory", errno, full);
+  }
+  return ok();
+}
+
+}  // namespace rdmactl

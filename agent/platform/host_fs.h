@@ -1,0 +1,38 @@
+// HostFs: every read and write of sysfs, configfs, debugfs and /proc goes through here.
+//
+// Built with a root directory (`--root`), so the same code reads a live host at "/" and a fixture
+// tree in tests and demos. Paths are given as on a live host ("/sys/class/net/eth0/mtu").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/core/result.h"
+
+namespace rdmactl {
+
+class HostFs {
+ public:
+  explicit HostFs(std::string root = "/");
+
+  const std::string& root() const { return root_; }
+  // The real path of a host path under the root.
+  std::string path(std::string_view host_path) const;
+
+  bool exists(std::string_view host_path) const;
+  // The file's text with trailing newlines and spaces cut (sysfs values end in "\n").
+  Result<std::string> read(std::string_view host_path) const;
+  // Writes the whole value in one write(2), as sysfs expects; the kernel's errno is kept.
+  Result<void> write(std::string_view host_path, std::string_view value) const;
+  // Entry names of a directory, sorted, without "." and "..".
+  Result<std::vector<std::string>> list(std::string_view host_path) const;
+  // The target of a symbolic link, as stored (often relative: "../../devices/pci0000:00/...").
+  Result<std::string> read_link(std::string_view host_path) const;
+  Result<void> make_directory(std::string_view host_path) const;
+
+ private:
+  std::string root_;
+};
+
+}  // namespace rdmactl

@@ -1,0 +1,211 @@
+// load_spec(): read a spec file (or standard input), parse the YAML, check it against the schema,
+// run the semantic checks, and report every problem at once, in file order.
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <variant>
+
+#include "agent/spec/semantic.h"
+#include "agent/spec/spec.h"
+#include "agent/spec/structure.h"
+#include "agent/spec/yaml_node.h"
+
+namespace rdmactl {
+namespace {
+
+constexpr const char* kStdinPath = "-";
+constexpr const char* kStdinName = "<stdin>";
+constexpr std::size_t kReadChunk = 64 * 1024;
+// A spec is a few levels deep and a few thousand nodes; these only stop documents whose aliases
+// loop or multiply (`a: &x [*x]`, "billion laughs") from exhausting the stack or the CPU.
+constexpr std::size_t kMaxDepth = 64;
+constexpr std::size_t kMaxNodes = 200000;
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(length * 2);
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0x0f];
+  }
+  return out;
+}
+
+Result<std::string> read_stdin() {
+  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  if (std::cin.bad()) return make_error(ErrorKind::kPlatform, "cannot read the spec from standard input");
+  return text;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) return make_errno_error("cannot open spec " + path, errno);
+  std::string text;
+  char buffer[kReadChunk];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+  const int read_errno = std::ferror(file) ? errno : 0;
+  std::fclose(file);
+  if (read_errno != 0) return make_errno_error("cannot read spec " + path, read_errno);
+  return text;
+}
+
+Diagnostic diagnostic_at(const std::string& file, Position at, std::string message) {
+  return Diagnostic{file, at.line, at.column, "", std::move(message)};
+}
+
+Error invalid_spec(const std::string& file, std::vector<Diagnostic> diagnostics) {
+  std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+  });
+  const std::size_t n = diagnostics.size();
+  Error error = make_error(ErrorKind::kInvalidSpec, file + ": " + std::to_string(n) +
+                                                        (n == 1 ? " problem" : " problems") + " in the spec");
+  error.diagnostics = std::move(diagnostics);
+  return error;
+}
+
+// yaml-cpp resolves aliases to shared nodes, so a document is a graph that every later pass walks
+// as a tree. This walk, bounded in depth and size, runs first.
+class ShapeCheck {
+ public:
+  explicit ShapeCheck(std::string file) : file_(std::move(file)) {}
+
+  std::optional<Diagnostic> run(const YAML::Node& root) {
+    walk(root);
+    return std::move(problem_);
+  }
+
+ private:
+  void walk(const YAML::Node& node) {
+    if (problem_) return;
+    const Position parent_at = ancestors_.empty() ? Position{1, 1} : position_of(ancestors_.back());
+    if (++visited_ > kMaxNodes) {
+      problem_ = diagnostic_at(
+          file_, parent_at,
+          "the spec has more than " + std::to_string(kMaxNodes) + " values once its aliases are expanded");
+      return;
+    }
+    if (ancestors_.size() >= kMaxDepth) {
+      problem_ = diagnostic_at(file_, parent_at,
+                               "the spec nests deeper than " + std::to_string(kMaxDepth) + " levels");
+      return;
+    }
+    for (const YAML::Node& ancestor : ancestors_) {
+      if (ancestor.is(node)) {
+        problem_ = diagnostic_at(file_, parent_at, "an alias here refers to a node that contains it");
+        return;
+      }
+    }
+    if (!node.IsMap() && !node.IsSequence()) return;
+    ancestors_.push_back(node);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (node.IsMap()) {
+        walk(it->first);
+        walk(it->second);
+      } else {
+        walk(*it);
+      }
+    }
+    ancestors_.pop_back();
+  }
+
+  std::string file_;
+  std::vector<YAML::Node> ancestors_;  // only pushed and popped: assigning a YAML::Node writes through
+  std::size_t visited_ = 0;
+  std::optional<Diagnostic> problem_;
+};
+
+// The one YAML document of the spec, or the reason there is none.
+std::variant<YAML::Node, Diagnostic> parse_document(const std::string& text, const std::string& file) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp marks are 0-based.
+    const Position at = e.mark.is_null() ? Position{} : Position{e.mark.line + 1, e.mark.column + 1};
+    return diagnostic_at(file, at, "YAML syntax error: " + e.msg);
+  }
+  if (documents.empty() || yaml_type(documents.front()) == YamlType::kNull) {
+    return diagnostic_at(file, Position{1, 1},
+                         "the spec is empty: expected apiVersion, kind, metadata, defaults and nodes");
+  }
+  if (documents.size() > 1) {
+    return diagnostic_at(file, position_of(documents[1]),
+                         "a spec is one YAML document; this file has " + std::to_string(documents.size()));
+  }
+  if (auto problem = ShapeCheck(file).run(documents.front())) return *problem;
+  return documents.front();
+}
+
+// Structural problems first: where both passes report the same field, the structural one stands,
+// unless it is only a format problem that the semantic pass explains better.
+std::vector<Diagnostic> combine(std::vector<StructuralProblem> structural, std::vector<Diagnostic> semantic) {
+  std::set<std::string> semantic_paths;
+  for (const auto& d : semantic) semantic_paths.insert(d.path);
+  std::set<std::string> structural_paths;
+  std::vector<Diagnostic> out;
+  for (auto& problem : structural) {
+    if (problem.deferrable && semantic_paths.count(problem.diagnostic.path) > 0) continue;
+    structural_paths.insert(problem.diagnostic.path);
+    out.push_back(std::move(problem.diagnostic));
+  }
+  for (auto& d : semantic) {
+    if (structural_paths.count(d.path) == 0) out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file) {
+  try {
+    auto parsed = parse_document(text, file);
+    if (auto* problem = std::get_if<Diagnostic>(&parsed)) return invalid_spec(file, {*problem});
+    const YAML::Node& root = std::get<YAML::Node>(parsed);
+
+    auto structural = check_structure(root, file);
+    if (!structural) return structural.error();
+    const bool schema_valid = structural->valid;
+    SemanticResult semantic = read_spec_document(root, file);
+    std::vector<Diagnostic> diagnostics =
+        combine(std::move(structural->problems), std::move(semantic.diagnostics));
+    // Never accept what the schema rejects, even if no message could be made of valijson's errors.
+    if (diagnostics.empty() && !schema_valid) {
+      diagnostics.push_back(
+          diagnostic_at(file, Position{}, "the spec does not match the fabric spec schema"));
+    }
+    if (!diagnostics.empty()) return invalid_spec(file, std::move(diagnostics));
+
+    FabricSpec spec = std::move(semantic.spec);
+    spec.file = file;
+    spec.sha256 = sha256_hex(text);
+    return spec;
+  } catch (const std::exception& e) {
+    // yaml-cpp throws on misuse of odd nodes; whatever slipped through is still the spec's problem,
+    // never a crash.
+    return invalid_spec(file,
+                        {diagnostic_at(file, Position{}, std::string("cannot read the spec: ") + e.what())});
+  }
+}
+
+Result<FabricSpec> load_spec(const std::string& path) {
+  const bool from_stdin = path == kStdinPath;
+  auto text = from_stdin ? read_stdin() : read_file(path);
+  if (!text) return text.error();
+  return load_spec_text(*text, from_stdin ? kStdinName : path);
+}
+
+}  // namespace rdmactl

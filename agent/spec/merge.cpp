@@ -1,0 +1,110 @@
+// Selector identity and the merge of defaults and matching nodes entries into one node's NodeSpec.
+#include <fnmatch.h>
+
+#include <algorithm>
+
+#include "agent/spec/spec.h"
+
+namespace rdmactl {
+namespace {
+
+// A field the override sets replaces the base's; a field it leaves out keeps the base's.
+template <typename T>
+void override_with(std::optional<T>& base, const std::optional<T>& over) {
+  if (over) base = over;
+}
+
+void merge_qos(QosSpec& base, const QosSpec& over) {
+  // The profile and the explicit fields set the same things, so whichever one the later entry
+  // uses replaces the other rather than leaving a contradictory mix.
+  if (over.profile || over.profile_priority) {
+    base.trust.reset();
+    base.dscp_to_priority.reset();
+    base.pfc.reset();
+  }
+  if (over.trust || over.dscp_to_priority || over.pfc) {
+    base.profile.reset();
+    base.profile_priority.reset();
+  }
+  override_with(base.profile, over.profile);
+  override_with(base.profile_priority, over.profile_priority);
+  override_with(base.trust, over.trust);
+  override_with(base.dscp_to_priority, over.dscp_to_priority);
+  override_with(base.pfc, over.pfc);
+}
+
+// The origin stays the first definition: errors about the interface (say, no such device) point
+// where it was introduced.
+void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
+  override_with(base.link_type, over.link_type);
+  override_with(base.mtu, over.mtu);
+  override_with(base.state, over.state);
+  override_with(base.addresses, over.addresses);
+  merge_qos(base.qos, over.qos);
+  override_with(base.ecn.priorities, over.ecn.priorities);
+  override_with(base.ecn.cnp_dscp, over.ecn.cnp_dscp);
+  override_with(base.roce.mode, over.roce.mode);
+  override_with(base.roce.tos, over.roce.tos);
+  override_with(base.ipoib.mode, over.ipoib.mode);
+}
+
+void merge_node_spec(NodeSpec& base, const NodeSpec& over) {
+  for (const InterfaceSpec& interface : over.interfaces) {
+    const std::string key = interface.selector.key();
+    auto existing = std::find_if(base.interfaces.begin(), base.interfaces.end(),
+                                 [&](const InterfaceSpec& i) { return i.selector.key() == key; });
+    if (existing == base.interfaces.end()) {
+      base.interfaces.push_back(interface);
+    } else {
+      merge_interface(*existing, interface);
+    }
+  }
+  override_with(base.subnet_manager.enabled, over.subnet_manager.enabled);
+  override_with(base.subnet_manager.priority, over.subnet_manager.priority);
+  override_with(base.subnet_manager.port, over.subnet_manager.port);
+  for (const auto& [key, value] : over.sysctl) base.sysctl[key] = value;
+  override_with(base.selftest.enabled, over.selftest.enabled);
+  override_with(base.selftest.min_bandwidth_ratio, over.selftest.min_bandwidth_ratio);
+  override_with(base.selftest.peers, over.selftest.peers);
+}
+
+}  // namespace
+
+std::string Selector::key() const {
+  switch (kind) {
+    case Kind::kName:
+      return "name=" + value;
+    case Kind::kPci:
+      return "pci=" + value + "/" + std::to_string(port);
+    case Kind::kRdmaDevice:
+      return "rdmaDevice=" + value + "/" + std::to_string(port);
+  }
+  return {};
+}
+
+std::string Selector::describe() const {
+  switch (kind) {
+    case Kind::kName:
+      return "netdev " + value;
+    case Kind::kPci:
+      return "pci " + value + " port " + std::to_string(port);
+    case Kind::kRdmaDevice:
+      return "rdmaDevice " + value + " port " + std::to_string(port);
+  }
+  return {};
+}
+
+bool entry_matches_node(const NodeEntry& entry, const std::string& node) {
+  return std::any_of(entry.match.begin(), entry.match.end(),
+                     [&](const std::string& glob) { return fnmatch(glob.c_str(), node.c_str(), 0) == 0; });
+}
+
+NodeSpec merge_for_node(const FabricSpec& spec, const std::string& node) {
+  NodeSpec merged = spec.defaults;
+  for (const NodeEntry& entry : spec.nodes) {
+    if (entry_matches_node(entry, node)) merge_node_spec(merged, entry.spec);
+  }
+  return merged;
+}
+
+}  // namespace rdmactl

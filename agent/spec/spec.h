@@ -1,0 +1,127 @@
+// The fabric spec (apiVersion rdmactl/v1) as typed data.
+//
+// Every optional field is "not managed" when empty: the diff never touches what the spec leaves out.
+// load_spec() turns YAML into a FabricSpec (structure checked against
+// schemas/fabric-spec.schema.json, then semantic checks); merge_for_node() folds `defaults` and the
+// matching `nodes` entries into the NodeSpec that one host converges to.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/core/result.h"
+
+namespace rdmactl {
+
+// Where a spec element came from, for errors found after loading (e.g. a selector that matches
+// nothing on this host).
+struct SourceMark {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string path;  // e.g. nodes[0].interfaces[1]
+};
+
+// Selects one port/netdev: exactly one of name (netdev), pci, rdmaDevice; port defaults to 1.
+struct Selector {
+  enum class Kind { kName, kPci, kRdmaDevice };
+  Kind kind = Kind::kName;
+  std::string value;
+  int port = 1;  // meaningful for kPci and kRdmaDevice
+
+  // Stable identity used for matching entries across defaults/nodes: "name=ens1f0np0",
+  // "pci=0000:3b:00.0/1", "rdmaDevice=mlx5_0/1".
+  std::string key() const;
+  // For messages: "netdev ens1f0np0", "rdmaDevice mlx5_0 port 1".
+  std::string describe() const;
+  bool operator==(const Selector& other) const { return key() == other.key(); }
+};
+
+struct QosSpec {
+  std::optional<std::string> profile;        // "roce-lossless" shorthand (expanded by the qos issue)
+  std::optional<int> profile_priority;       // priority for the profile, default 3
+  std::optional<std::string> trust;          // dscp | pcp
+  std::optional<std::map<int, int>> dscp_to_priority;  // DSCP 0-63 -> priority 0-7
+  std::optional<std::vector<int>> pfc;       // priorities with PFC on (sorted, unique)
+};
+
+struct EcnSpec {
+  std::optional<std::vector<int>> priorities;  // sorted, unique
+  std::optional<int> cnp_dscp;
+};
+
+struct RoceSpec {
+  std::optional<std::string> mode;  // v1 | v2
+  std::optional<int> tos;           // 0-255
+};
+
+struct IpoibSpec {
+  std::optional<std::string> mode;  // datagram | connected
+};
+
+struct InterfaceSpec {
+  Selector selector;
+  std::optional<std::string> link_type;  // ethernet | infiniband
+  std::optional<int> mtu;
+  std::optional<std::string> state;      // up | down
+  std::optional<std::vector<std::string>> addresses;  // CIDR, canonical text, in spec order
+  QosSpec qos;
+  EcnSpec ecn;
+  RoceSpec roce;
+  IpoibSpec ipoib;
+  SourceMark origin;
+};
+
+struct SubnetManagerSpec {
+  std::optional<bool> enabled;
+  std::optional<int> priority;  // 0-15
+  std::optional<Selector> port;
+};
+
+struct SelftestSpec {
+  std::optional<bool> enabled;
+  std::optional<double> min_bandwidth_ratio;
+  std::optional<std::vector<std::string>> peers;
+};
+
+struct NodeSpec {
+  std::vector<InterfaceSpec> interfaces;
+  SubnetManagerSpec subnet_manager;
+  std::map<std::string, std::string> sysctl;  // key in dotted form -> value
+  SelftestSpec selftest;
+};
+
+struct NodeEntry {
+  std::vector<std::string> match;  // globs (fnmatch) against the node name
+  NodeSpec spec;
+  SourceMark origin;
+};
+
+struct FabricSpec {
+  std::string file;    // as given on the command line ("-" shows as "<stdin>")
+  std::string sha256;  // of the spec's bytes
+  std::string name;    // metadata.name
+  NodeSpec defaults;
+  std::vector<NodeEntry> nodes;
+};
+
+// Loads and validates a spec from a file, or standard input when path is "-".
+// On failure: kInvalidSpec with every problem in Error::diagnostics (file:line:column, field path).
+Result<FabricSpec> load_spec(const std::string& path);
+// Same, from text already in memory; `file` is the name used in messages.
+Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file);
+
+// defaults, then every nodes entry whose globs match `node`, in order; interfaces merged field by
+// field, matched by selector key; sysctl merged key by key; subnetManager and selftest field by field.
+NodeSpec merge_for_node(const FabricSpec& spec, const std::string& node);
+
+// Whether any of the entry's globs matches the node name (fnmatch, no flags).
+bool entry_matches_node(const NodeEntry& entry, const std::string& node);
+
+// "3b:00.0" or "0000:3B:00.0" -> "0000:3b:00.0", the form sysfs uses; std::nullopt when the text
+// is not a PCI address ([domain:]bus:device.function).
+std::optional<std::string> canonical_pci_address(const std::string& text);
+
+}  // namespace rdmactl

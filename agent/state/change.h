@@ -1,0 +1,37 @@
+// Change: one field of one resource that differs between the spec and the host.
+//
+// A diff produces Changes with status kPlanned; the engine moves them through applied, failed,
+// rolled-back or pending-reboot. `current` and `desired` are JSON values in the spec's own form,
+// so a Change with the two swapped is its own revert.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace rdmactl {
+
+enum class ChangeStatus { kPlanned, kApplied, kFailed, kRolledBack, kPendingReboot };
+
+const char* change_status_name(ChangeStatus status);
+
+struct Change {
+  std::string resource;    // netdev/<name>, rdma/<dev>/<port>, pci/<bdf>, sysctl/<key>, subnet-manager
+  std::string field;       // the spec's path below the interface: mtu, state, addresses, value, ...
+  nlohmann::json current;  // null when the host has no value
+  nlohmann::json desired;
+  std::string reconciler;  // the reconciler that owns it
+  bool disruptive = false;  // may interrupt traffic (link flap, address removal)
+  std::optional<std::string> requires_;  // "reboot" for firmware changes
+  ChangeStatus status = ChangeStatus::kPlanned;
+  std::string error;        // why it failed, when it did
+
+  // The change that undoes this one: current and desired swapped.
+  Change reverted() const;
+};
+
+nlohmann::json to_json(const Change& change);
+
+}  // namespace rdmactl

@@ -1,0 +1,40 @@
+// Report: counts and the contract's JSON shape.
+#include "agent/state/report.h"
+
+#include <algorithm>
+
+namespace rdmactl {
+
+size_t Report::count(ChangeStatus status) const {
+  return static_cast<size_t>(std::count_if(changes.begin(), changes.end(),
+                                           [&](const Change& c) { return c.status == status; }));
+}
+
+bool Report::has_failures() const { return !errors.empty() || count(ChangeStatus::kFailed) > 0; }
+
+nlohmann::json to_json(const Report& report) {
+  nlohmann::json out = {{"apiVersion", "rdmactl/v1"},
+                        {"kind", report.kind},
+                        {"node", report.node},
+                        {"spec", {{"file", report.spec_file}, {"sha256", report.spec_sha256}}},
+                        {"changes", nlohmann::json::array()}};
+  for (const Change& c : report.changes) out["changes"].push_back(to_json(c));
+  out["pendingReboot"] = report.pending_reboot;
+  out["selftest"] = report.selftest;
+  out["summary"] = {{"changes", report.changes.size()},
+                    {"applied", report.count(ChangeStatus::kApplied)},
+                    {"failed", report.count(ChangeStatus::kFailed)}};
+  if (report.kind == "ApplyReport") {
+    out["summary"]["rolledBack"] = report.count(ChangeStatus::kRolledBack);
+    out["summary"]["pendingReboot"] = report.count(ChangeStatus::kPendingReboot);
+  }
+  out["errors"] = nlohmann::json::array();
+  for (const Error& e : report.errors) {
+    nlohmann::json error = {{"kind", error_kind_name(e.kind)}, {"message", e.message}};
+    if (!e.where.empty()) error["where"] = e.where;
+    out["errors"].push_back(error);
+  }
+  return out;
+}
+
+}  // namespace rdmactl

@@ -1,0 +1,35 @@
+// Report: the result of plan or apply, printed in every output format (agent/report/format.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/core/result.h"
+#include "agent/state/change.h"
+
+namespace rdmactl {
+
+struct Report {
+  std::string kind = "Plan";  // "Plan" | "ApplyReport"
+  std::string node;
+  std::string spec_file;
+  std::string spec_sha256;
+  std::vector<Change> changes;
+  bool pending_reboot = false;
+  nlohmann::json selftest = nullptr;
+  // Problems that stopped planning or applying (unknown netdev, netlink failure, ...).
+  std::vector<Error> errors;
+  // The observed value of every field apply changed, as the changes that would restore them,
+  // in the order to apply them (last change first).
+  std::vector<Change> revert_plan;
+  bool rolled_back = false;
+
+  size_t count(ChangeStatus status) const;
+  bool has_failures() const;
+};
+
+nlohmann::json to_json(const Report& report);
+
+}  // namespace rdmactl

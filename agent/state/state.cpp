@@ -1,0 +1,297 @@
+// HostState to and from the JSON of `show --format json`, and selector resolution.
+#include "agent/state/state.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace rdmactl {
+namespace {
+
+using nlohmann::json;
+
+// Reads typed fields out of a JSON object, remembering the first type error with its JSON path.
+class Reader {
+ public:
+  Reader(const json& object, std::string path, std::string* error)
+      : object_(object), path_(std::move(path)), error_(error) {}
+
+  template <typename T>
+  void get(const char* key, T& out) {
+    if (!object_.is_object() || !object_.contains(key) || object_[key].is_null()) return;
+    try {
+      out = object_[key].get<T>();
+    } catch (const json::exception&) {
+      fail(key, std::string("has the wrong type (") + object_[key].type_name() + ")");
+    }
+  }
+
+  template <typename T>
+  void get(const char* key, std::optional<T>& out) {
+    if (!object_.is_object() || !object_.contains(key) || object_[key].is_null()) return;
+    T value{};
+    get(key, value);
+    out = value;
+  }
+
+  void get_json(const char* key, std::optional<json>& out) const {
+    if (object_.is_object() && object_.contains(key) && !object_[key].is_null()) out = object_[key];
+  }
+
+  // Iterates an array member, giving each element a Reader with its own path.
+  template <typename F>
+  void each(const char* key, F&& f) {
+    if (!object_.is_object() || !object_.contains(key) || object_[key].is_null()) return;
+    const json& array = object_[key];
+    if (!array.is_array()) {
+      fail(key, "is not a list");
+      return;
+    }
+    for (size_t i = 0; i < array.size(); ++i) {
+      Reader element(array[i], path_ + "." + key + "[" + std::to_string(i) + "]", error_);
+      if (!array[i].is_object()) {
+        element.fail_self("is not an object");
+        continue;
+      }
+      f(element);
+    }
+  }
+
+  Reader child(const char* key) const {
+    static const json kEmpty = json::object();
+    const json& value = object_.is_object() && object_.contains(key) ? object_[key] : kEmpty;
+    return Reader(value, path_ + "." + key, error_);
+  }
+
+  void fail(const std::string& key, const std::string& what) { record(path_ + "." + key + " " + what); }
+  void fail_self(const std::string& what) { record(path_ + " " + what); }
+
+ private:
+  void record(const std::string& message) {
+    if (error_->empty()) *error_ = message;
+  }
+  const json& object_;
+  std::string path_;
+  std::string* error_;
+};
+
+json gid_to_json(const GidEntry& g) {
+  return {{"index", g.index}, {"gid", g.gid}, {"type", g.type}, {"netdev", g.netdev}};
+}
+
+json port_to_json(const PortState& p) {
+  json out = {{"port", p.port},           {"linkLayer", p.link_layer}, {"state", p.state},
+              {"physState", p.phys_state}, {"rateGbps", p.rate_gbps}, {"netdev", p.netdev}};
+  out["lid"] = p.lid ? json(*p.lid) : json(nullptr);
+  out["smLid"] = p.sm_lid ? json(*p.sm_lid) : json(nullptr);
+  out["gids"] = json::array();
+  for (const auto& g : p.gids) out["gids"].push_back(gid_to_json(g));
+  out["counters"] = json::object();
+  for (const auto& [name, value] : p.counters) out["counters"][name] = value;
+  return out;
+}
+
+json device_to_json(const DeviceState& d) {
+  json pcie = {{"speed", d.pcie.speed}, {"maxSpeed", d.pcie.max_speed}};
+  pcie["width"] = d.pcie.width ? json(*d.pcie.width) : json(nullptr);
+  pcie["maxWidth"] = d.pcie.max_width ? json(*d.pcie.max_width) : json(nullptr);
+  json out = {{"name", d.name},         {"pci", d.pci},          {"fwVersion", d.fw_version},
+              {"nodeGuid", d.node_guid}, {"hcaType", d.hca_type}, {"boardId", d.board_id},
+              {"pcie", pcie},            {"ports", json::array()}};
+  for (const auto& p : d.ports) out["ports"].push_back(port_to_json(p));
+  return out;
+}
+
+json netdev_to_json(const NetdevState& n) {
+  json out = {{"name", n.name},   {"ifindex", n.ifindex},       {"mtu", n.mtu},
+              {"state", n.state}, {"operState", n.oper_state}, {"mac", n.mac},
+              {"kind", n.kind},   {"pci", n.pci},              {"addresses", n.addresses}};
+  if (n.dev_port) out["devPort"] = *n.dev_port;
+  if (n.qos) out["qos"] = *n.qos;
+  if (n.ecn) out["ecn"] = *n.ecn;
+  if (n.roce) out["roce"] = *n.roce;
+  if (n.ipoib) out["ipoib"] = *n.ipoib;
+  return out;
+}
+
+void read_port(Reader& r, PortState& p) {
+  r.get("port", p.port);
+  r.get("linkLayer", p.link_layer);
+  r.get("state", p.state);
+  r.get("physState", p.phys_state);
+  r.get("rateGbps", p.rate_gbps);
+  r.get("lid", p.lid);
+  r.get("smLid", p.sm_lid);
+  r.get("netdev", p.netdev);
+  r.each("gids", [&](Reader& g) {
+    GidEntry entry;
+    g.get("index", entry.index);
+    g.get("gid", entry.gid);
+    g.get("type", entry.type);
+    g.get("netdev", entry.netdev);
+    p.gids.push_back(entry);
+  });
+  std::map<std::string, json> counters;
+  r.get("counters", counters);
+  p.counters = std::move(counters);
+}
+
+void read_device(Reader& r, DeviceState& d) {
+  r.get("name", d.name);
+  r.get("pci", d.pci);
+  r.get("fwVersion", d.fw_version);
+  r.get("nodeGuid", d.node_guid);
+  r.get("hcaType", d.hca_type);
+  r.get("boardId", d.board_id);
+  Reader pcie = r.child("pcie");
+  pcie.get("speed", d.pcie.speed);
+  pcie.get("width", d.pcie.width);
+  pcie.get("maxSpeed", d.pcie.max_speed);
+  pcie.get("maxWidth", d.pcie.max_width);
+  r.each("ports", [&](Reader& p) {
+    PortState port;
+    read_port(p, port);
+    d.ports.push_back(std::move(port));
+  });
+}
+
+void read_netdev(Reader& r, NetdevState& n) {
+  r.get("name", n.name);
+  r.get("ifindex", n.ifindex);
+  r.get("mtu", n.mtu);
+  r.get("state", n.state);
+  r.get("operState", n.oper_state);
+  r.get("mac", n.mac);
+  r.get("kind", n.kind);
+  r.get("pci", n.pci);
+  r.get("devPort", n.dev_port);
+  r.get("addresses", n.addresses);
+  r.get_json("qos", n.qos);
+  r.get_json("ecn", n.ecn);
+  r.get_json("roce", n.roce);
+  r.get_json("ipoib", n.ipoib);
+}
+
+}  // namespace
+
+const NetdevState* HostState::find_netdev(const std::string& name) const {
+  for (const auto& n : netdevs) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+const DeviceState* HostState::find_device(const std::string& name) const {
+  for (const auto& d : devices) {
+    if (d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+Result<const NetdevState*> HostState::resolve(const Selector& selector) const {
+  switch (selector.kind) {
+    case Selector::Kind::kName: {
+      if (const auto* n = find_netdev(selector.value)) return n;
+      return make_error(ErrorKind::kNotFound, "no netdev named " + selector.value + " on this host");
+    }
+    case Selector::Kind::kPci: {
+      // The port of a multi-port NIC is the netdev's dev_port + 1 (mlx5 gives each port its own
+      // PCI function, so dev_port is 0 there and the function number already tells the port).
+      const NetdevState* only = nullptr;
+      int on_function = 0;
+      for (const auto& n : netdevs) {
+        if (n.pci != selector.value) continue;
+        ++on_function;
+        only = &n;
+        if (n.dev_port && *n.dev_port + 1 == selector.port) return &n;
+      }
+      if (on_function == 1 && selector.port == 1) return only;
+      if (on_function == 0) {
+        return make_error(ErrorKind::kNotFound, "no netdev on PCI device " + selector.value);
+      }
+      return make_error(ErrorKind::kNotFound, "PCI device " + selector.value + " has no netdev for port " +
+                                                  std::to_string(selector.port));
+    }
+    case Selector::Kind::kRdmaDevice: {
+      const DeviceState* device = find_device(selector.value);
+      if (!device) {
+        return make_error(ErrorKind::kNotFound, "no RDMA device named " + selector.value + " on this host");
+      }
+      for (const auto& p : device->ports) {
+        if (p.port != selector.port) continue;
+        if (p.netdev.empty()) {
+          return make_error(ErrorKind::kNotFound,
+                            selector.describe() + " has no netdev (is its driver loaded?)");
+        }
+        if (const auto* n = find_netdev(p.netdev)) return n;
+        return make_error(ErrorKind::kNotFound,
+                          selector.describe() + " maps to netdev " + p.netdev + ", which is not present");
+      }
+      return make_error(ErrorKind::kNotFound,
+                        "RDMA device " + selector.value + " has no port " + std::to_string(selector.port));
+    }
+  }
+  return make_error(ErrorKind::kNotFound, "unknown selector");
+}
+
+json to_json(const HostState& state) {
+  json out = {{"node", state.node}, {"devices", json::array()}, {"netdevs", json::array()}};
+  for (const auto& d : state.devices) out["devices"].push_back(device_to_json(d));
+  for (const auto& n : state.netdevs) out["netdevs"].push_back(netdev_to_json(n));
+  out["subnetManager"] = state.subnet_manager;
+  out["sysctl"] = state.sysctl;
+  return out;
+}
+
+Result<HostState> host_state_from_json(const json& json_state) {
+  if (!json_state.is_object()) {
+    return make_error(ErrorKind::kInvalidSpec, "a recorded state is a JSON object (the output of `rdmactl show --format json`)");
+  }
+  std::string error;
+  HostState state;
+  Reader r(json_state, "$", &error);
+  r.get("node", state.node);
+  r.each("devices", [&](Reader& d) {
+    DeviceState device;
+    read_device(d, device);
+    state.devices.push_back(std::move(device));
+  });
+  r.each("netdevs", [&](Reader& n) {
+    NetdevState netdev;
+    read_netdev(n, netdev);
+    state.netdevs.push_back(std::move(netdev));
+  });
+  if (json_state.contains("subnetManager") && json_state["subnetManager"].is_object()) {
+    state.subnet_manager = json_state["subnetManager"];
+  }
+  if (json_state.contains("sysctl") && json_state["sysctl"].is_object()) {
+    for (const auto& [key, value] : json_state["sysctl"].items()) {
+      // A recorded value may be a number when written by hand; compare as the kernel's text.
+      state.sysctl[key] = value.is_string() ? value.get<std::string>() : value.dump();
+    }
+  }
+  if (!error.empty()) return make_error(ErrorKind::kInvalidSpec, error);
+  return state;
+}
+
+Result<HostState> load_host_state(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_errno_error("cannot read the recorded state", errno, path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json parsed;
+  try {
+    parsed = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    return make_error(ErrorKind::kInvalidSpec, std::string("not valid JSON: ") + e.what(), path);
+  }
+  auto state = host_state_from_json(parsed);
+  if (!state) {
+    Error e = state.error();
+    e.where = path;
+    return e;
+  }
+  state->recorded_from = path;
+  return state;
+}
+
+}  // namespace rdmactl

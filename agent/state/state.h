@@ -1,0 +1,99 @@
+// HostState: what rdmactl observed on a host, in the contract's `show --format json` shape.
+//
+// The same structure is produced by observing a live host and by loading a recorded state
+// (`plan --state FILE`), so that the pure diff cannot tell the two apart.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/core/result.h"
+#include "agent/spec/spec.h"
+
+namespace rdmactl {
+
+struct GidEntry {
+  int index = 0;
+  std::string gid;     // full 8x4-hex form, as sysfs writes it
+  std::string type;    // "IB/RoCE v1" | "RoCE v2" | "" (InfiniBand ports have no type file)
+  std::string netdev;  // "" on InfiniBand ports
+};
+
+struct PortState {
+  int port = 1;
+  std::string link_layer;  // "InfiniBand" | "Ethernet"
+  std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED", ...
+  std::string phys_state;  // "LinkUp", "Disabled", "Polling", ...
+  double rate_gbps = 0;
+  std::optional<int> lid;     // InfiniBand only
+  std::optional<int> sm_lid;  // InfiniBand only
+  std::string netdev;
+  std::vector<GidEntry> gids;
+  std::map<std::string, nlohmann::json> counters;  // number, or string such as "N/A (no PMA)"
+};
+
+struct PcieLink {
+  std::string speed;      // "8.0 GT/s PCIe"
+  std::optional<int> width;
+  std::string max_speed;
+  std::optional<int> max_width;
+};
+
+struct DeviceState {
+  std::string name;  // mlx5_0
+  std::string pci;   // 0000:3b:00.0
+  std::string fw_version;
+  std::string node_guid;
+  std::string hca_type;
+  std::string board_id;
+  PcieLink pcie;
+  std::vector<PortState> ports;
+};
+
+struct NetdevState {
+  std::string name;
+  int ifindex = 0;
+  int mtu = 0;
+  std::string state;       // administrative state: "up" | "down" (the spec's `state`)
+  std::string oper_state;  // the kernel's operational state: "up", "down", "lowerlayerdown", ...
+  std::string mac;
+  std::string kind;        // "veth", "bond", ... ; "" for hardware
+  std::string pci;         // PCI address of the device behind it, "" when none
+  std::optional<int> dev_port;  // /sys/class/net/<n>/dev_port: 0-based port of a multi-port NIC
+  // Addresses the spec manages: every address but IPv6 link-local (fe80::/10, which the kernel
+  // assigns itself and RoCE needs for its link-local GIDs). Canonical CIDR text, sorted.
+  std::vector<std::string> addresses;
+  // Concerns observed by later reconcilers, in the spec's form; absent when not observed.
+  std::optional<nlohmann::json> qos;
+  std::optional<nlohmann::json> ecn;
+  std::optional<nlohmann::json> roce;
+  std::optional<nlohmann::json> ipoib;
+};
+
+struct HostState {
+  std::string node;
+  std::vector<DeviceState> devices;
+  std::vector<NetdevState> netdevs;
+  nlohmann::json subnet_manager = nlohmann::json::object();
+  std::map<std::string, std::string> sysctl;  // dotted key -> value as read (trailing newline cut)
+  // The file a recorded state came from (`plan --state`); empty for a live observation. Lets
+  // messages say "not in the recorded state" rather than "not on this host".
+  std::string recorded_from;
+
+  const NetdevState* find_netdev(const std::string& name) const;
+  const DeviceState* find_device(const std::string& name) const;
+  // The netdev an interface selector names on this host, or kNotFound saying what is missing.
+  Result<const NetdevState*> resolve(const Selector& selector) const;
+};
+
+nlohmann::json to_json(const HostState& state);
+// Parses a recorded state (`show --format json`). Unknown fields are ignored so that states
+// recorded by newer versions still load; wrong types are errors naming the JSON path.
+Result<HostState> host_state_from_json(const nlohmann::json& json);
+Result<HostState> load_host_state(const std::string& path);
+
+}  // namespace rdmactl

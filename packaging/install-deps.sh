@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything rdmactl needs to build and test on Debian 12, from Debian's packages only.
+# Idempotent and non-interactive: packages already installed are skipped; apt-get runs only when
+# something is missing. Run as root (or through sudo).
+set -euo pipefail
+
+packages=(
+  # build
+  build-essential cmake pkg-config git
+  # libraries (STYLE.md: use these before writing anything by hand)
+  libibverbs-dev librdmacm-dev libyaml-cpp-dev libnl-3-dev libnl-route-3-dev libmnl-dev
+  libcpp-httplib-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
+  libvalijson-dev libssl-dev
+  # tests: real-kernel netns tests check results with iproute2's `ip -j`
+  iproute2 procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing ${missing[*]}; run as root (sudo $0)" >&2
+  exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

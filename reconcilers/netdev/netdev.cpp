@@ -1,0 +1,104 @@
+// The netdev reconciler: observes every link in one RTM_GETLINK dump (plus the PCI address and
+// port behind each from sysfs), plans mtu and state, and sets them one attribute per request.
+#include "reconcilers/netdev/netdev.h"
+
+#include <algorithm>
+
+#include "reconcilers/resource.h"
+
+namespace rdmactl::reconcilers {
+namespace {
+
+constexpr const char* kName = "netdev";
+
+bool looks_like_pci_address(const std::string& name) {
+  // dddd:bb:dd.f
+  return name.size() == 12 && name[4] == ':' && name[7] == ':' && name[10] == '.';
+}
+
+// The PCI function behind a netdev: /sys/class/net/<n>/device -> ../../../0000:3b:00.0.
+std::string pci_of(const HostFs& fs, const std::string& netdev) {
+  auto link = fs.read_link("/sys/class/net/" + netdev + "/device");
+  if (!link) return {};
+  const std::string target = *link;
+  const std::string base = target.substr(target.find_last_of('/') + 1);
+  return looks_like_pci_address(base) ? base : std::string();
+}
+
+std::optional<int> dev_port_of(const HostFs& fs, const std::string& netdev) {
+  auto text = fs.read("/sys/class/net/" + netdev + "/dev_port");
+  if (!text) return std::nullopt;
+  try {
+    return std::stoi(*text, nullptr, 0);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+class NetdevReconciler final : public Reconciler {
+ public:
+  const char* name() const override { return kName; }
+
+  Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
+    auto links = platform.links();
+    if (!links) return links.error();
+    state.netdevs.clear();
+    for (const LinkInfo& link : **links) {
+      NetdevState n;
+      n.name = link.name;
+      n.ifindex = link.ifindex;
+      n.mtu = static_cast<int>(link.mtu);
+      n.state = link.admin_up ? "up" : "down";
+      n.oper_state = link.oper_state;
+      n.mac = link.mac;
+      n.kind = link.kind;
+      n.pci = pci_of(platform.fs(), link.name);
+      n.dev_port = dev_port_of(platform.fs(), link.name);
+      state.netdevs.push_back(std::move(n));
+    }
+    std::sort(state.netdevs.begin(), state.netdevs.end(),
+              [](const NetdevState& a, const NetdevState& b) { return a.ifindex < b.ifindex; });
+    return ok();
+  }
+
+  void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const override {
+    for (const InterfaceSpec& iface : spec.interfaces) {
+      if (!iface.mtu && !iface.state) continue;
+      auto netdev = state.resolve(iface.selector);
+      if (!netdev) {
+        out.errors.push_back(selector_error(iface, netdev.error()));
+        continue;
+      }
+      const NetdevState& n = **netdev;
+      // MTU first: bringing a link up at the wrong MTU would flap it twice.
+      if (iface.mtu && *iface.mtu != n.mtu) {
+        out.changes.push_back(make_change(netdev_resource(n.name), "mtu", n.mtu, *iface.mtu, kName, true));
+      }
+      if (iface.state && *iface.state != n.state) {
+        // Taking a link down cuts its traffic; bringing one up does not.
+        out.changes.push_back(make_change(netdev_resource(n.name), "state", n.state, *iface.state, kName,
+                                          *iface.state == "down"));
+      }
+    }
+  }
+
+  Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
+    auto netdev = netdev_for_change(state, change);
+    if (!netdev) return netdev.error();
+    auto route = platform.route();
+    if (!route) return route.error();
+    if (change.field == "mtu") {
+      return (*route)->set_mtu((*netdev)->ifindex, change.desired.get<unsigned>());
+    }
+    if (change.field == "state") {
+      return (*route)->set_admin_state((*netdev)->ifindex, change.desired.get<std::string>() == "up");
+    }
+    return unknown_field(change);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reconciler> make_netdev_reconciler() { return std::make_unique<NetdevReconciler>(); }
+
+}  // namespace rdmactl::reconcilers
