@@ -80,13 +80,16 @@ json gid_to_json(const GidEntry& g) {
 
 json port_to_json(const PortState& p) {
   json out = {{"port", p.port},           {"linkLayer", p.link_layer}, {"state", p.state},
-              {"physState", p.phys_state}, {"rateGbps", p.rate_gbps}, {"netdev", p.netdev}};
+              {"physState", p.phys_state}, {"rateGbps", p.rate_gbps}, {"rate", p.rate},
+              {"netdev", p.netdev}};
   out["lid"] = p.lid ? json(*p.lid) : json(nullptr);
   out["smLid"] = p.sm_lid ? json(*p.sm_lid) : json(nullptr);
   out["gids"] = json::array();
   for (const auto& g : p.gids) out["gids"].push_back(gid_to_json(g));
   out["counters"] = json::object();
   for (const auto& [name, value] : p.counters) out["counters"][name] = value;
+  out["hwCounters"] = json::object();
+  for (const auto& [name, value] : p.hw_counters) out["hwCounters"][name] = value;
   return out;
 }
 
@@ -119,6 +122,7 @@ void read_port(Reader& r, PortState& p) {
   r.get("state", p.state);
   r.get("physState", p.phys_state);
   r.get("rateGbps", p.rate_gbps);
+  r.get("rate", p.rate);
   r.get("lid", p.lid);
   r.get("smLid", p.sm_lid);
   r.get("netdev", p.netdev);
@@ -130,9 +134,8 @@ void read_port(Reader& r, PortState& p) {
     g.get("netdev", entry.netdev);
     p.gids.push_back(entry);
   });
-  std::map<std::string, json> counters;
-  r.get("counters", counters);
-  p.counters = std::move(counters);
+  r.get("counters", p.counters);
+  r.get("hwCounters", p.hw_counters);
 }
 
 void read_device(Reader& r, DeviceState& d) {

@@ -29,11 +29,13 @@ struct PortState {
   std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED", ...
   std::string phys_state;  // "LinkUp", "Disabled", "Polling", ...
   double rate_gbps = 0;
+  std::string rate;           // as sysfs writes it: "100 Gb/sec (4X EDR)", "10 Gb/sec (4X)"
   std::optional<int> lid;     // InfiniBand only
   std::optional<int> sm_lid;  // InfiniBand only
   std::string netdev;
   std::vector<GidEntry> gids;
-  std::map<std::string, nlohmann::json> counters;  // number, or string such as "N/A (no PMA)"
+  std::map<std::string, nlohmann::json> counters;     // ports/N/counters: number, or "N/A (no PMA)"
+  std::map<std::string, nlohmann::json> hw_counters;  // ports/N/hw_counters (driver-specific)
 };
 
 struct PcieLink {
