@@ -30,13 +30,17 @@ int main(int argc, char** argv) {
       "  rdmactl validate -f fabric.yaml      check a spec\n"
       "  rdmactl show                         what this host looks like now\n"
       "  rdmactl plan -f fabric.yaml          what would change (exit 2 on drift)\n"
-      "  rdmactl apply -f fabric.yaml         make it so, verify, roll back on failure\n\n"
+      "  rdmactl apply -f fabric.yaml         make it so, verify, roll back on failure\n"
+      "  rdmactl doctor                       health checks, each finding with its fix\n"
+      "  rdmactl export -o fabric.yaml        this host's state as a spec\n\n"
       "`rdmactl COMMAND --help` explains each command with an example.");
 
   register_validate(app, global, command);
   register_show(app, global, command);
   register_plan(app, global, command);
   register_apply(app, global, command);
+  register_export(app, global, command);
+  register_doctor(app, global, command);
 
   try {
     app.parse(argc, argv);

@@ -38,6 +38,14 @@ Result<HostState> Engine::observe(Platform& platform, const NodeSpec* spec, cons
   platform.begin_observe();
   HostState state;
   state.node = node;
+  // The RDMA inventory comes first: selectors by rdmaDevice and pci resolve through it.
+  auto devices = platform.rdma_devices();
+  if (!devices) {
+    Error e = devices.error();
+    e.message = "observing RDMA devices: " + e.message;
+    return e;
+  }
+  state.devices = **devices;
   for (const auto& r : table_) {
     if (auto result = r->observe(platform, spec, state); !result) {
       Error e = result.error();

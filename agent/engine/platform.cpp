@@ -1,6 +1,8 @@
 // Platform: lazily opened rtnetlink socket and per-pass dump cache.
 #include "agent/engine/platform.h"
 
+#include "agent/platform/rdma_inventory.h"
+
 namespace rdmactl {
 
 Result<RouteSocket*> Platform::route() {
@@ -34,9 +36,19 @@ Result<const std::vector<AddressInfo>*> Platform::addresses() {
   return &*addresses_;
 }
 
+Result<const std::vector<DeviceState>*> Platform::rdma_devices() {
+  if (!rdma_devices_) {
+    auto devices = observe_rdma_devices(fs_);
+    if (!devices) return devices.error();
+    rdma_devices_ = std::move(devices).value();
+  }
+  return &*rdma_devices_;
+}
+
 void Platform::begin_observe() {
   links_.reset();
   addresses_.reset();
+  rdma_devices_.reset();
 }
 
 }  // namespace rdmactl

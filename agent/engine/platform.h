@@ -2,7 +2,7 @@
 //
 // It owns the file root (HostFs) and the rtnetlink socket, and caches the link and address dumps
 // for one observe pass, so that every reconciler reading netdevs costs one dump in all, not one
-// each. begin_observe() drops the cache before the next pass (verify observes again).
+// each. The RDMA device inventory is cached the same way. begin_observe() drops the cache before the next pass (verify observes again).
 #pragma once
 
 #include <optional>
@@ -11,6 +11,7 @@
 #include "agent/core/result.h"
 #include "agent/platform/host_fs.h"
 #include "agent/platform/netlink.h"
+#include "agent/state/state.h"
 
 namespace rdmactl {
 
@@ -24,6 +25,8 @@ class Platform {
   // This pass's RTM_GETLINK / RTM_GETADDR dumps, made on first use.
   Result<const std::vector<LinkInfo>*> links();
   Result<const std::vector<AddressInfo>*> addresses();
+  // This pass's RDMA devices (RDMA netlink + sysfs), read on first use.
+  Result<const std::vector<DeviceState>*> rdma_devices();
   // Forget the dumps: the next links()/addresses() asks the kernel again.
   void begin_observe();
 
@@ -32,6 +35,7 @@ class Platform {
   std::optional<RouteSocket> route_;
   std::optional<std::vector<LinkInfo>> links_;
   std::optional<std::vector<AddressInfo>> addresses_;
+  std::optional<std::vector<DeviceState>> rdma_devices_;
 };
 
 }  // namespace rdmactl

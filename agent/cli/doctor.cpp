@@ -1,0 +1,76 @@
+// rdmactl doctor: the health checks of the manual procedure.
+#include <iostream>
+
+#include "agent/cli/common.h"
+#include "agent/doctor/doctor.h"
+
+namespace rdmactl::cli {
+namespace {
+
+struct DoctorOptions {
+  std::string spec;
+  std::string state_file;
+  std::string format = "text";
+};
+
+int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
+  auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
+  if (!format) return report_error(format.error());
+  std::optional<FabricSpec> spec;
+  if (!opts.spec.empty()) {
+    auto loaded = load_spec(opts.spec);
+    if (!loaded) return print_spec_error(loaded.error());
+    spec = std::move(loaded).value();
+  }
+  HostState state;
+  if (!opts.state_file.empty()) {
+    auto recorded = load_host_state(opts.state_file);
+    if (!recorded) {
+      report_error(recorded.error());
+      return kExitFailed;
+    }
+    state = std::move(recorded).value();
+    state.node = node_name(global, state.node);
+  } else {
+    auto platform = open_host(global);
+    if (!platform) return report_error(platform.error());
+    Engine engine(make_reconciler_table());
+    auto observed = engine.observe(**platform, nullptr, node_name(global));
+    if (!observed) return report_error(observed.error());
+    state = std::move(observed).value();
+  }
+  std::optional<NodeSpec> node_spec;
+  if (spec) node_spec = merge_for_node(*spec, state.node);
+  const DoctorReport report = run_doctor(state, node_spec ? &*node_spec : nullptr);
+  if (*format == Format::kJson) {
+    std::cout << to_json(report).dump(2) << "\n";
+  } else {
+    std::cout << render_doctor_text(report);
+  }
+  std::cout << std::flush;
+  return report.findings.empty() ? kExitOk : kExitDrift;
+}
+
+}  // namespace
+
+void register_doctor(CLI::App& app, const GlobalOptions& global, Command& command) {
+  auto opts = std::make_shared<DoctorOptions>();
+  CLI::App* sub = app.add_subcommand("doctor", "Check the RDMA health of this host, with a fix for each finding");
+  sub->add_option("-f,--file", opts->spec, "A spec, to also check the link layer against linkType");
+  sub->add_option("--state", opts->state_file, "Check a recorded state (`show --format json`) instead of this host");
+  sub->add_option("--format", opts->format, "text (default) or json");
+  sub->footer(
+      "Checks: port ACTIVE and LinkUp; rate against the adapter's best and full link width; link layer\n"
+      "against the spec; a RoCE v2 GID for every IPv4 address of a RoCE netdev (and which GID index\n"
+      "tests should use); RoCE MTU (netdev MTU of at least 4200; 9000 is the norm); PCIe width and\n"
+      "speed against the device's maximum and the port rate; error counters (symbol_error,\n"
+      "link_downed, port_rcv_errors, local_link_integrity_errors, excessive_buffer_overrun_errors);\n"
+      "a subnet manager for InfiniBand ports.\n\n"
+      "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed.\n\n"
+      "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml");
+  sub->callback([opts, &global, &command] {
+    command = [opts, &global] { return run_doctor_command(global, *opts); };
+  });
+}
+
+}  // namespace rdmactl::cli

@@ -1,0 +1,96 @@
+// show, doctor and export on the real kernel's netdevs with a fixture's RDMA sysfs tree: veths
+// named like the ConnectX-6 Dx fixture's netdevs carry the MTU, state and addresses (rtnetlink),
+// the fixture under --root carries devices, ports, GIDs and PCIe (sysfs).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/netns/netns_fixture.h"
+#include "tests/unit/test_tree.h"
+
+namespace rdmactl::test {
+namespace {
+
+class FixtureHost : public NetnsTest {
+ protected:
+  void SetUp() override {
+    NetnsTest::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_TRUE(ns().add_veth("ens1f0np0", "ens1f1np1").has_value());
+    for (const char* dev : {"ens1f0np0", "ens1f1np1"}) {
+      ASSERT_EQ(ns().ip({"link", "set", dev, "mtu", "9000", "up"}), 0);
+    }
+    ASSERT_EQ(ns().ip({"addr", "add", "192.168.100.11/24", "dev", "ens1f0np0"}), 0);
+    ASSERT_EQ(ns().ip({"addr", "add", "192.168.101.11/24", "dev", "ens1f1np1"}), 0);
+  }
+
+  int rdmactl(std::vector<std::string> args, std::string* out) {
+    std::vector<std::string> argv = {RDMACTL_BINARY, "--netns", ns().name(), "--node", "gpu-01", "--root",
+                                     std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx6dx-roce"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string err;
+    const int rc = ns().run(argv, out, &err);
+    if (rc != 0 && rc != 2) ADD_FAILURE() << "stderr: " << err;
+    return rc;
+  }
+};
+
+TEST_F(FixtureHost, ShowMapsEachRdmaPortToItsNetdevWithGidsAndPcie) {
+  std::string out;
+  ASSERT_EQ(rdmactl({"show", "--format", "json"}, &out), 0);
+  const auto state = nlohmann::json::parse(out);
+  ASSERT_EQ(state["devices"].size(), 2u) << out;
+  const auto& mlx5_0 = state["devices"][0];
+  EXPECT_EQ(mlx5_0["name"], "mlx5_0");
+  EXPECT_EQ(mlx5_0["pci"], "0000:3b:00.0");
+  EXPECT_EQ(mlx5_0["fwVersion"], "22.39.1002");
+  EXPECT_EQ(mlx5_0["pcie"], nlohmann::json::parse(R"({"speed": "16.0 GT/s PCIe", "width": 16,
+      "maxSpeed": "16.0 GT/s PCIe", "maxWidth": 16})"));
+  const auto& port = mlx5_0["ports"][0];
+  EXPECT_EQ(port["state"], "ACTIVE");
+  EXPECT_EQ(port["linkLayer"], "Ethernet");
+  EXPECT_EQ(port["rateGbps"], 100);
+  EXPECT_EQ(port["netdev"], "ens1f0np0");
+  EXPECT_EQ(port["gids"][3], nlohmann::json::parse(R"({"index": 3,
+      "gid": "0000:0000:0000:0000:0000:ffff:c0a8:640b", "type": "RoCE v2", "netdev": "ens1f0np0"})"));
+  // The netdev itself comes from the namespace's kernel, its PCI address from the fixture.
+  for (const auto& n : state["netdevs"]) {
+    if (n["name"] != "ens1f0np0") continue;
+    EXPECT_EQ(n["mtu"], 9000);
+    EXPECT_EQ(n["pci"], "0000:3b:00.0");
+    EXPECT_EQ(n["addresses"], nlohmann::json::parse(R"(["192.168.100.11/24"])"));
+  }
+}
+
+TEST_F(FixtureHost, DoctorIsQuietOnAHealthyHostAndFindsALowMtu) {
+  std::string out;
+  ASSERT_EQ(rdmactl({"doctor", "--format", "json"}, &out), 0) << out;
+  auto report = nlohmann::json::parse(out);
+  EXPECT_TRUE(report["findings"].empty());
+  ASSERT_EQ(report["notes"].size(), 2u);
+  EXPECT_EQ(report["notes"][0]["message"],
+            "RoCE v2 GID index 3 is 192.168.100.11: use it for tests (ib_write_bw -x 3, NCCL_IB_GID_INDEX=3)");
+
+  ASSERT_EQ(ns().ip({"link", "set", "ens1f1np1", "mtu", "1500"}), 0);
+  ASSERT_EQ(ns().ip({"addr", "add", "192.168.100.50/24", "dev", "ens1f0np0"}), 0);
+  ASSERT_EQ(rdmactl({"doctor", "--format", "json"}, &out), 2) << out;
+  report = nlohmann::json::parse(out);
+  std::vector<std::string> found;
+  for (const auto& f : report["findings"]) found.push_back(f["check"].get<std::string>() + " " + f["resource"].get<std::string>());
+  EXPECT_EQ(found, (std::vector<std::string>{"roce-gid rdma/mlx5_0/1", "roce-mtu netdev/ens1f1np1"})) << out;
+}
+
+TEST_F(FixtureHost, ExportThenPlanShowsNoDrift) {
+  std::string spec;
+  ASSERT_EQ(rdmactl({"export"}, &spec), 0);
+  EXPECT_NE(spec.find("rdmaDevice: mlx5_1"), std::string::npos) << spec;
+  TempTree tree;
+  tree.write("/exported.yaml", spec);
+  std::string out;
+  EXPECT_EQ(rdmactl({"plan", "-f", tree.root() + "/exported.yaml"}, &out), 0) << out;
+  ASSERT_EQ(ns().ip({"link", "set", "ens1f0np0", "mtu", "4200"}), 0);
+  EXPECT_EQ(rdmactl({"plan", "-f", tree.root() + "/exported.yaml"}, &out), 2) << out;
+}
+
+}  // namespace
+}  // namespace rdmactl::test
