@@ -1,6 +1,8 @@
 // Platform: lazily opened rtnetlink socket and per-pass dump cache.
 #include "agent/engine/platform.h"
 
+#include <linux/netlink.h>
+
 #include "agent/platform/rdma_inventory.h"
 
 namespace rdmactl {
@@ -12,6 +14,15 @@ Result<RouteSocket*> Platform::route() {
     route_.emplace(std::move(socket).value());
   }
   return &*route_;
+}
+
+Result<MnlSocket*> Platform::dcb_socket() {
+  if (!dcb_socket_) {
+    auto socket = MnlSocket::open(NETLINK_ROUTE);
+    if (!socket) return socket.error();
+    dcb_socket_.emplace(std::move(socket).value());
+  }
+  return &*dcb_socket_;
 }
 
 Result<const std::vector<LinkInfo>*> Platform::links() {

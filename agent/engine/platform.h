@@ -10,6 +10,7 @@
 
 #include "agent/core/result.h"
 #include "agent/platform/host_fs.h"
+#include "agent/platform/mnl.h"
 #include "agent/platform/netlink.h"
 #include "agent/state/state.h"
 
@@ -25,6 +26,10 @@ class Platform {
   // This pass's RTM_GETLINK / RTM_GETADDR dumps, made on first use.
   Result<const std::vector<LinkInfo>*> links();
   Result<const std::vector<AddressInfo>*> addresses();
+  // The NETLINK_ROUTE libmnl socket DCB requests go through, opened on first use.
+  Result<MnlSocket*> dcb_socket();
+  // Tests put a socket connected to a fake DCB kernel here before the first use.
+  void set_dcb_socket(MnlSocket socket) { dcb_socket_.emplace(std::move(socket)); }
   // This pass's RDMA devices (RDMA netlink + sysfs), read on first use.
   Result<const std::vector<DeviceState>*> rdma_devices();
   // Forget the dumps: the next links()/addresses() asks the kernel again.
@@ -33,6 +38,7 @@ class Platform {
  private:
   HostFs fs_;
   std::optional<RouteSocket> route_;
+  std::optional<MnlSocket> dcb_socket_;
   std::optional<std::vector<LinkInfo>> links_;
   std::optional<std::vector<AddressInfo>> addresses_;
   std::optional<std::vector<DeviceState>> rdma_devices_;

@@ -99,11 +99,27 @@ bool entry_matches_node(const NodeEntry& entry, const std::string& node) {
                      [&](const std::string& glob) { return fnmatch(glob.c_str(), node.c_str(), 0) == 0; });
 }
 
+void expand_qos_profiles(NodeSpec& spec) {
+  for (InterfaceSpec& iface : spec.interfaces) {
+    if (iface.qos.profile != std::string(kRoceLosslessProfile)) continue;
+    const int priority = iface.qos.profile_priority.value_or(kRoceLosslessPriority);
+    iface.qos.trust = "dscp";
+    iface.qos.dscp_to_priority = std::map<int, int>{{kRoceDscp, priority}, {kCnpDscp, kCnpPriority}};
+    iface.qos.pfc = std::vector<int>{priority};
+    // ECN and RoCE fields the spec sets itself win over the profile's.
+    if (!iface.ecn.priorities) iface.ecn.priorities = std::vector<int>{priority};
+    if (!iface.ecn.cnp_dscp) iface.ecn.cnp_dscp = kCnpDscp;
+    if (!iface.roce.mode) iface.roce.mode = "v2";
+    if (!iface.roce.tos) iface.roce.tos = kRoceDscp << 2 | kEcnCapable;
+  }
+}
+
 NodeSpec merge_for_node(const FabricSpec& spec, const std::string& node) {
   NodeSpec merged = spec.defaults;
   for (const NodeEntry& entry : spec.nodes) {
     if (entry_matches_node(entry, node)) merge_node_spec(merged, entry.spec);
   }
+  expand_qos_profiles(merged);
   return merged;
 }
 

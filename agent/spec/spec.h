@@ -113,8 +113,24 @@ Result<FabricSpec> load_spec(const std::string& path);
 // Same, from text already in memory; `file` is the name used in messages.
 Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file);
 
+// The roce-lossless profile (as NVUE's `nv set qos roce`): RDMA traffic marked DSCP 26 on
+// priority 3 (or the profile's priority), trust DSCP, PFC on that priority only, ECN on it, CNPs
+// on DSCP 48 / priority 6, and rdma_cm sending ToS 106 (DSCP 26 with ECT(0)).
+inline constexpr const char* kRoceLosslessProfile = "roce-lossless";
+inline constexpr int kRoceLosslessPriority = 3;
+inline constexpr int kRoceDscp = 26;
+inline constexpr int kCnpDscp = 48;
+inline constexpr int kCnpPriority = 6;
+inline constexpr int kEcnCapable = 2;  // ECT(0) in the ToS byte's two low bits
+
+// Expands every `qos.profile` of a merged NodeSpec into the explicit fields it stands for, so
+// that plan shows (and apply converges) the expanded values. Fields the spec sets explicitly in
+// ecn and roce are kept.
+void expand_qos_profiles(NodeSpec& spec);
+
 // defaults, then every nodes entry whose globs match `node`, in order; interfaces merged field by
-// field, matched by selector key; sysctl merged key by key; subnetManager and selftest field by field.
+// field, matched by selector key; sysctl merged key by key; subnetManager and selftest field by
+// field; then qos profiles expanded (expand_qos_profiles).
 NodeSpec merge_for_node(const FabricSpec& spec, const std::string& node);
 
 // Whether any of the entry's globs matches the node name (fnmatch, no flags).

@@ -183,11 +183,13 @@ nodes:
 )");
   const NodeSpec node = merge_for_node(spec, "n1");
   ASSERT_EQ(node.interfaces.size(), 2u);
+  // The later profile wins over the earlier explicit fields, and is expanded afresh (priority 3):
+  // nothing of the earlier {26: 3} mapping or pfc survives except what the profile itself sets.
   const QosSpec& to_profile = node.interfaces[0].qos;
   EXPECT_EQ(to_profile.profile, "roce-lossless");
-  EXPECT_FALSE(to_profile.trust.has_value());
-  EXPECT_FALSE(to_profile.dscp_to_priority.has_value());
-  EXPECT_FALSE(to_profile.pfc.has_value());
+  EXPECT_EQ(to_profile.trust, "dscp");
+  EXPECT_EQ(to_profile.dscp_to_priority, (std::map<int, int>{{26, 3}, {48, 6}}));
+  EXPECT_EQ(to_profile.pfc, std::vector<int>{3});
   const QosSpec& to_explicit = node.interfaces[1].qos;
   EXPECT_FALSE(to_explicit.profile.has_value());
   EXPECT_FALSE(to_explicit.profile_priority.has_value());
