@@ -109,4 +109,10 @@ Result<void> HostFs::make_directory(std::string_view host_path) const {
   return ok();
 }
 
+Result<void> HostFs::remove_directory(std::string_view host_path) const {
+  const std::string full = path(host_path);
+  if (::rmdir(full.c_str()) != 0 && errno != ENOENT) return make_errno_error("cannot remove directory", errno, full);
+  return ok();
+}
+
 }  // namespace rdmactl

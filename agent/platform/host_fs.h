@@ -30,6 +30,9 @@ class HostFs {
   // The target of a symbolic link, as stored (often relative: "../../devices/pci0000:00/...").
   Result<std::string> read_link(std::string_view host_path) const;
   Result<void> make_directory(std::string_view host_path) const;
+  // Removes an empty directory (configfs groups: rmdir also drops the groups the kernel made in
+  // it); a directory that is already gone is fine.
+  Result<void> remove_directory(std::string_view host_path) const;
 
  private:
   std::string root_;

@@ -1,0 +1,238 @@
+// The roce reconciler: rdma_cm's default RoCE mode and ToS per RDMA port, through configfs (see
+// roce.h for the observed shape and why the device directory is created by apply, not observe).
+#include "reconcilers/roce/roce.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "reconcilers/resource.h"
+
+namespace rdmactl::reconcilers {
+namespace {
+
+constexpr const char* kName = "roce";
+constexpr const char* kConfigfsRoot = "/sys/kernel/config/rdma_cm";
+
+std::string device_dir(const std::string& device) { return std::string(kConfigfsRoot) + "/" + device; }
+std::string port_dir(const std::string& device, int port) {
+  return device_dir(device) + "/ports/" + std::to_string(port);
+}
+std::string field_file(const std::string& device, int port, const std::string& field) {
+  return port_dir(device, port) + (field == "roce.mode" ? "/default_roce_mode" : "/default_roce_tos");
+}
+
+// configfs text <-> the spec's words. Text rdma_cm may add later is kept as read, so it shows as
+// drift instead of being mistaken for a known mode.
+nlohmann::json mode_from_text(const std::string& text) {
+  if (text == "RoCE v2") return "v2";
+  if (text == "IB/RoCE v1") return "v1";
+  return text;
+}
+std::string mode_to_text(const std::string& mode) {
+  if (mode == "v2") return "RoCE v2";
+  if (mode == "v1") return "IB/RoCE v1";
+  return mode;
+}
+
+nlohmann::json tos_from_text(const std::string& text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return text;
+  return value;
+}
+
+struct PortRef {
+  const DeviceState* device = nullptr;
+  const PortState* port = nullptr;
+};
+
+// The first RDMA port (in device order) whose netdev is `netdev`: observe records that port's
+// values on the netdev, so diff must pick the same one.
+PortRef first_port_of(const HostState& state, const std::string& netdev) {
+  for (const DeviceState& d : state.devices) {
+    for (const PortState& p : d.ports) {
+      if (p.netdev == netdev) return {&d, &p};
+    }
+  }
+  return {};
+}
+
+// "rdma/mlx5_0/1" -> ("mlx5_0", 1).
+std::optional<std::pair<std::string, int>> parse_resource(const std::string& resource) {
+  const std::string prefix = "rdma/";
+  const size_t slash = resource.rfind('/');
+  if (resource.rfind(prefix, 0) != 0 || slash <= prefix.size()) return std::nullopt;
+  const std::string port_text = resource.substr(slash + 1);
+  int port = 0;
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port_text.empty()) return std::nullopt;
+  return std::make_pair(resource.substr(prefix.size(), slash - prefix.size()), port);
+}
+
+class RoceReconciler final : public Reconciler {
+ public:
+  const char* name() const override { return kName; }
+
+  Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
+    const HostFs& fs = platform.fs();
+    if (!fs.exists(kConfigfsRoot)) return ok();
+    for (NetdevState& n : state.netdevs) {
+      const PortRef ref = first_port_of(state, n.name);
+      if (!ref.port || ref.port->link_layer != "Ethernet") continue;
+      nlohmann::json roce = {{"mode", nullptr}, {"tos", nullptr}};
+      if (fs.exists(device_dir(ref.device->name))) {
+        if (auto text = fs.read(field_file(ref.device->name, ref.port->port, "roce.mode"))) {
+          roce["mode"] = mode_from_text(*text);
+        }
+        if (auto text = fs.read(field_file(ref.device->name, ref.port->port, "roce.tos"))) {
+          roce["tos"] = tos_from_text(*text);
+        }
+      }
+      n.roce = std::move(roce);
+    }
+    return ok();
+  }
+
+  void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const override {
+    for (const InterfaceSpec& iface : spec.interfaces) {
+      if (!iface.roce.mode && !iface.roce.tos) continue;
+      auto netdev = state.resolve(iface.selector);
+      if (!netdev) {
+        out.errors.push_back(selector_error(iface, netdev.error()));
+        continue;
+      }
+      const NetdevState& n = **netdev;
+      const PortRef ref = first_port_of(state, n.name);
+      if (auto problem = port_problem(state, iface, n, ref)) {
+        out.errors.push_back(selector_error(iface, *problem));
+        continue;
+      }
+      const std::string resource = "rdma/" + ref.device->name + "/" + std::to_string(ref.port->port);
+      const nlohmann::json& roce = *n.roce;
+      const nlohmann::json current_mode = roce.value("mode", nlohmann::json());
+      const nlohmann::json current_tos = roce.value("tos", nlohmann::json());
+      // ToS first: every port accepts any ToS, while rdma_cm refuses a mode the port has no GIDs
+      // of (rxe has no RoCE v1 GIDs), so a refused mode is the last write and rolls back the rest.
+      if (iface.roce.tos && current_tos != nlohmann::json(*iface.roce.tos)) {
+        out.changes.push_back(make_change(resource, "roce.tos", current_tos, *iface.roce.tos, kName, false));
+      }
+      if (iface.roce.mode && current_mode != nlohmann::json(*iface.roce.mode)) {
+        out.changes.push_back(make_change(resource, "roce.mode", current_mode, *iface.roce.mode, kName, false));
+      }
+    }
+  }
+
+  Result<void> apply(Platform& platform, const HostState&, const Change& change) override {
+    auto target = parse_resource(change.resource);
+    if (!target) return make_error(ErrorKind::kPlatform, "not an rdma/<dev>/<port> resource", change.resource);
+    const auto& [device, port] = *target;
+    if (change.field != "roce.mode" && change.field != "roce.tos") return unknown_field(change);
+    const HostFs& fs = platform.fs();
+    // null: the revert of a change planned while the device had no directory.
+    if (change.desired.is_null()) return undo_directory(fs, device, change);
+
+    if (!fs.exists(device_dir(device))) {
+      if (!fs.exists(kConfigfsRoot)) {
+        return make_error(ErrorKind::kNotSupported, "configfs rdma_cm is not available", change.resource);
+      }
+      if (auto r = fs.make_directory(device_dir(device)); !r) return r;
+      created_[device] = read_values(fs, device);
+    }
+    const std::string file = field_file(device, port, change.field);
+    if (!fs.exists(file)) {
+      return make_error(ErrorKind::kNotSupported,
+                        "no " + file + " in " + device_dir(device) +
+                            ": rdma_cm did not create the port's attributes (is " + device + " an RDMA device rdma_cm knows?)",
+                        change.resource);
+    }
+    if (change.field == "roce.mode") {
+      if (!change.desired.is_string()) {
+        return make_error(ErrorKind::kPlatform, "not a RoCE mode: " + change.desired.dump(), change.resource);
+      }
+      return fs.write(file, mode_to_text(change.desired.get<std::string>()));
+    }
+    if (!change.desired.is_number_integer()) {
+      return make_error(ErrorKind::kPlatform, "not a ToS: " + change.desired.dump(), change.resource);
+    }
+    return fs.write(file, std::to_string(change.desired.get<int>()));
+  }
+
+ private:
+  // What the diff cannot act on for this interface, if anything.
+  static std::optional<Error> port_problem(const HostState& state, const InterfaceSpec& iface,
+                                           const NetdevState& n, const PortRef& ref) {
+    if (!ref.port) {
+      return make_error(ErrorKind::kNotFound, "netdev " + n.name +
+                                                  " carries no RDMA port: roce sets rdma_cm's defaults of an RDMA "
+                                                  "device (e.g. rdma link add rxe0 type rxe netdev " + n.name + ")");
+    }
+    if (iface.selector.kind == Selector::Kind::kRdmaDevice &&
+        (iface.selector.value != ref.device->name || iface.selector.port != ref.port->port)) {
+      return make_error(ErrorKind::kNotSupported,
+                        "netdev " + n.name + " carries several RDMA ports; roce is managed for the first, " +
+                            ref.device->name + " port " + std::to_string(ref.port->port) + ", only");
+    }
+    if (ref.port->link_layer != "Ethernet") {
+      return make_error(ErrorKind::kNotSupported, "roce applies to RoCE ports; " + ref.device->name + " port " +
+                                                      std::to_string(ref.port->port) + " is " +
+                                                      ref.port->link_layer);
+    }
+    if (!n.roce) {
+      if (!state.recorded_from.empty()) {
+        return make_error(ErrorKind::kNotFound, "the rdma_cm defaults of " + ref.device->name +
+                                                    " are not in the recorded state " + state.recorded_from);
+      }
+      return make_error(ErrorKind::kNotSupported,
+                        std::string("configfs rdma_cm is not available (no ") + kConfigfsRoot +
+                            "): mount -t configfs none /sys/kernel/config and modprobe rdma_cm");
+    }
+    return std::nullopt;
+  }
+
+  // The texts of every port's attributes, as found right after mkdir: what a rollback writes back.
+  static std::map<std::string, std::string> read_values(const HostFs& fs, const std::string& device) {
+    std::map<std::string, std::string> values;
+    auto ports = fs.list(device_dir(device) + "/ports");
+    if (!ports) return values;
+    for (const std::string& port : *ports) {
+      for (const char* attr : {"/default_roce_mode", "/default_roce_tos"}) {
+        const std::string file = device_dir(device) + "/ports/" + port + attr;
+        if (auto text = fs.read(file)) values[file] = *text;
+      }
+    }
+    return values;
+  }
+
+  // Back to "no directory": the values apply found are written back, then the directory it made
+  // is removed (configfs removes the ports/ groups with it).
+  Result<void> undo_directory(const HostFs& fs, const std::string& device, const Change& change) {
+    const auto found = created_.find(device);
+    if (found == created_.end()) {
+      if (!fs.exists(device_dir(device))) return ok();  // already gone: nothing was changed
+      return make_error(ErrorKind::kPlatform,
+                        "cannot restore " + change.field + ": " + device_dir(device) +
+                            " was created by someone else after it was observed, so the old value is unknown",
+                        change.resource);
+    }
+    for (const auto& [file, text] : found->second) {
+      if (auto r = fs.write(file, text); !r) return r;
+    }
+    created_.erase(found);
+    return fs.remove_directory(device_dir(device));
+  }
+
+  // Device directories this reconciler created, with the values found in them then.
+  std::map<std::string, std::map<std::string, std::string>> created_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reconciler> make_roce_reconciler() { return std::make_unique<RoceReconciler>(); }
+
+}  // namespace rdmactl::reconcilers
