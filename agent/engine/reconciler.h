@@ -43,7 +43,7 @@ class Reconciler {
 
 using ReconcilerTable = std::vector<std::unique_ptr<Reconciler>>;
 
-// The ordered table: netdev (MTU, state) -> addresses -> sysctl.
+// The ordered table: netdev (MTU, state) -> addresses -> qos -> ecn -> roce -> sysctl.
 ReconcilerTable make_reconciler_table();
 
 // Spec fields that no reconciler of this build manages yet are errors, never silently ignored:

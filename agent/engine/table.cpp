@@ -1,16 +1,23 @@
 // The ordered reconciler table and spec-origin text used in diff errors.
 #include "agent/engine/reconciler.h"
 #include "reconcilers/addresses/addresses.h"
+#include "reconcilers/ecn/ecn.h"
 #include "reconcilers/netdev/netdev.h"
+#include "reconcilers/qos/qos.h"
+#include "reconcilers/roce/roce.h"
 #include "reconcilers/sysctl/sysctl.h"
 
 namespace rdmactl {
 
 ReconcilerTable make_reconciler_table() {
   ReconcilerTable table;
-  // Order matters: MTU and link state before addresses, host parameters last.
+  // Order matters: MTU and link state before addresses; QoS before ECN and RoCE, which mark and
+  // react on its priorities; host parameters last.
   table.push_back(reconcilers::make_netdev_reconciler());
   table.push_back(reconcilers::make_addresses_reconciler());
+  table.push_back(reconcilers::make_qos_reconciler());
+  table.push_back(reconcilers::make_ecn_reconciler());
+  table.push_back(reconcilers::make_roce_reconciler());
   table.push_back(reconcilers::make_sysctl_reconciler());
   return table;
 }
@@ -25,9 +32,6 @@ void check_unmanaged_fields(const NodeSpec& spec, DiffResult& out) {
   for (const InterfaceSpec& iface : spec.interfaces) {
     const std::string where = describe_origin(iface.origin) + " (" + iface.selector.describe() + ")";
     if (iface.link_type) unmanaged(where, "linkType");
-    if (iface.qos.profile || iface.qos.trust || iface.qos.dscp_to_priority || iface.qos.pfc) unmanaged(where, "qos");
-    if (iface.ecn.priorities || iface.ecn.cnp_dscp) unmanaged(where, "ecn");
-    if (iface.roce.mode || iface.roce.tos) unmanaged(where, "roce");
     if (iface.ipoib.mode) unmanaged(where, "ipoib");
   }
   const SubnetManagerSpec& sm = spec.subnet_manager;

@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace rdmactl {
@@ -75,19 +76,23 @@ std::string render_text(const Report& report) {
   }
   out << "\n";
   for (const Error& e : report.errors) out << "  error: " << e.to_string() << "\n";
-  std::string resource;
+  // Changes come in table order; the report groups them by resource, in order of first mention.
+  std::vector<std::string> resources;
   for (const Change& c : report.changes) {
-    if (c.resource != resource) {
-      resource = c.resource;
-      out << "  " << resource << "\n";
+    if (std::find(resources.begin(), resources.end(), c.resource) == resources.end()) resources.push_back(c.resource);
+  }
+  for (const std::string& resource : resources) {
+    out << "  " << resource << "\n";
+    for (const Change& c : report.changes) {
+      if (c.resource != resource) continue;
+      out << "    ~ " << c.field << ": " << show_value(c.current) << " -> " << show_value(c.desired);
+      std::string notes = plan && c.status == ChangeStatus::kPlanned ? "" : change_status_name(c.status);
+      if (c.disruptive) notes += std::string(notes.empty() ? "" : ", ") + "disruptive";
+      if (c.requires_) notes += std::string(notes.empty() ? "" : ", ") + "requires " + *c.requires_;
+      if (!notes.empty()) out << "  (" << notes << ")";
+      out << "\n";
+      if (!c.error.empty()) out << "      " << c.error << "\n";
     }
-    out << "    ~ " << c.field << ": " << show_value(c.current) << " -> " << show_value(c.desired);
-    std::string notes = plan && c.status == ChangeStatus::kPlanned ? "" : change_status_name(c.status);
-    if (c.disruptive) notes += std::string(notes.empty() ? "" : ", ") + "disruptive";
-    if (c.requires_) notes += std::string(notes.empty() ? "" : ", ") + "requires " + *c.requires_;
-    if (!notes.empty()) out << "  (" << notes << ")";
-    out << "\n";
-    if (!c.error.empty()) out << "      " << c.error << "\n";
   }
   const size_t n = report.changes.size();
   if (!report.errors.empty() && n == 0) {

@@ -140,7 +140,7 @@ TEST_F(EngineTest, PlanIsPureAndListsChangesInTableOrder) {
 TEST_F(EngineTest, FieldsWithoutAReconcilerAreErrorsNotSilentlyIgnored) {
   InterfaceSpec iface;
   iface.selector.value = "eth0";
-  iface.qos.pfc = std::vector<int>{3};
+  iface.link_type = "infiniband";
   iface.origin = {"f.yaml", 4, 7, "defaults.interfaces[0]"};
   spec_.interfaces.push_back(iface);
   Report report = engine_->apply(platform_, spec_, "n1");
