@@ -24,6 +24,27 @@ Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global) {
   return std::make_unique<Platform>(HostFs(global.root));
 }
 
+Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::string& state_file,
+                                       const FabricSpec* spec) {
+  if (!state_file.empty()) {
+    auto recorded = load_host_state(state_file);
+    if (!recorded) {
+      Error e = recorded.error();
+      if (e.kind == ErrorKind::kInvalidSpec) e.kind = ErrorKind::kPlatform;
+      return e;
+    }
+    recorded->node = node_name(global, recorded->node);
+    return recorded;
+  }
+  const std::string node = node_name(global);
+  std::optional<NodeSpec> node_spec;
+  if (spec) node_spec = merge_for_node(*spec, node);
+  auto platform = open_host(global);
+  if (!platform) return platform.error();
+  Engine engine(make_reconciler_table());
+  return engine.observe(**platform, node_spec ? &*node_spec : nullptr, node);
+}
+
 int print_spec_error(const Error& error) {
   for (const Diagnostic& d : error.diagnostics) std::cerr << d.to_string() << "\n";
   std::cerr << "rdmactl: " << (error.diagnostics.empty() ? error.to_string() : error.message) << "\n";

@@ -22,26 +22,11 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
     if (!loaded) return print_spec_error(loaded.error());
     spec = std::move(loaded).value();
   }
-  HostState state;
-  if (!opts.state_file.empty()) {
-    auto recorded = load_host_state(opts.state_file);
-    if (!recorded) {
-      report_error(recorded.error());
-      return kExitFailed;
-    }
-    state = std::move(recorded).value();
-    state.node = node_name(global, state.node);
-  } else {
-    auto platform = open_host(global);
-    if (!platform) return report_error(platform.error());
-    Engine engine(make_reconciler_table());
-    auto observed = engine.observe(**platform, nullptr, node_name(global));
-    if (!observed) return report_error(observed.error());
-    state = std::move(observed).value();
-  }
+  auto state = recorded_or_observed(global, opts.state_file, spec ? &*spec : nullptr);
+  if (!state) return report_error(state.error());
   std::optional<NodeSpec> node_spec;
-  if (spec) node_spec = merge_for_node(*spec, state.node);
-  const DoctorReport report = run_doctor(state, node_spec ? &*node_spec : nullptr);
+  if (spec) node_spec = merge_for_node(*spec, state->node);
+  const DoctorReport report = run_doctor(*state, node_spec ? &*node_spec : nullptr);
   if (*format == Format::kJson) {
     std::cout << to_json(report).dump(2) << "\n";
   } else {

@@ -18,27 +18,11 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   auto spec = load_spec(opts.spec);
   if (!spec) return print_spec_error(spec.error());
 
+  auto state = recorded_or_observed(global, opts.state_file, &*spec);
+  if (!state) return report_error(state.error());
   Engine engine(make_reconciler_table());
-  HostState state;
-  if (!opts.state_file.empty()) {
-    auto recorded = load_host_state(opts.state_file);
-    if (!recorded) {
-      report_error(recorded.error());
-      return kExitFailed;
-    }
-    state = std::move(recorded).value();
-    state.node = node_name(global, state.node);
-  } else {
-    const std::string node = node_name(global);
-    const NodeSpec node_spec = merge_for_node(*spec, node);
-    auto platform = open_host(global);
-    if (!platform) return report_error(platform.error());
-    auto observed = engine.observe(**platform, &node_spec, node);
-    if (!observed) return report_error(observed.error());
-    state = std::move(observed).value();
-  }
-  const NodeSpec node_spec = merge_for_node(*spec, state.node);
-  Report report = engine.plan(node_spec, state);
+  const NodeSpec node_spec = merge_for_node(*spec, state->node);
+  Report report = engine.plan(node_spec, *state);
   report.spec_file = spec->file;
   report.spec_sha256 = spec->sha256;
   return print_plan(report, *format);
