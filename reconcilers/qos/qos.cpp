@@ -2,7 +2,7 @@
 //   qos.dscpToPriority  the DSCP entries of the IEEE app table, exactly the spec's set; new entries
 //                       are added before replaced ones are deleted (`dcb app replace`)
 //   qos.pfc             the priorities with PFC on: read-modify-write of ieee_pfc.pfc_en only
-//   qos.trust           the app-trust table (Linux 6.3+). Without it the driver derives trust from
+//   qos.trust           the app-trust table (newer kernels). Without it the driver derives trust from
 //                       the table (mlx5 trusts DSCP once it holds DSCP entries), so trust dscp is
 //                       carried by dscpToPriority and trust pcp by removing the DSCP entries.
 // A netdev whose driver has no DCB gets a "not supported" error in the plan, never a silent no-op.
@@ -20,7 +20,6 @@ namespace rdmactl::reconcilers {
 namespace {
 
 constexpr const char* kName = "qos";
-constexpr uint8_t kSelectorPcp = 255;  // DCB_APP_SEL_PCP (uapi since Linux 6.3)
 
 bool wants_qos(const InterfaceSpec& iface) {
   return iface.qos.trust || iface.qos.dscp_to_priority || iface.qos.pfc;
@@ -164,7 +163,7 @@ class QosReconciler final : public Reconciler {
       if (!carried) {
         out.errors.push_back(selector_error(
             iface, make_error(ErrorKind::kNotSupported,
-                              "trust dscp on " + n.name + " needs the kernel's DCB app-trust (Linux 6.3+) or "
+                              "trust dscp on " + n.name + " needs the kernel's DCB app-trust table or "
                                                           "dscpToPriority entries, which make the driver trust DSCP")));
       } else {
         out.changes.push_back(make_change(resource, "qos.trust", qos.value("trust", ""), *iface.qos.trust, kName, true));
@@ -219,8 +218,8 @@ class QosReconciler final : public Reconciler {
     if (!ieee) return ieee.error();
     const bool dscp = change.desired == "dscp";
     if (ieee->trust) {
-      return dcb.set_trust(ifname, dscp ? std::vector<uint8_t>{kDcbSelectorDscp, kSelectorPcp}
-                                        : std::vector<uint8_t>{kSelectorPcp});
+      return dcb.set_trust(ifname, dscp ? std::vector<uint8_t>{kDcbSelectorDscp, kDcbSelectorPcp}
+                                        : std::vector<uint8_t>{kDcbSelectorPcp});
     }
     // No trust table: trust dscp comes with the DSCP entries (qos.dscpToPriority, applied next);
     // trust pcp means no DSCP entries.
