@@ -96,20 +96,6 @@ void put_app_table(MnlMessage& message, const std::vector<DcbApp>& apps) {
   message.nest_end(ieee);
 }
 
-// The attributes inside a nest, in order (libmnl's for_each macros assign a void*, which C++
-// refuses).
-std::vector<const nlattr*> nested_entries(const nlattr* nest) {
-  std::vector<const nlattr*> entries;
-  mnl_attr_parse_nested(
-      nest,
-      [](const nlattr* attr, void* data) {
-        static_cast<std::vector<const nlattr*>*>(data)->push_back(attr);
-        return MNL_CB_OK;
-      },
-      &entries);
-  return entries;
-}
-
 Error malformed_entry(const AttributePolicy& entry, const nlattr* attr, const char* table) {
   std::string expected = entry.data_type == MNL_TYPE_U8 ? "u8" : "binary";
   if (entry.length != 0) expected += " of " + std::to_string(entry.length) + " bytes";

@@ -440,6 +440,19 @@ Result<void> parse_nested(const nlattr* nest, std::span<const AttributePolicy> p
   return finish_parse(state, "nest " + std::to_string(mnl_attr_get_type(nest)));
 }
 
+std::vector<const nlattr*> nested_entries(const nlattr* nest) {
+  std::vector<const nlattr*> entries;
+  // A lambda, not libmnl's for_each macros: they assign a void*, which C++ refuses.
+  mnl_attr_parse_nested(
+      nest,
+      [](const nlattr* attr, void* data) {
+        static_cast<std::vector<const nlattr*>*>(data)->push_back(attr);
+        return MNL_CB_OK;
+      },
+      &entries);
+  return entries;
+}
+
 std::string_view attribute_string(const nlattr* attr) {
   const auto* text = static_cast<const char*>(mnl_attr_get_payload(attr));
   return {text, strnlen(text, mnl_attr_get_payload_len(attr))};

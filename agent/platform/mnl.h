@@ -156,6 +156,10 @@ Result<void> parse_attributes(const nlmsghdr* message, size_t extra_header_len,
 Result<void> parse_nested(const nlattr* nest, std::span<const AttributePolicy> policy,
                           std::span<const nlattr*> out);
 
+// The attributes inside a nest, in order: for repeated entries (DCB app tables) that a policy
+// table indexed by type cannot hold.
+std::vector<const nlattr*> nested_entries(const nlattr* nest);
+
 // A validated string attribute's text, without its NUL.
 std::string_view attribute_string(const nlattr* attr);
 

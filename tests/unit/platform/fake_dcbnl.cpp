@@ -30,20 +30,6 @@ struct Outcome {
 
 Outcome refuse(int error, std::string ext_ack = {}) { return Outcome{error, std::move(ext_ack), {}}; }
 
-// The attributes inside a nest, in order (libmnl's for_each macros assign a void*, which C++
-// refuses).
-std::vector<const nlattr*> nested_entries(const nlattr* nest) {
-  std::vector<const nlattr*> entries;
-  mnl_attr_parse_nested(
-      nest,
-      [](const nlattr* attr, void* data) {
-        static_cast<std::vector<const nlattr*>*>(data)->push_back(attr);
-        return MNL_CB_OK;
-      },
-      &entries);
-  return entries;
-}
-
 // dcbnl_app_attr_type_get: how dcbnl_ieee_fill types an entry or trusted selector.
 uint16_t app_attr_type(uint8_t selector) {
   return selector == kDcbSelectorPcp ? kDcbAttrDcbApp : uint16_t{DCB_ATTR_IEEE_APP};

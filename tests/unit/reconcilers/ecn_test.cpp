@@ -52,22 +52,10 @@ std::vector<std::string> ecn_files(const std::string& netdev) {
   return files;
 }
 
-class EcnTest : public ::testing::Test {
+class EcnTest : public test::ReconcilerOnFixture {
  protected:
   void use_fixture(const std::string& name) {
-    test::copy_fixture(tree_, name);
-    ReconcilerTable table;
-    table.push_back(std::make_unique<test::FixtureNetdevs>());
-    table.push_back(reconcilers::make_ecn_reconciler());
-    engine_ = std::make_unique<Engine>(std::move(table));
-    engine_->set_verify_delay(std::chrono::milliseconds(1));
-    platform_ = std::make_unique<Platform>(HostFs(tree_.root()));
-  }
-
-  HostState observe(const NodeSpec& spec) {
-    auto state = engine_->observe(*platform_, &spec, "n");
-    EXPECT_TRUE(state.has_value()) << state.error().to_string();
-    return state.has_value() ? *state : HostState{};
+    ReconcilerOnFixture::use_fixture(name, reconcilers::make_ecn_reconciler());
   }
 
   // Backdates every ECN file of the netdevs, so that the ones apply writes can be told apart.
@@ -87,10 +75,6 @@ class EcnTest : public ::testing::Test {
     }
     return written;
   }
-
-  test::TempTree tree_;
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<Platform> platform_;
 };
 
 TEST_F(EcnTest, ObservesTheSpecFormAndShowsAPriorityWithOnlyOnePointOn) {

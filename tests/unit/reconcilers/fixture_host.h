@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <string>
 
+#include <gtest/gtest.h>
+
+#include "agent/engine/engine.h"
 #include "agent/engine/reconciler.h"
 #include "agent/platform/rdma_sysfs.h"
 #include "tests/unit/test_support.h"
@@ -50,6 +53,30 @@ class FixtureNetdevs final : public Reconciler {
   Result<void> apply(Platform&, const HostState&, const Change& change) override {
     return make_error(ErrorKind::kPlatform, "fixture netdevs are read-only", change.resource);
   }
+};
+
+// A test that runs one reconciler, after FixtureNetdevs, on a writable copy of a fixture tree.
+class ReconcilerOnFixture : public ::testing::Test {
+ protected:
+  void use_fixture(const std::string& name, std::unique_ptr<Reconciler> reconciler) {
+    copy_fixture(tree_, name);
+    ReconcilerTable table;
+    table.push_back(std::make_unique<FixtureNetdevs>());
+    table.push_back(std::move(reconciler));
+    engine_ = std::make_unique<Engine>(std::move(table));
+    engine_->set_verify_delay(std::chrono::milliseconds(1));
+    platform_ = std::make_unique<Platform>(HostFs(tree_.root()));
+  }
+
+  HostState observe(const NodeSpec& spec) {
+    auto state = engine_->observe(*platform_, &spec, "n");
+    EXPECT_TRUE(state.has_value()) << state.error().to_string();
+    return state.has_value() ? *state : HostState{};
+  }
+
+  TempTree tree_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Platform> platform_;
 };
 
 }  // namespace rdmactl::test

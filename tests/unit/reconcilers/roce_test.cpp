@@ -29,29 +29,13 @@ InterfaceSpec roce_interface(const std::string& device, std::optional<std::strin
   return iface;
 }
 
-class RoceTest : public ::testing::Test {
+class RoceTest : public test::ReconcilerOnFixture {
  protected:
   void use_fixture(const std::string& name) {
-    test::copy_fixture(tree_, name);
-    ReconcilerTable table;
-    table.push_back(std::make_unique<test::FixtureNetdevs>());
-    table.push_back(reconcilers::make_roce_reconciler());
-    engine_ = std::make_unique<Engine>(std::move(table));
-    engine_->set_verify_delay(std::chrono::milliseconds(1));
-    platform_ = std::make_unique<Platform>(HostFs(tree_.root()));
-  }
-
-  HostState observe(const NodeSpec& spec) {
-    auto state = engine_->observe(*platform_, &spec, "n");
-    EXPECT_TRUE(state.has_value()) << state.error().to_string();
-    return state.has_value() ? *state : HostState{};
+    ReconcilerOnFixture::use_fixture(name, reconcilers::make_roce_reconciler());
   }
 
   bool exists(const std::string& host_path) const { return std::filesystem::exists(tree_.root() + host_path); }
-
-  test::TempTree tree_;
-  std::unique_ptr<Engine> engine_;
-  std::unique_ptr<Platform> platform_;
 };
 
 TEST_F(RoceTest, ObservesConfigfsValuesAndNullWhereTheDeviceHasNoDirectory) {
