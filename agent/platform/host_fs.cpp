@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 namespace rdmactl {
 namespace {
@@ -75,6 +76,33 @@ Result<void> HostFs::write(std::string_view host_path, std::string_view value) c
   if (n < 0) return make_errno_error("cannot write \"" + std::string(value) + "\"", errno, full);
   if (static_cast<size_t>(n) != value.size()) {
     return make_error(ErrorKind::kPlatform, "short write of \"" + std::string(value) + "\"", full);
+  }
+  return ok();
+}
+
+Result<void> HostFs::replace_file(std::string_view host_path, std::string_view content, unsigned mode) const {
+  const std::string full = path(host_path);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(full).parent_path(), ec);
+  if (ec) return make_errno_error("cannot create the directory of", ec.value(), full);
+  const std::string temporary = full + ".rdmactl-new";
+  FdCloser fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (fd.get() < 0) return make_errno_error("cannot create", errno, temporary);
+  size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd.get(), content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::unlink(temporary.c_str());
+      return make_errno_error("cannot write", err, temporary);
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0 || ::rename(temporary.c_str(), full.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temporary.c_str());
+    return make_errno_error("cannot replace", err, full);
   }
   return ok();
 }

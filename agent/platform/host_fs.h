@@ -25,6 +25,10 @@ class HostFs {
   Result<std::string> read(std::string_view host_path) const;
   // Writes the whole value in one write(2), as sysfs expects; the kernel's errno is kept.
   Result<void> write(std::string_view host_path, std::string_view value) const;
+  // Replaces a regular file (configuration such as /etc/opensm/opensm.conf, rdmactl's own state)
+  // with `content`: written to a temporary file beside it, then renamed over it, so readers see
+  // the old or the new file, never half of one. Missing parent directories are created.
+  Result<void> replace_file(std::string_view host_path, std::string_view content, unsigned mode = 0644) const;
   // Entry names of a directory, sorted, without "." and "..".
   Result<std::vector<std::string>> list(std::string_view host_path) const;
   // The target of a symbolic link, as stored (often relative: "../../devices/pci0000:00/...").

@@ -90,6 +90,7 @@ json port_to_json(const PortState& p) {
   for (const auto& [name, value] : p.counters) out["counters"][name] = value;
   out["hwCounters"] = json::object();
   for (const auto& [name, value] : p.hw_counters) out["hwCounters"][name] = value;
+  if (p.link_type) out["linkType"] = *p.link_type;
   return out;
 }
 
@@ -136,6 +137,7 @@ void read_port(Reader& r, PortState& p) {
   });
   r.get("counters", p.counters);
   r.get("hwCounters", p.hw_counters);
+  r.get_json("linkType", p.link_type);
 }
 
 void read_device(Reader& r, DeviceState& d) {
@@ -231,6 +233,37 @@ Result<const NetdevState*> HostState::resolve(const Selector& selector) const {
       }
       return make_error(ErrorKind::kNotFound,
                         "RDMA device " + selector.value + " has no port " + std::to_string(selector.port));
+    }
+  }
+  return make_error(ErrorKind::kNotFound, "unknown selector");
+}
+
+Result<PortRef> HostState::resolve_port(const Selector& selector) const {
+  auto port_of = [&](const DeviceState& device, int port) -> Result<PortRef> {
+    for (const auto& p : device.ports) {
+      if (p.port == port) return PortRef{&device, &p};
+    }
+    return make_error(ErrorKind::kNotFound,
+                      "RDMA device " + device.name + " has no port " + std::to_string(port));
+  };
+  switch (selector.kind) {
+    case Selector::Kind::kRdmaDevice: {
+      if (const DeviceState* device = find_device(selector.value)) return port_of(*device, selector.port);
+      return make_error(ErrorKind::kNotFound, "no RDMA device named " + selector.value + " on this host");
+    }
+    case Selector::Kind::kPci: {
+      for (const auto& d : devices) {
+        if (d.pci == selector.value) return port_of(d, selector.port);
+      }
+      return make_error(ErrorKind::kNotFound, "no RDMA device on PCI device " + selector.value);
+    }
+    case Selector::Kind::kName: {
+      for (const auto& d : devices) {
+        for (const auto& p : d.ports) {
+          if (p.netdev == selector.value) return PortRef{&d, &p};
+        }
+      }
+      return make_error(ErrorKind::kNotFound, "no RDMA port has the netdev " + selector.value);
     }
   }
   return make_error(ErrorKind::kNotFound, "unknown selector");

@@ -36,6 +36,10 @@ struct PortState {
   std::vector<GidEntry> gids;
   std::map<std::string, nlohmann::json> counters;     // ports/N/counters: number, or "N/A (no PMA)"
   std::map<std::string, nlohmann::json> hw_counters;  // ports/N/hw_counters (driver-specific)
+  // The firmware's port protocol (mstconfig LINK_TYPE_P<n>), in the spec's form:
+  // {"default": "infiniband", "current": "ethernet", "nextBoot": "infiniband"}, or {"error": why}
+  // when it could not be read; absent when not observed (no spec asks for it).
+  std::optional<nlohmann::json> link_type;
 };
 
 struct PcieLink {
@@ -76,6 +80,14 @@ struct NetdevState {
   std::optional<nlohmann::json> ipoib;
 };
 
+struct DeviceState;
+
+// One port of one RDMA device, as a selector names it.
+struct PortRef {
+  const DeviceState* device = nullptr;
+  const PortState* port = nullptr;
+};
+
 struct HostState {
   std::string node;
   std::vector<DeviceState> devices;
@@ -90,6 +102,9 @@ struct HostState {
   const DeviceState* find_device(const std::string& name) const;
   // The netdev an interface selector names on this host, or kNotFound saying what is missing.
   Result<const NetdevState*> resolve(const Selector& selector) const;
+  // The RDMA port a selector names: rdmaDevice+port directly, pci through the device on that
+  // function, name through the port whose netdev it is. InfiniBand ports need no netdev here.
+  Result<PortRef> resolve_port(const Selector& selector) const;
 };
 
 nlohmann::json to_json(const HostState& state);
