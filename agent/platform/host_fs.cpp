@@ -67,8 +67,20 @@ Result<std::string> HostFs::read(std::string_view host_path) const {
   return text;
 }
 
+void HostFs::emulate_attribute(std::string suffix, AttributeStore store) {
+  if (!emulated_) emulated_ = std::make_shared<std::vector<std::pair<std::string, AttributeStore>>>();
+  emulated_->emplace_back(std::move(suffix), std::move(store));
+}
+
 Result<void> HostFs::write(std::string_view host_path, std::string_view value) const {
   const std::string full = path(host_path);
+  if (emulated_) {
+    for (const auto& [suffix, store] : *emulated_) {
+      if (host_path.size() >= suffix.size() && host_path.substr(host_path.size() - suffix.size()) == suffix) {
+        return store(full, value);
+      }
+    }
+  }
   // O_TRUNC so that fixture files behave like sysfs attributes (a write replaces the value).
   FdCloser fd(::open(full.c_str(), O_WRONLY | O_CLOEXEC | (root_ == "/" ? 0 : O_TRUNC)));
   if (fd.get() < 0) return make_errno_error("cannot open for writing", errno, full);

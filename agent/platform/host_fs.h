@@ -4,8 +4,11 @@
 // tree in tests and demos. Paths are given as on a live host ("/sys/class/net/eth0/mtu").
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "agent/core/result.h"
@@ -38,8 +41,17 @@ class HostFs {
   // it); a directory that is already gone is fine.
   Result<void> remove_directory(std::string_view host_path) const;
 
+  // Test seam for fixture trees. A fixture holds plain files, but some sysfs attributes are not
+  // plain values: a write to a vendor driver's qos/dscp2prio ("26 3") updates one row of a 64-row
+  // table that a read returns whole. An emulator claims writes to host paths ending in `suffix`
+  // and does what the driver's store function does with them (the real file path is passed in).
+  // Never used on a live host.
+  using AttributeStore = std::function<Result<void>(const std::string& real_path, std::string_view value)>;
+  void emulate_attribute(std::string suffix, AttributeStore store);
+
  private:
   std::string root_;
+  std::shared_ptr<std::vector<std::pair<std::string, AttributeStore>>> emulated_;
 };
 
 }  // namespace rdmactl

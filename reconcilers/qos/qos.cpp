@@ -6,12 +6,20 @@
 //                       the table (mlx5 trusts DSCP once it holds DSCP entries), so trust dscp is
 //                       carried by dscpToPriority and trust pcp by removing the DSCP entries.
 // A netdev whose driver has no DCB gets a "not supported" error in the plan, never a silent no-op.
+//
+// Vendor sysfs: where the driver exposes /sys/class/net/<n>/qos/trust (MLNX_OFED's mlx5), trust
+// and DSCP -> priority go through its files, as mlnx_qos does: qos/trust reads and takes "pcp" or
+// "dscp"; qos/dscp2prio reads as a title line and one "<dscp> <prio>" row per DSCP (all 64, the
+// firmware default being dscp / 8), and takes one "<dscp> <prio>" per write. That table cannot
+// drop a row, so there the spec's dscpToPriority is the set of rows that must hold, not the whole
+// table. PFC still goes through DCB netlink, as mlnx_qos does with those files too.
 #include "reconcilers/qos/qos.h"
 
 #include <linux/dcbnl.h>
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "agent/platform/dcbnl.h"
 #include "reconcilers/resource.h"
@@ -61,8 +69,51 @@ uint8_t pfc_mask(const nlohmann::json& list) {
   return mask;
 }
 
+constexpr const char* kVendorSysfs = "vendor-sysfs";
+
+std::string vendor_dir(const std::string& netdev) { return "/sys/class/net/" + netdev + "/qos"; }
+
+bool uses_vendor_sysfs(const NetdevState& n) { return n.qos && n.qos->value("source", "") == kVendorSysfs; }
+
+// The rows of a qos/dscp2prio read: "<dscp> <prio>" lines; the title line and anything else that
+// is not exactly two numbers in range is skipped.
+std::map<int, int> parse_dscp2prio(const std::string& text) {
+  std::map<int, int> map;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream row(line);
+    int dscp = -1;
+    int priority = -1;
+    std::string rest;
+    if (!(row >> dscp >> priority) || (row >> rest)) continue;
+    if (dscp >= 0 && dscp <= 63 && priority >= 0 && priority <= 7) map[dscp] = priority;
+  }
+  return map;
+}
+
+// The qos of a netdev whose driver has the vendor qos/ files; PFC from DCB netlink.
+nlohmann::json observe_vendor(DcbClient& dcb, const HostFs& fs, const NetdevState& n) {
+  const std::string dir = vendor_dir(n.name);
+  auto trust = fs.read(dir + "/trust");
+  if (!trust) return {{"error", trust.error().to_string()}};
+  nlohmann::json qos = {{"source", kVendorSysfs}, {"trust", *trust}};
+  auto table = fs.read(dir + "/dscp2prio");
+  if (!table) return {{"error", table.error().to_string()}};
+  qos["dscpToPriority"] = dscp_map_json(parse_dscp2prio(*table));
+  auto ieee = dcb.get_ieee(n.name);
+  if (ieee && ieee->pfc_enable) {
+    qos["pfc"] = pfc_json(*ieee->pfc_enable);
+  } else {
+    qos["pfcUnavailable"] = ieee ? "the driver of " + n.name + " reports no IEEE PFC"
+                                 : "PFC on " + n.name + " through DCB netlink: " + ieee.error().message;
+  }
+  return qos;
+}
+
 // The observed qos of a netdev in the spec's form; "notSupported" says why when DCB is absent.
 nlohmann::json observe_netdev(DcbClient& dcb, const HostFs& fs, const NetdevState& n) {
+  if (fs.exists(vendor_dir(n.name) + "/trust")) return observe_vendor(dcb, fs, n);
   auto ieee = dcb.get_ieee(n.name);
   if (!ieee) {
     if (ieee.error().kind == ErrorKind::kNotSupported) {
@@ -142,6 +193,7 @@ class QosReconciler final : public Reconciler {
   Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
     auto netdev = netdev_for_change(state, change);
     if (!netdev) return netdev.error();
+    if (uses_vendor_sysfs(**netdev) && change.field != "qos.pfc") return apply_vendor(platform.fs(), **netdev, change);
     auto socket = platform.dcb_socket();
     if (!socket) return socket.error();
     DcbClient dcb(**socket);
@@ -156,6 +208,10 @@ class QosReconciler final : public Reconciler {
   static void diff_netdev(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
                           DiffResult& out) {
     const std::string resource = netdev_resource(n.name);
+    if (uses_vendor_sysfs(n)) {
+      diff_vendor(iface, n, qos, out);
+      return;
+    }
     if (iface.qos.trust && qos.value("trust", "") != *iface.qos.trust) {
       // Without an app-trust table, trust follows the DSCP entries: dscp needs some.
       const bool carried = qos.contains("trustTable") || *iface.qos.trust == "pcp" ||
@@ -175,10 +231,38 @@ class QosReconciler final : public Reconciler {
         out.changes.push_back(make_change(resource, "qos.dscpToPriority", qos["dscpToPriority"], desired, kName, true));
       }
     }
+    diff_pfc(iface, n, qos, out);
+  }
+
+  static void diff_vendor(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
+                          DiffResult& out) {
+    const std::string resource = netdev_resource(n.name);
+    if (iface.qos.trust && qos.value("trust", "") != *iface.qos.trust) {
+      out.changes.push_back(make_change(resource, "qos.trust", qos.value("trust", ""), *iface.qos.trust, kName, true));
+    }
+    if (iface.qos.dscp_to_priority) {
+      // Only the spec's rows: the driver's table always holds all 64.
+      const nlohmann::json& table = qos["dscpToPriority"];
+      nlohmann::json current = nlohmann::json::object();
+      for (const auto& [dscp, priority] : *iface.qos.dscp_to_priority) {
+        const std::string key = std::to_string(dscp);
+        current[key] = table.contains(key) ? table[key] : nlohmann::json(nullptr);
+      }
+      const nlohmann::json desired = dscp_map_json(*iface.qos.dscp_to_priority);
+      if (current != desired) {
+        out.changes.push_back(make_change(resource, "qos.dscpToPriority", current, desired, kName, true));
+      }
+    }
+    diff_pfc(iface, n, qos, out);
+  }
+
+  static void diff_pfc(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos, DiffResult& out) {
+    const std::string resource = netdev_resource(n.name);
     if (iface.qos.pfc) {
       if (!qos.contains("pfc")) {
-        out.errors.push_back(selector_error(
-            iface, make_error(ErrorKind::kNotSupported, "PFC is not supported by the driver of " + n.name)));
+        const std::string why = qos.contains("pfcUnavailable") ? qos["pfcUnavailable"].get<std::string>()
+                                                               : "PFC is not supported by the driver of " + n.name;
+        out.errors.push_back(selector_error(iface, make_error(ErrorKind::kNotSupported, why)));
       } else {
         const nlohmann::json desired(*iface.qos.pfc);
         if (qos["pfc"] != desired) {
@@ -186,6 +270,20 @@ class QosReconciler final : public Reconciler {
         }
       }
     }
+  }
+
+  // Vendor files: one "<dscp> <prio>" write per row (the driver's store takes one pair), and the
+  // trust word. A null in `desired` (a rollback of a row the table lacked) is left alone.
+  static Result<void> apply_vendor(const HostFs& fs, const NetdevState& n, const Change& change) {
+    const std::string dir = vendor_dir(n.name);
+    if (change.field == "qos.trust") return fs.write(dir + "/trust", change.desired.get<std::string>());
+    if (change.field != "qos.dscpToPriority") return unknown_field(change);
+    for (const auto& [dscp, priority] : change.desired.items()) {
+      if (priority.is_null()) continue;
+      if (change.current.is_object() && change.current.value(dscp, nlohmann::json()) == priority) continue;
+      if (auto r = fs.write(dir + "/dscp2prio", dscp + " " + std::to_string(priority.get<int>())); !r) return r;
+    }
+    return ok();
   }
 
   // The DSCP entries become exactly `desired`: add what is new, then delete what it replaces.
