@@ -1,0 +1,309 @@
+// The link_type reconciler: firmware LINK_TYPE_P<n> through mstconfig, staged for the next boot,
+// with a guard against reboot loops (see link_type.h for the observed shape and the guard).
+#include "reconcilers/link_type/link_type.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent/platform/command.h"
+#include "agent/platform/mstconfig.h"
+#include "reconcilers/resource.h"
+
+namespace rdmactl::reconcilers {
+namespace {
+
+constexpr const char* kName = "link_type";
+constexpr const char* kTool = "mstconfig";
+// rdmactl's own record of what it staged, under --root like every other host file.
+constexpr const char* kStagingFile = "/var/lib/rdmactl/link-type.json";
+constexpr const char* kBootIdFile = "/proc/sys/kernel/random/boot_id";
+constexpr const char* kToolMissing =
+    "mstconfig was not found in PATH: install the Debian package mstflint (apt-get install mstflint)";
+
+// Where a port's LINK_TYPE lives: the PCI function mstconfig opens and the parameter.
+struct Target {
+  std::string pci;
+  int port = 1;
+  std::string param;  // LINK_TYPE_P<n>
+};
+
+// "0000:c1:00.1" -> 1: the function number, the digit after the last '.'.
+std::optional<int> pci_function(const std::string& bdf) {
+  const size_t dot = bdf.rfind('.');
+  if (dot == std::string::npos || dot + 1 >= bdf.size()) return std::nullopt;
+  int function = 0;
+  const auto [end, ec] = std::from_chars(bdf.data() + dot + 1, bdf.data() + bdf.size(), function, 16);
+  if (ec != std::errc() || end != bdf.data() + bdf.size() || function > 7) return std::nullopt;
+  return function;
+}
+
+Result<Target> target_of(const std::string& pci, int port) {
+  const std::optional<int> function = pci_function(pci);
+  if (!function) {
+    return make_error(ErrorKind::kNotSupported,
+                      pci.empty() ? std::string("the RDMA device has no PCI address, so it has no firmware LINK_TYPE")
+                                  : "not a PCI address: " + pci);
+  }
+  return Target{pci, port, "LINK_TYPE_P" + std::to_string(*function + port)};
+}
+
+std::string resource_of(const DeviceState& device, const PortState& port) {
+  std::string resource = "pci/" + device.pci;
+  if (device.ports.size() > 1) resource += "/" + std::to_string(port.port);
+  return resource;
+}
+
+// "pci/0000:c1:00.0" or "pci/0000:05:00.0/2" -> its Target.
+Result<Target> target_of_resource(const std::string& resource) {
+  const std::string prefix = "pci/";
+  if (resource.rfind(prefix, 0) != 0) return make_error(ErrorKind::kPlatform, "not a pci/<bdf> resource", resource);
+  std::string pci = resource.substr(prefix.size());
+  int port = 1;
+  if (const size_t slash = pci.find('/'); slash != std::string::npos) {
+    const std::string text = pci.substr(slash + 1);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      return make_error(ErrorKind::kPlatform, "not a pci/<bdf>/<port> resource", resource);
+    }
+    pci.resize(slash);
+  }
+  auto target = target_of(pci, port);
+  if (!target) {
+    Error e = target.error();
+    e.where = resource;
+    return e;
+  }
+  return target;
+}
+
+// LINK_TYPE's values are fixed by the firmware: 1 InfiniBand, 2 Ethernet, 3 VPI. Anything but the
+// first two stays as mstconfig prints it, so it differs from every desired value.
+nlohmann::json spec_form(const std::string& raw) {
+  const std::optional<long> number = mstconfig_enum_number(raw);
+  if (number == 1) return "infiniband";
+  if (number == 2) return "ethernet";
+  return raw;
+}
+
+std::optional<std::string> firmware_form(const nlohmann::json& value) {
+  if (value == "infiniband") return "IB";
+  if (value == "ethernet") return "ETH";
+  return std::nullopt;
+}
+
+// The port's LINK_TYPE in the observed shape, or {"error": why}.
+nlohmann::json query(const Target& target) {
+  const std::vector<std::string> argv = {kTool, "-d", target.pci, "-e", "q", target.param};
+  auto result = run_command(argv);
+  if (!result) {
+    if (result.error().kind == ErrorKind::kNotFound) return {{"error", kToolMissing}};
+    return {{"error", result.error().message}};
+  }
+  if (result->exit_code != 0) return {{"error", command_failed(argv, *result).message}};
+  auto parsed = parse_mstconfig_query(result->out);
+  if (!parsed) return {{"error", describe_command(argv) + ": " + parsed.error().message}};
+  const MstconfigValue* value = parsed->find(target.param);
+  if (!value) return {{"error", describe_command(argv) + " printed no " + target.param + " row"}};
+  return {{"default", spec_form(value->default_value)},
+          {"current", spec_form(value->current)},
+          {"nextBoot", spec_form(value->next_boot)}};
+}
+
+std::string read_boot_id(const HostFs& fs) {
+  auto id = fs.read(kBootIdFile);
+  return id ? *id : std::string();
+}
+
+// {"<pci>": {"LINK_TYPE_P1": {"desired": "ethernet", "bootId": "..."}}}. A missing file is no
+// record; an unreadable one is dropped with a warning: losing it only weakens the guard.
+nlohmann::json load_staging(const HostFs& fs) {
+  if (!fs.exists(kStagingFile)) return nlohmann::json::object();
+  auto text = fs.read(kStagingFile);
+  nlohmann::json records = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  if (!records.is_object()) {
+    spdlog::warn("{}: not a JSON object, ignoring it (it only records values rdmactl staged)", kStagingFile);
+    return nlohmann::json::object();
+  }
+  return records;
+}
+
+// The value rdmactl staged for this port during an earlier boot, if any.
+std::optional<nlohmann::json> staged_before_reboot(const nlohmann::json& records, const Target& target,
+                                                   const std::string& boot_id) {
+  if (boot_id.empty() || !records.contains(target.pci) || !records[target.pci].is_object()) return std::nullopt;
+  const nlohmann::json& pci = records[target.pci];
+  if (!pci.contains(target.param) || !pci[target.param].is_object()) return std::nullopt;
+  const nlohmann::json& record = pci[target.param];
+  const std::string staged_boot = record.value("bootId", "");
+  if (staged_boot.empty() || staged_boot == boot_id || !record.contains("desired")) return std::nullopt;
+  return record["desired"];
+}
+
+// A JSON value in a message: strings without their quotes (recorded states may hold anything).
+std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+
+PortState* mutable_port(HostState& state, const PortRef& ref) {
+  for (DeviceState& d : state.devices) {
+    if (&d != ref.device) continue;
+    for (PortState& p : d.ports) {
+      if (&p == ref.port) return &p;
+    }
+  }
+  return nullptr;
+}
+
+std::string describe_port(const PortRef& ref, const Target& target) {
+  return ref.device->name + " port " + std::to_string(ref.port->port) + " (" + target.pci + " " + target.param + ")";
+}
+
+class LinkTypeReconciler final : public Reconciler {
+ public:
+  const char* name() const override { return kName; }
+
+  Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
+    if (!spec) return ok();  // show: mstconfig takes seconds per device; ask only what a spec needs
+    const HostFs& fs = platform.fs();
+    const std::string boot_id = read_boot_id(fs);
+    const nlohmann::json records = load_staging(fs);
+    for (const InterfaceSpec& iface : spec->interfaces) {
+      if (!iface.link_type) continue;
+      auto ref = state.resolve_port(iface.selector);
+      if (!ref) continue;  // diff reports the selector
+      PortState* port = mutable_port(state, *ref);
+      if (!port || port->link_type) continue;  // already observed through another selector
+      auto target = target_of(ref->device->pci, ref->port->port);
+      if (!target) {
+        port->link_type = nlohmann::json{{"error", target.error().message}};
+        continue;
+      }
+      nlohmann::json observed = query(*target);
+      if (!observed.contains("error")) {
+        if (auto staged = staged_before_reboot(records, *target, boot_id)) observed["stagedBeforeReboot"] = *staged;
+      }
+      port->link_type = std::move(observed);
+    }
+    return ok();
+  }
+
+  void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const override {
+    std::map<std::string, nlohmann::json> planned;  // resource -> desired, across selectors
+    for (const InterfaceSpec& iface : spec.interfaces) {
+      if (!iface.link_type) continue;
+      auto ref = state.resolve_port(iface.selector);
+      if (!ref) {
+        out.errors.push_back(selector_error(iface, ref.error()));
+        continue;
+      }
+      auto target = target_of(ref->device->pci, ref->port->port);
+      if (!target) {
+        out.errors.push_back(selector_error(iface, target.error()));
+        continue;
+      }
+      const std::string port_text = describe_port(*ref, *target);
+      if (!ref->port->link_type) {
+        const std::string why = state.recorded_from.empty()
+                                    ? "was not observed"
+                                    : "is not in the recorded state " + state.recorded_from;
+        out.errors.push_back(selector_error(
+            iface, make_error(ErrorKind::kNotFound, "the firmware link type of " + port_text + " " + why)));
+        continue;
+      }
+      const nlohmann::json& observed = *ref->port->link_type;
+      if (!observed.is_object()) {
+        out.errors.push_back(selector_error(
+            iface, make_error(ErrorKind::kPlatform, "the firmware link type of " + port_text +
+                                                        " is not an object: " + observed.dump())));
+        continue;
+      }
+      if (observed.contains("error")) {
+        out.errors.push_back(selector_error(
+            iface, make_error(ErrorKind::kPlatform, "cannot read the firmware link type of " + port_text + ": " +
+                                                        text_of(observed["error"]))));
+        continue;
+      }
+      const nlohmann::json desired = *iface.link_type;
+      const std::string resource = resource_of(*ref->device, *ref->port);
+      if (auto seen = planned.find(resource); seen != planned.end()) {
+        if (seen->second != desired) {
+          out.errors.push_back(selector_error(
+              iface, make_error(ErrorKind::kInvalidSpec, "another interface entry names the same port " + port_text +
+                                                             " with linkType " + text_of(seen->second))));
+        }
+        continue;
+      }
+      planned[resource] = desired;
+      const nlohmann::json current = observed.value("current", nlohmann::json());
+      const nlohmann::json next_boot = observed.value("nextBoot", nlohmann::json());
+      if (current == desired) continue;
+      if (next_boot == desired && observed.value("stagedBeforeReboot", nlohmann::json()) == desired) {
+        out.errors.push_back(selector_error(
+            iface, make_error(ErrorKind::kVerification,
+                              port_text + " was set to " + text_of(desired) +
+                                  " before the last reboot, but the firmware still runs " + text_of(current) +
+                                  ": a warm reboot does not apply LINK_TYPE; power-cycle the host (cold boot, or "
+                                  "`mstfwreset -d " + target->pci + " reset` where supported). rdmactl does not "
+                                  "stage it again.")));
+        continue;
+      }
+      Change change = make_change(resource, "linkType", current, desired, kName, true);
+      change.requires_ = "reboot";
+      // Already staged (by rdmactl or by hand): reported, never written again.
+      if (next_boot == desired) change.status = ChangeStatus::kPendingReboot;
+      out.changes.push_back(std::move(change));
+    }
+  }
+
+  Result<void> apply(Platform& platform, const HostState&, const Change& change) override {
+    if (change.field != "linkType") return unknown_field(change);
+    auto target = target_of_resource(change.resource);
+    if (!target) return target.error();
+    const std::optional<std::string> value = firmware_form(change.desired);
+    if (!value) {
+      return make_error(ErrorKind::kNotSupported,
+                        "rdmactl sets LINK_TYPE to infiniband or ethernet, not " + change.desired.dump(),
+                        change.resource);
+    }
+    const std::vector<std::string> argv = {kTool, "-y", "-d", target->pci, "set", target->param + "=" + *value};
+    auto result = run_command(argv);
+    if (!result) {
+      Error e = result.error();
+      if (e.kind == ErrorKind::kNotFound) e.message = kToolMissing;
+      e.where = change.resource;
+      return e;
+    }
+    if (result->exit_code != 0) {
+      Error e = command_failed(argv, *result);
+      e.where = change.resource;
+      return e;
+    }
+    return record_staging(platform.fs(), *target, change);
+  }
+
+ private:
+  // Remembers the staged value with this boot's id: the reboot-loop guard's evidence.
+  static Result<void> record_staging(const HostFs& fs, const Target& target, const Change& change) {
+    nlohmann::json records = load_staging(fs);
+    if (!records[target.pci].is_object()) records[target.pci] = nlohmann::json::object();
+    records[target.pci][target.param] = {{"desired", change.desired}, {"bootId", read_boot_id(fs)}};
+    if (auto written = fs.replace_file(kStagingFile, records.dump(2) + "\n"); !written) {
+      Error e = written.error();
+      e.message = target.param + " is staged, but recording it for the reboot-loop guard failed: " + e.message;
+      e.where = change.resource;
+      return e;
+    }
+    return ok();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reconciler> make_link_type_reconciler() { return std::make_unique<LinkTypeReconciler>(); }
+
+}  // namespace rdmactl::reconcilers
