@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -427,7 +428,12 @@ class SubnetManagerReconciler final : public Reconciler {
                      "defaults for every other option",
                      kConfigFile);
       }
-      if (auto r = fs.replace_file(kConfigFile, updated); !r) return r;
+      // replace_file writes a new inode: keep the file's permissions (some sites keep sm_key secret).
+      unsigned mode = 0644;
+      std::error_code ec;
+      const auto status = std::filesystem::status(fs.path(kConfigFile), ec);
+      if (exists && !ec) mode = static_cast<unsigned>(status.permissions() & std::filesystem::perms::mask);
+      if (auto r = fs.replace_file(kConfigFile, updated, mode); !r) return r;
     }
     const bool forward = is_forward(state, change);
     if (!restart_due(state, change, forward)) return ok();

@@ -225,6 +225,8 @@ TEST_F(SubnetManagerTest, PlanListsExactlyTheChangesAndOnlyQueries) {
 }
 
 TEST_F(SubnetManagerTest, ApplyConvergesAndASecondApplyWritesNothing) {
+  std::filesystem::permissions(tree_.root() + kConf,
+                               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const NodeSpec spec = sm_spec(true, 15);
   const Converge first = converge(spec);
   ASSERT_TRUE(first.plan_errors.empty()) << messages(first.plan_errors);
@@ -234,6 +236,9 @@ TEST_F(SubnetManagerTest, ApplyConvergesAndASecondApplyWritesNothing) {
   EXPECT_TRUE(first.verify.errors.empty()) << messages(first.verify.errors);
 
   EXPECT_EQ(tree_.read(kConf), converged_conf()) << "only the guid and sm_priority lines change";
+  EXPECT_EQ(std::filesystem::status(tree_.root() + kConf).permissions() & std::filesystem::perms::mask,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
+      << "the file's mode is kept";
   const auto log = calls();
   EXPECT_EQ(count_of(log, "systemctl enable --now opensm"), 1u);
   // OpenSM was stopped: enable --now starts it with the new file, no restart is needed.
