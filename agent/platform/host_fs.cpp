@@ -49,6 +49,13 @@ bool HostFs::exists(std::string_view host_path) const {
 }
 
 Result<std::string> HostFs::read(std::string_view host_path) const {
+  auto text = read_file(host_path);
+  if (!text) return text;
+  while (!text->empty() && (text->back() == '\n' || text->back() == ' ')) text->pop_back();
+  return text;
+}
+
+Result<std::string> HostFs::read_file(std::string_view host_path) const {
   const std::string full = path(host_path);
   FdCloser fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return make_errno_error("cannot read", errno, full);
@@ -63,7 +70,6 @@ Result<std::string> HostFs::read(std::string_view host_path) const {
     if (n == 0) break;
     text.append(buf, static_cast<size_t>(n));
   }
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   return text;
 }
 

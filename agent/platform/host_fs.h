@@ -26,6 +26,9 @@ class HostFs {
   bool exists(std::string_view host_path) const;
   // The file's text with trailing newlines and spaces cut (sysfs values end in "\n").
   Result<std::string> read(std::string_view host_path) const;
+  // The file's bytes exactly as stored: configuration files that are edited line by line
+  // (opensm.conf) must keep their final newline and trailing blanks.
+  Result<std::string> read_file(std::string_view host_path) const;
   // Writes the whole value in one write(2), as sysfs expects; the kernel's errno is kept.
   Result<void> write(std::string_view host_path, std::string_view value) const;
   // Replaces a regular file (configuration such as /etc/opensm/opensm.conf, rdmactl's own state)

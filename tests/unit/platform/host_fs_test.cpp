@@ -1,4 +1,5 @@
-// HostFs on a temporary root: replace_file creates, replaces whole files and leaves no temporary.
+// HostFs on a temporary root: replace_file creates, replaces whole files and leaves no temporary;
+// read_file returns the bytes as stored, read cuts sysfs's trailing newline.
 #include "agent/platform/host_fs.h"
 
 #include <gtest/gtest.h>
@@ -29,6 +30,17 @@ TEST(HostFsTest, ReplaceFileKeepsTheOldFileWhenTheDirectoryCannotBeMade) {
   auto r = fs.replace_file("/etc/file/child", "y");
   ASSERT_FALSE(r);
   EXPECT_EQ(*fs.read("/etc/file"), "x");
+}
+
+TEST(HostFsTest, ReadFileKeepsTrailingNewlinesThatReadCuts) {
+  test::TempTree tree;
+  const HostFs fs(tree.root());
+  tree.write("/etc/opensm/opensm.conf", "sm_priority 0 \n\n");
+  EXPECT_EQ(*fs.read_file("/etc/opensm/opensm.conf"), "sm_priority 0 \n\n");
+  EXPECT_EQ(*fs.read("/etc/opensm/opensm.conf"), "sm_priority 0");
+  auto missing = fs.read_file("/etc/opensm/other.conf");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
 }
 
 }  // namespace

@@ -1,0 +1,536 @@
+// The subnet_manager reconciler: opensm.conf's sm_priority and guid, the opensm service through
+// systemctl, and the fabric's elected SM through sminfo (see subnet_manager.h for the observed
+// shape and how verify judges the election).
+#include "reconcilers/subnet_manager/subnet_manager.h"
+
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/platform/command.h"
+#include "reconcilers/resource.h"
+#include "reconcilers/subnet_manager/opensm_conf.h"
+#include "reconcilers/subnet_manager/sm_tools.h"
+
+namespace rdmactl::reconcilers {
+namespace {
+
+using nlohmann::json;
+using namespace subnet_manager;
+
+constexpr const char* kName = "subnet_manager";
+constexpr const char* kResource = "subnet-manager";
+constexpr const char* kWhere = "subnetManager";
+constexpr const char* kConfigFile = "/etc/opensm/opensm.conf";
+constexpr const char* kUnit = "opensm";
+constexpr const char* kPriorityKey = "sm_priority";
+constexpr const char* kGuidKey = "guid";
+// OpenSM's own default when opensm.conf has no sm_priority line.
+constexpr int kDefaultPriority = 0;
+// sminfo waits for MAD replies (ibd_timeout, default 1 s, with retries): enough for a few of those.
+constexpr std::chrono::seconds kSminfoDeadline{10};
+// How long apply waits for the election to settle before leaving the judgement to verify. A
+// standby takes over from a master that stopped only after OpenSM's default SMInfo polling
+// (sminfo_polling_timeout 10 s, polling_retry_number 4), so 45 s covers the disable path.
+constexpr std::chrono::milliseconds kMasterPoll{250};
+
+// The Debian package that installs each tool, for the messages that say what to install.
+const char* package_of(const std::string& tool) {
+  if (tool == "systemctl") return "systemd";
+  if (tool == "sminfo") return "infiniband-diags";
+  return "opensm";
+}
+
+bool manages_sm(const SubnetManagerSpec& sm) { return sm.enabled || sm.priority || sm.port; }
+
+// The port GUID of an InfiniBand port: the interface ID of its GID 0.
+std::optional<std::string> port_guid(const PortState& port) {
+  for (const GidEntry& g : port.gids) {
+    if (g.index == 0) return guid_from_gid(g.gid);
+  }
+  return std::nullopt;
+}
+
+// The port an OpenSM with opensm.conf's `guid` binds to: the local port with that GUID, or for
+// 0x0000000000000000 (and no guid line) the first active InfiniBand port, as OpenSM picks it.
+PortRef opensm_port(const HostState& state, const json& config_guid) {
+  const std::string zero = format_guid(0);
+  const bool first_active = config_guid.is_null() || config_guid == zero;
+  for (const DeviceState& d : state.devices) {
+    for (const PortState& p : d.ports) {
+      if (p.link_layer != "InfiniBand") continue;
+      if (first_active ? p.state == "ACTIVE" : json(port_guid(p).value_or("")) == config_guid) return {&d, &p};
+    }
+  }
+  return {};
+}
+
+// opensm.conf values in the state's form: a number for sm_priority and a canonical GUID, or the
+// text as written when OpenSM would not read it as such (it shows as drift, never as a match).
+json priority_value(const std::optional<std::string>& text) {
+  if (!text) return nullptr;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc() || end != text->data() + text->size() || text->empty()) return *text;
+  return value;
+}
+json guid_value(const std::optional<std::string>& text) {
+  if (!text) return nullptr;
+  if (auto guid = canonical_guid(*text)) return *guid;
+  return *text;
+}
+
+const Change* find_field(const std::vector<Change>& changes, const std::string& field) {
+  for (const Change& c : changes) {
+    if (c.field == field) return &c;
+  }
+  return nullptr;
+}
+
+Error sm_error(ErrorKind kind, std::string message) { return make_error(kind, std::move(message), kWhere); }
+
+json master_json(const SmInfo& info) {
+  return {{"lid", info.lid}, {"guid", info.guid}, {"priority", info.priority}, {"state", info.state_name}};
+}
+
+class SubnetManagerReconciler final : public Reconciler {
+ public:
+  explicit SubnetManagerReconciler(std::chrono::milliseconds settle) : settle_(settle) {}
+
+  const char* name() const override { return kName; }
+
+  Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
+    spec_.reset();
+    if (spec) spec_ = spec->subnet_manager;
+    json local = {{"configFile", kConfigFile}};
+    json unknown = json::object();
+    json missing = json::object();
+    observe_config(platform.fs(), local, unknown);
+
+    // The tools run only for a spec that manages the SM, or for show: a plan of an unrelated spec
+    // should not wait for MADs on the fabric.
+    if (spec && !manages_sm(spec->subnet_manager)) {
+      for (const char* field : {"installed", "enabled", "active"}) local[field] = nullptr;
+      unknown["enabled"] = unknown["active"] = "not asked: the spec does not manage the subnet manager";
+      local["unknown"] = unknown;
+      state.subnet_manager = {{"local", local},
+                              {"master", nullptr},
+                              {"masterReason", "not asked: the spec does not manage the subnet manager"}};
+      return ok();
+    }
+
+    observe_service(local, unknown, missing);
+    if (!unknown.empty()) local["unknown"] = unknown;
+    json out = {{"local", local}};
+    observe_master(state, local, out, missing);
+    if (!missing.empty()) out["missingTools"] = missing;
+    state.subnet_manager = std::move(out);
+    return ok();
+  }
+
+  void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const override {
+    const SubnetManagerSpec& sm = spec.subnet_manager;
+    if (!manages_sm(sm)) return;
+    const json& root = state.subnet_manager;
+    if (!root.contains("local") || !root["local"].is_object()) {
+      out.errors.push_back(sm_error(ErrorKind::kNotFound,
+                                    state.recorded_from.empty()
+                                        ? "the subnet manager was not observed"
+                                        : "the subnet manager is not in the recorded state " + state.recorded_from));
+      return;
+    }
+    const json& local = root["local"];
+    const size_t errors_before = out.errors.size();
+    tool_errors(sm, root, out);
+    if (out.errors.size() > errors_before) return;  // nothing below can be judged without them
+
+    const size_t changes_before = out.changes.size();
+    config_changes(sm, state, out);
+    if (sm.enabled) {
+      const bool enabled = local.value("enabled", false);
+      const bool active = local.value("active", false);
+      // Half-enabled (enabled but stopped, or running but not enabled) is drift either way.
+      const bool current = *sm.enabled ? (enabled && active) : (enabled || active);
+      if (current != *sm.enabled) {
+        // Starting or stopping an SM can move mastership: the fabric re-sweeps.
+        out.changes.push_back(make_change(kResource, "enabled", current, *sm.enabled, kName, true));
+      }
+    }
+    if (out.errors.size() > errors_before || out.changes.size() > changes_before) return;
+    check_election(sm, state, out);
+  }
+
+  Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
+    if (change.resource != kResource) {
+      return make_error(ErrorKind::kPlatform, "not the subnet-manager resource", change.resource);
+    }
+    if (change.field == "enabled") return apply_enabled(state, change);
+    if (change.field == "priority" || change.field == "port") return apply_config(platform.fs(), state, change);
+    return unknown_field(change);
+  }
+
+ private:
+  // opensm.conf's two managed values (null when the file or the line is missing).
+  static void observe_config(const HostFs& fs, json& local, json& unknown) {
+    local["priority"] = nullptr;
+    local["guid"] = nullptr;
+    local["configExists"] = fs.exists(kConfigFile);
+    if (!local["configExists"].get<bool>()) return;
+    auto text = fs.read_file(kConfigFile);
+    if (!text) {
+      unknown["priority"] = unknown["guid"] = text.error().to_string();
+      return;
+    }
+    local["priority"] = priority_value(opensm_conf_value(*text, kPriorityKey));
+    local["guid"] = guid_value(opensm_conf_value(*text, kGuidKey));
+  }
+
+  // The opensm unit's state from systemctl is-enabled and is-active.
+  static void observe_service(json& local, json& unknown, json& missing) {
+    local["installed"] = local["enabled"] = local["active"] = nullptr;
+    auto not_known = [&](const std::string& why) {
+      for (const char* field : {"installed", "enabled", "active"}) unknown[field] = why;
+    };
+    const std::vector<std::string> is_enabled = {"systemctl", "is-enabled", kUnit};
+    auto ran = run_command(is_enabled);
+    if (!ran) {
+      if (ran.error().kind == ErrorKind::kNotFound) {
+        missing["systemctl"] = package_of("systemctl");
+        not_known("systemctl was not found in PATH (Debian package systemd)");
+      } else {
+        not_known(ran.error().to_string());
+      }
+      return;
+    }
+    auto file_state = parse_is_enabled(ran->out, ran->err, ran->exit_code);
+    if (!file_state) {
+      not_known(file_state.error().message);
+      return;
+    }
+    local["installed"] = file_state->exists;
+    local["enabled"] = file_state->enabled;
+    const std::vector<std::string> is_active = {"systemctl", "is-active", kUnit};
+    auto ran_active = run_command(is_active);
+    if (!ran_active) {
+      unknown["active"] = ran_active.error().to_string();
+      return;
+    }
+    auto active = parse_is_active(ran_active->out, ran_active->exit_code);
+    if (!active) {
+      unknown["active"] = active.error().message;
+      return;
+    }
+    local["active"] = active->active;
+  }
+
+  // The SM that sminfo reports through the port the spec names, or the port OpenSM binds to.
+  void observe_master(const HostState& state, const json& local, json& out, json& missing) {
+    sminfo_argv_.clear();
+    PortRef port;
+    if (spec_ && spec_->port) {
+      if (auto ref = state.resolve_port(*spec_->port); ref && ref->port->link_layer == "InfiniBand") port = *ref;
+    }
+    if (!port.port) port = opensm_port(state, local["guid"]);
+    out["master"] = nullptr;
+    if (!port.port) {
+      out["masterReason"] = "no active InfiniBand port to ask sminfo through";
+      return;
+    }
+    sminfo_argv_ = {"sminfo", "-C", port.device->name, "-P", std::to_string(port.port->port)};
+    auto ran = run_command(sminfo_argv_, kSminfoDeadline);
+    if (!ran) {
+      if (ran.error().kind == ErrorKind::kNotFound) {
+        missing["sminfo"] = package_of("sminfo");
+        out["masterReason"] = "sminfo was not found in PATH (Debian package infiniband-diags)";
+      } else {
+        out["masterReason"] = ran.error().to_string();
+      }
+      return;
+    }
+    auto info = parse_sminfo(ran->out, ran->exit_code);
+    if (!info) {
+      out["masterReason"] = info.error().message + " (asked through " + port.device->name + " port " +
+                            std::to_string(port.port->port) + ")";
+      return;
+    }
+    out["master"] = master_json(*info);
+  }
+
+  // A spec that manages the SM needs systemctl (the service), sminfo (verify) and the opensm unit.
+  static void tool_errors(const SubnetManagerSpec& sm, const json& root, DiffResult& out) {
+    if (root.contains("missingTools")) {
+      for (const auto& [tool, package] : root["missingTools"].items()) {
+        out.errors.push_back(sm_error(
+            ErrorKind::kNotSupported,
+            tool + " was not found in PATH: the subnet manager cannot be " +
+                (tool == "sminfo" ? "verified" : "managed") + " without it; install the Debian package " +
+                package.get<std::string>() + " (apt install " + package.get<std::string>() + ")"));
+      }
+      return;
+    }
+    const json& local = root["local"];
+    const json unknown = local.value("unknown", json::object());
+    for (const char* field : {"enabled", "active", "priority", "guid"}) {
+      if (unknown.contains(field)) {
+        out.errors.push_back(sm_error(ErrorKind::kPlatform, std::string("cannot tell the subnet manager's ") +
+                                                                field + ": " + unknown[field].get<std::string>()));
+      }
+    }
+    if (sm.enabled && *sm.enabled && local.value("installed", json()) == json(false)) {
+      out.errors.push_back(sm_error(ErrorKind::kNotSupported,
+                                    "systemd knows no opensm service: install the Debian package opensm "
+                                    "(apt install opensm)"));
+    }
+  }
+
+  // priority, then port: apply writes them in this order and restarts OpenSM after the last one.
+  static void config_changes(const SubnetManagerSpec& sm, const HostState& state, DiffResult& out) {
+    const json& local = state.subnet_manager["local"];
+    const bool running = local.value("active", json()) == json(true);
+    if (sm.priority) {
+      const json current = local.value("priority", json());
+      if (current != json(*sm.priority)) {
+        out.changes.push_back(make_change(kResource, "priority", current, *sm.priority, kName, running));
+      }
+    }
+    if (sm.port) {
+      auto desired = desired_guid(state, *sm.port);
+      if (!desired) {
+        out.errors.push_back(desired.error());
+        return;
+      }
+      const json current = local.value("guid", json());
+      if (current != json(*desired)) {
+        out.changes.push_back(make_change(kResource, "port", current, *desired, kName, running));
+      }
+    }
+  }
+
+  // The GUID of the port a selector names, as opensm.conf's `guid` takes it.
+  static Result<std::string> desired_guid(const HostState& state, const Selector& selector) {
+    const std::string where = std::string(kWhere) + ".port (" + selector.describe() + ")";
+    auto ref = state.resolve_port(selector);
+    if (!ref) {
+      Error e = ref.error();
+      e.where = where;
+      return e;
+    }
+    if (ref->port->link_layer != "InfiniBand") {
+      return make_error(ErrorKind::kNotSupported,
+                        "OpenSM runs on InfiniBand ports; " + ref->device->name + " port " +
+                            std::to_string(ref->port->port) + " is " + ref->port->link_layer,
+                        where);
+    }
+    auto guid = port_guid(*ref->port);
+    if (!guid) {
+      return make_error(ErrorKind::kNotFound,
+                        ref->device->name + " port " + std::to_string(ref->port->port) +
+                            " has no GID 0 to take its port GUID from",
+                        where);
+    }
+    return *guid;
+  }
+
+  // The election, judged once the local configuration matches (see subnet_manager.h).
+  static void check_election(const SubnetManagerSpec& sm, const HostState& state, DiffResult& out) {
+    const json& root = state.subnet_manager;
+    const json& local = root["local"];
+    const json master = root.value("master", json());
+    if (master.is_null()) {
+      out.errors.push_back(sm_error(ErrorKind::kVerification,
+                                    "no subnet manager is master on the fabric: " +
+                                        root.value("masterReason", std::string("sminfo reported none"))));
+      return;
+    }
+    if (master.value("state", std::string()) != "SMINFO_MASTER") {
+      out.errors.push_back(sm_error(ErrorKind::kVerification,
+                                    "the SM the port names (lid " + std::to_string(master.value("lid", 0)) +
+                                        ", guid " + master.value("guid", std::string()) + ") is in state " +
+                                        master.value("state", std::string()) + ", not master"));
+      return;
+    }
+    const bool enabled = sm.enabled ? *sm.enabled
+                                    : local.value("enabled", json()) == json(true) && local.value("active", json()) == json(true);
+    if (!enabled) return;  // a master exists: that is all a node without an SM asks of the fabric
+    const json priority_json = local.value("priority", json());
+    const int priority = sm.priority ? *sm.priority
+                                     : (priority_json.is_number_integer() ? priority_json.get<int>() : kDefaultPriority);
+    std::string guid;
+    if (sm.port) {
+      auto desired = desired_guid(state, *sm.port);
+      if (!desired) return;  // reported by config_changes
+      guid = *desired;
+    } else if (const PortRef port = opensm_port(state, local.value("guid", json())); port.port) {
+      guid = port_guid(*port.port).value_or("");
+    }
+    if (guid.empty()) {
+      out.errors.push_back(sm_error(ErrorKind::kNotFound,
+                                    "cannot tell this node's SM port GUID: no active InfiniBand port matches "
+                                    "opensm.conf's guid"));
+      return;
+    }
+    const int master_priority = master.value("priority", 0);
+    const std::string master_guid = master.value("guid", std::string());
+    // InfiniBand's election: the higher priority wins; at equal priority the lower port GUID.
+    const bool should_be_master =
+        priority > master_priority ||
+        (priority == master_priority && parse_guid(guid).value_or(0) <= parse_guid(master_guid).value_or(0));
+    if (should_be_master && master_guid != guid) {
+      out.errors.push_back(sm_error(
+          ErrorKind::kVerification,
+          "this node's OpenSM (priority " + std::to_string(priority) + ", port " + guid +
+              ") should be master, but sminfo reports master " + master_guid + " with priority " +
+              std::to_string(master_priority) + " at lid " + std::to_string(master.value("lid", 0))));
+    }
+  }
+
+  Result<void> apply_enabled(const HostState& state, const Change& change) {
+    if (!change.desired.is_boolean()) {
+      return make_error(ErrorKind::kPlatform, "enabled is not a boolean: " + change.desired.dump(), change.resource);
+    }
+    const bool enable = change.desired.get<bool>();
+    // --now: enabled at boot and running (or neither) is one state, as the spec's `enabled` means.
+    if (auto r = systemctl({enable ? "enable" : "disable", "--now", kUnit}); !r) return r;
+    wait_for_election(state, spec_ && spec_->enabled == enable);
+    return ok();
+  }
+
+  Result<void> apply_config(const HostFs& fs, const HostState& state, const Change& change) {
+    const bool priority = change.field == "priority";
+    const char* key = priority ? kPriorityKey : kGuidKey;
+    std::optional<std::string> value;  // std::nullopt: remove the line (the revert of an append)
+    if (priority && change.desired.is_number_integer()) {
+      value = std::to_string(change.desired.get<int>());
+    } else if (!priority && change.desired.is_string()) {
+      value = canonical_guid(change.desired.get<std::string>());
+    }
+    if (!value && !change.desired.is_null()) {
+      return make_error(ErrorKind::kPlatform, "not a value for " + std::string(key) + ": " + change.desired.dump(),
+                        change.resource);
+    }
+    const bool exists = fs.exists(kConfigFile);
+    std::string text;
+    if (exists) {
+      auto read = fs.read_file(kConfigFile);
+      if (!read) return read.error();
+      text = std::move(read).value();
+    }
+    const std::string updated = value ? opensm_conf_set(text, key, *value) : opensm_conf_remove(text, key);
+    if (updated != text) {
+      if (!exists) {
+        spdlog::info("{} does not exist: creating it with the lines rdmactl manages only; OpenSM uses its "
+                     "defaults for every other option",
+                     kConfigFile);
+      }
+      // replace_file writes a new inode: keep the file's permissions (some sites keep sm_key secret).
+      unsigned mode = 0644;
+      std::error_code ec;
+      const auto status = std::filesystem::status(fs.path(kConfigFile), ec);
+      if (exists && !ec) mode = static_cast<unsigned>(status.permissions() & std::filesystem::perms::mask);
+      if (auto r = fs.replace_file(kConfigFile, updated, mode); !r) return r;
+    }
+    const bool forward = is_forward(state, change);
+    if (!restart_due(state, change, forward)) return ok();
+    auto active = service_active();
+    if (!active) return active.error();
+    if (!*active) return ok();  // a stopped OpenSM reads the file when it starts
+    if (auto r = systemctl({"restart", kUnit}); !r) return r;
+    wait_for_election(state, forward);
+    return ok();
+  }
+
+  // Whether `change` goes towards the spec observe last saw (a plan's change) rather than back
+  // from it (a rollback's revert): the plan's changes are that spec's diff against `state`.
+  bool is_forward(const HostState& state, const Change& change) const {
+    if (!spec_) return false;
+    DiffResult planned;
+    config_changes(*spec_, state, planned);
+    const Change* same = find_field(planned.changes, change.field);
+    return same && same->desired == change.desired;
+  }
+
+  // Whether this config write is the last of its pass, so that OpenSM restarts once for both lines.
+  // A plan writes priority, then port; a rollback reverts port, then priority.
+  bool restart_due(const HostState& state, const Change& change, bool forward) const {
+    if (!spec_) return true;
+    DiffResult planned;
+    config_changes(*spec_, state, planned);
+    const bool other_planned = find_field(planned.changes, change.field == "priority" ? "port" : "priority");
+    if (forward) {
+      if (spec_->enabled == false) return false;  // the service is stopped next
+      return change.field == "port" || !other_planned;
+    }
+    return change.field == "priority" || !other_planned;
+  }
+
+  static Result<bool> service_active() {
+    const std::vector<std::string> argv = {"systemctl", "is-active", kUnit};
+    auto ran = run_command(argv);
+    if (!ran) return ran.error();
+    auto state = parse_is_active(ran->out, ran->exit_code);
+    if (!state) return state.error();
+    return state->active;
+  }
+
+  static Result<void> systemctl(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"systemctl"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto ran = run_command(argv);
+    if (!ran) return ran.error();
+    if (ran->exit_code != 0) {
+      Error e = command_failed(argv, *ran);
+      e.where = kResource;
+      return e;
+    }
+    return ok();
+  }
+
+  // After OpenSM starts, restarts or stops, the fabric elects a master within a few sweeps: wait
+  // (bounded) until sminfo shows the outcome the spec asks for (going towards it) or any master
+  // (a rollback), so that verify judges the election rather than its first moments.
+  void wait_for_election(const HostState& state, bool forward) const {
+    if (sminfo_argv_.empty()) return;
+    HostState expected = state;
+    const auto deadline = std::chrono::steady_clock::now() + settle_;
+    for (;;) {
+      auto ran = run_command(sminfo_argv_, kSminfoDeadline);
+      if (!ran) return;  // no sminfo: the diff has said so already
+      auto info = parse_sminfo(ran->out, ran->exit_code);
+      if (info && info->state == kSmStateMaster) {
+        if (!forward) return;
+        expected.subnet_manager["master"] = master_json(*info);
+        DiffResult judged;
+        check_election(*spec_, expected, judged);
+        if (judged.errors.empty()) return;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        spdlog::warn("the subnet manager election did not settle as the spec asks within {} ms; verify will judge it",
+                     settle_.count());
+        return;
+      }
+      std::this_thread::sleep_for(kMasterPoll);
+    }
+  }
+
+  // The subnetManager part of the spec observe last ran for (none for show), and the sminfo
+  // command it used: apply uses them to restart once per pass and to wait for the election.
+  std::optional<SubnetManagerSpec> spec_;
+  std::vector<std::string> sminfo_argv_;
+  std::chrono::milliseconds settle_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reconciler> make_subnet_manager_reconciler() { return make_subnet_manager_reconciler(kMasterSettle); }
+
+std::unique_ptr<Reconciler> make_subnet_manager_reconciler(std::chrono::milliseconds settle) {
+  return std::make_unique<SubnetManagerReconciler>(settle);
+}
+
+}  // namespace rdmactl::reconcilers

@@ -1,0 +1,98 @@
+// opensm.conf reading and single-key editing as pure functions, table-driven: OpenSM's reading
+// rules (first word the key, '#' comments, the last occurrence wins), edits that keep every other
+// byte, appends after a missing final newline, and GUIDs from text and from GIDs.
+#include "reconcilers/subnet_manager/opensm_conf.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdmactl::reconcilers::subnet_manager {
+namespace {
+
+TEST(OpensmConfTest, ValueFollowsOpensmsReadingRules) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::optional<std::string> priority;
+  };
+  const std::vector<Case> cases = {
+      {"plain", "sm_priority 15\n", "15"},
+      {"missing", "guid 0x0\n", std::nullopt},
+      {"comment is not a setting", "#sm_priority 3\n# sm_priority 4\n", std::nullopt},
+      {"leading blanks and tab", "  \tsm_priority\t7  \n", "7"},
+      {"last occurrence wins", "sm_priority 1\nsm_priority 9\n", "9"},
+      {"prefix of another key", "sm_priority_extra 5\n", std::nullopt},
+      {"no final newline", "sm_priority 2", "2"},
+      {"words after the value ignored", "sm_priority 4 # high\n", "4"},
+      {"key without value", "sm_priority\n", ""},
+      {"empty file", "", std::nullopt},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(opensm_conf_value(c.text, "sm_priority"), c.priority) << c.name;
+  }
+}
+
+TEST(OpensmConfTest, SetReplacesOnlyTheValueAndAppendsWhenMissing) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"replace", "# prio\nsm_priority 0\nlmc 0\n", "# prio\nsm_priority 15\nlmc 0\n"},
+      {"keeps blanks and trailing words", " sm_priority\t\t0 # x\n", " sm_priority\t\t15 # x\n"},
+      {"every occurrence, so the last one agrees", "sm_priority 1\nx 1\nsm_priority 2\n",
+       "sm_priority 15\nx 1\nsm_priority 15\n"},
+      {"comment untouched, line appended", "#sm_priority 0\n", "#sm_priority 0\nsm_priority 15\n"},
+      {"append after a missing final newline", "lmc 0", "lmc 0\nsm_priority 15\n"},
+      {"empty file", "", "sm_priority 15\n"},
+      {"key without value gets one", "sm_priority\n", "sm_priority 15\n"},
+      {"CRLF line keeps its CR", "sm_priority 0\r\nlmc 0\r\n", "sm_priority 15\r\nlmc 0\r\n"},
+      {"already set: identical text", "sm_priority 15\n", "sm_priority 15\n"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(opensm_conf_set(c.text, "sm_priority", "15"), c.expected) << c.name;
+  }
+}
+
+TEST(OpensmConfTest, RemoveDropsOnlyTheKeysLines) {
+  EXPECT_EQ(opensm_conf_remove("# guid 0x1\nguid 0x2\nlmc 0\nguid 0x3", "guid"), "# guid 0x1\nlmc 0\n");
+  EXPECT_EQ(opensm_conf_remove("lmc 0\n", "guid"), "lmc 0\n");
+  // set then remove gives the original text back: a rollback of an append.
+  const std::string original = "# OpenSM\nlmc 0\n\n";
+  EXPECT_EQ(opensm_conf_remove(opensm_conf_set(original, "guid", "0x1"), "guid"), original);
+}
+
+TEST(OpensmConfTest, GuidsInOpensmsFormat) {
+  struct Case {
+    std::string text;
+    std::optional<std::string> guid;
+  };
+  const std::vector<Case> cases = {
+      {"0x946dae0300f14a20", "0x946dae0300f14a20"},
+      {"0x946DAE0300F14A20", "0x946dae0300f14a20"},
+      {"0x2c90300001234", "0x0002c90300001234"},
+      {"0x0", "0x0000000000000000"},
+      {"0", "0x0000000000000000"},
+      {"10", "0x000000000000000a"},
+      {"0xffffffffffffffff", "0xffffffffffffffff"},
+      {"0x1ffffffffffffffff", std::nullopt},  // more than 64 bits
+      {"0xzz", std::nullopt},
+      {"", std::nullopt},
+      {"0x", std::nullopt},
+  };
+  for (const Case& c : cases) EXPECT_EQ(canonical_guid(c.text), c.guid) << c.text;
+}
+
+TEST(OpensmConfTest, PortGuidIsTheLowerHalfOfTheGid) {
+  EXPECT_EQ(guid_from_gid("fe80:0000:0000:0000:946d:ae03:00f1:4a20"), "0x946dae0300f14a20");
+  EXPECT_EQ(guid_from_gid("fe80:0000:0000:0000:0002:c903:0000:1234"), "0x0002c90300001234");
+  EXPECT_EQ(guid_from_gid("fe80::946d:ae03:00f1:4a20"), std::nullopt);
+  EXPECT_EQ(guid_from_gid("fe80:0000:0000:0000:946d:ae03:00f1:4a2g"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace rdmactl::reconcilers::subnet_manager
