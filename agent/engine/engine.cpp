@@ -58,7 +58,6 @@ Result<HostState> Engine::observe(Platform& platform, const NodeSpec* spec, cons
 
 DiffResult Engine::diff(const NodeSpec& spec, const HostState& state) const {
   DiffResult out;
-  check_unmanaged_fields(spec, out);
   for (const auto& r : table_) r->diff(spec, state, out);
   // Several reconcilers resolve the same selector: report a missing netdev once.
   std::vector<Error> unique;

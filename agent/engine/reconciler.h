@@ -43,12 +43,9 @@ class Reconciler {
 
 using ReconcilerTable = std::vector<std::unique_ptr<Reconciler>>;
 
-// The ordered table: netdev (MTU, state) -> addresses -> qos -> ecn -> roce -> sysctl.
+// The ordered table: link_type -> ipoib -> netdev (MTU, state) -> addresses -> qos -> ecn -> roce
+// -> subnet_manager -> sysctl.
 ReconcilerTable make_reconciler_table();
-
-// Spec fields that no reconciler of this build manages yet are errors, never silently ignored:
-// adds one Error per such field to `out`.
-void check_unmanaged_fields(const NodeSpec& spec, DiffResult& out);
 
 // "file:line:column path" of a spec element, to prefix diff errors with.
 std::string describe_origin(const SourceMark& origin);

@@ -2,40 +2,35 @@
 #include "agent/engine/reconciler.h"
 #include "reconcilers/addresses/addresses.h"
 #include "reconcilers/ecn/ecn.h"
+#include "reconcilers/ipoib/ipoib.h"
+#include "reconcilers/link_type/link_type.h"
 #include "reconcilers/netdev/netdev.h"
 #include "reconcilers/qos/qos.h"
 #include "reconcilers/roce/roce.h"
+#include "reconcilers/subnet_manager/subnet_manager.h"
 #include "reconcilers/sysctl/sysctl.h"
 
 namespace rdmactl {
 
 ReconcilerTable make_reconciler_table() {
   ReconcilerTable table;
-  // Order matters: MTU and link state before addresses; QoS before ECN and RoCE, which mark and
-  // react on its priorities; host parameters last.
+  // Order matters:
+  // - the firmware link type first: it decides what the port is after the next boot, and a port
+  //   staged to change waits for it (ipoib skips it until then);
+  // - the IPoIB mode before the MTU: the kernel resets an IPoIB netdev's MTU when its mode changes;
+  // - MTU and link state before addresses; QoS before ECN and RoCE, which mark and react on its
+  //   priorities; the subnet manager once the ports are set; host parameters last.
+  // Every spec field has its reconciler here (engine_test checks the list), so none is ignored.
+  table.push_back(reconcilers::make_link_type_reconciler());
+  table.push_back(reconcilers::make_ipoib_reconciler());
   table.push_back(reconcilers::make_netdev_reconciler());
   table.push_back(reconcilers::make_addresses_reconciler());
   table.push_back(reconcilers::make_qos_reconciler());
   table.push_back(reconcilers::make_ecn_reconciler());
   table.push_back(reconcilers::make_roce_reconciler());
+  table.push_back(reconcilers::make_subnet_manager_reconciler());
   table.push_back(reconcilers::make_sysctl_reconciler());
   return table;
-}
-
-void check_unmanaged_fields(const NodeSpec& spec, DiffResult& out) {
-  auto unmanaged = [&](const std::string& where, const char* field) {
-    out.errors.push_back(make_error(ErrorKind::kNotSupported,
-                                    std::string(field) + " is not managed by this version of rdmactl; "
-                                                         "remove it from the spec or upgrade",
-                                    where));
-  };
-  for (const InterfaceSpec& iface : spec.interfaces) {
-    const std::string where = describe_origin(iface.origin) + " (" + iface.selector.describe() + ")";
-    if (iface.link_type) unmanaged(where, "linkType");
-    if (iface.ipoib.mode) unmanaged(where, "ipoib");
-  }
-  const SubnetManagerSpec& sm = spec.subnet_manager;
-  if (sm.enabled || sm.priority || sm.port) unmanaged("subnetManager", "subnetManager");
 }
 
 std::string describe_origin(const SourceMark& origin) {

@@ -269,20 +269,7 @@ TEST_F(LinkTypeTest, ARecordedStateWithoutTheFirmwareValueIsAnError) {
 }
 
 // The whole pipeline through the Engine: apply's statuses, the report, verify and second runs.
-class LinkTypeEngineTest : public LinkTypeTest {
- protected:
-  void SetUp() override {
-    LinkTypeTest::SetUp();
-    // Until link_type is wired into the table, the engine refuses every spec with linkType.
-    const DiffResult engine_diff = Engine(ReconcilerTable{}).diff(spec_for("mlx5_0", "ethernet"), HostState{});
-    for (const Error& e : engine_diff.errors) {
-      if (e.message.rfind("linkType is not managed", 0) == 0) {
-        GTEST_SKIP() << "check_unmanaged_fields (agent/engine/table.cpp) still refuses linkType; wiring the "
-                        "link_type reconciler into the table removes that check";
-      }
-    }
-  }
-};
+class LinkTypeEngineTest : public LinkTypeTest {};
 
 TEST_F(LinkTypeEngineTest, ApplyStagesOnceThenReportsPendingRebootWithoutWriting) {
   use_cx7_ib();

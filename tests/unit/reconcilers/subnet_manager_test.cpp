@@ -5,11 +5,9 @@
 // the disable path, a remote master and how verify judges the election, a missing opensm.conf, the
 // revert of an appended line, and missing tools.
 //
-// Engine::diff still reports subnetManager as unmanaged (check_unmanaged_fields in
-// agent/engine/table.cpp, which the lead changes when wiring this reconciler into the table), so
-// these tests run the engine's steps for this one reconciler themselves: Engine::observe (devices
-// from the fixture as the product reads them), the reconciler's diff, apply in order, observe
-// again and diff. EngineAppliesOnceWired runs Engine::apply itself and skips until then.
+// Most tests run the engine's steps for this one reconciler themselves (Engine::observe, the
+// reconciler's diff, apply in order, observe again and diff) so that they can look between them;
+// EngineApplies runs the whole Engine::apply.
 #include "reconcilers/subnet_manager/subnet_manager.h"
 
 #include <gtest/gtest.h>
@@ -412,14 +410,10 @@ TEST_F(SubnetManagerTest, APortThatIsNotInfinibandOrNotThereIsAnError) {
   EXPECT_NE(d.errors[0].message.find("has no port 2"), std::string::npos) << d.errors[0].message;
 }
 
-TEST_F(SubnetManagerTest, EngineAppliesOnceWired) {
+TEST_F(SubnetManagerTest, EngineApplies) {
   const NodeSpec spec = sm_spec(true, 15);
   const Report planned = engine_->plan(spec, observe_for(&spec));
-  for (const Error& e : planned.errors) {
-    if (e.message.find("is not managed by this version") != std::string::npos) {
-      GTEST_SKIP() << "agent/engine/table.cpp still lists subnetManager as unmanaged";
-    }
-  }
+  ASSERT_TRUE(planned.errors.empty()) << messages(planned.errors);
   const Report report = engine_->apply(*platform_, spec, "n");
   ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
   ASSERT_EQ(report.changes.size(), 3u);
