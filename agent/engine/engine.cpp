@@ -46,11 +46,14 @@ Result<HostState> Engine::observe(Platform& platform, const NodeSpec* spec, cons
     return e;
   }
   state.devices = **devices;
-  for (const auto& r : table_) {
-    if (auto result = r->observe(platform, spec, state); !result) {
-      Error e = result.error();
-      e.message = std::string("observing ") + r->name() + ": " + e.message;
-      return e;
+  for (const bool netdev_pass : {true, false}) {
+    for (const auto& r : table_) {
+      if (r->observes_netdevs() != netdev_pass) continue;
+      if (auto result = r->observe(platform, spec, state); !result) {
+        Error e = result.error();
+        e.message = std::string("observing ") + r->name() + ": " + e.message;
+        return e;
+      }
     }
   }
   return state;

@@ -37,6 +37,10 @@ class Reconciler {
   // `spec` may be null (show): then observe what a spec could manage.
   virtual Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) = 0;
   virtual void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const = 0;
+  // Whether observe fills HostState::netdevs, which the other reconcilers' observes read. Those
+  // observe first; the rest in table order. (Apply order can differ: IPoIB's mode is written
+  // before the netdev's MTU, yet observing it needs the netdev list.)
+  virtual bool observes_netdevs() const { return false; }
   // `state` is the observation the change was planned from.
   virtual Result<void> apply(Platform& platform, const HostState& state, const Change& change) = 0;
 };

@@ -38,6 +38,7 @@ std::optional<int> dev_port_of(const HostFs& fs, const std::string& netdev) {
 class NetdevReconciler final : public Reconciler {
  public:
   const char* name() const override { return kName; }
+  bool observes_netdevs() const override { return true; }
 
   Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
     auto links = platform.links();

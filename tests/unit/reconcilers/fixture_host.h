@@ -27,6 +27,7 @@ inline void copy_fixture(const TempTree& tree, const std::string& name) {
 class FixtureNetdevs final : public Reconciler {
  public:
   const char* name() const override { return "fixture-netdevs"; }
+  bool observes_netdevs() const override { return true; }
 
   Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
     const HostFs& fs = platform.fs();
