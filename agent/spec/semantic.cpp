@@ -26,8 +26,6 @@ constexpr int kMaxTos = 255;
 constexpr int kMaxSmPriority = 15;
 constexpr int kMinMtu = 68;
 constexpr int kMaxMtu = 65520;
-// IPoIB datagram mode: the largest IB MTU (4096) minus the 4-byte IPoIB header.
-constexpr int kIpoibDatagramMaxMtu = 4092;
 constexpr std::string_view kSelectorKeys[] = {"name", "pci", "rdmaDevice"};
 
 std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
@@ -365,29 +363,9 @@ class SpecReader {
       spec.roce.tos = int_of(member(*roce, "tos"), 0, kMaxTos);
     }
     if (auto ipoib = member(map, "ipoib")) spec.ipoib.mode = string_of(member(*ipoib, "mode"));
-    check_ipoib(map, spec);
     const Position at = map.position();
     spec.origin = SourceMark{file_, at.line, at.column, map.path};
     return spec;
-  }
-
-  // What the spec says of IPoIB must hold together: an Ethernet port has no IPoIB mode, and
-  // datagram mode carries at most the largest IB MTU (4096) minus the 4-byte IPoIB header.
-  void check_ipoib(const Field& map, const InterfaceSpec& spec) {
-    if (!spec.ipoib.mode) return;
-    if (spec.link_type == std::string("ethernet")) {
-      if (auto ipoib = member(map, "ipoib")) {
-        report(ipoib->key_position(), ipoib->path, "ipoib applies to InfiniBand ports; this interface has linkType ethernet");
-      }
-    }
-    if (*spec.ipoib.mode == "datagram" && spec.mtu && *spec.mtu > kIpoibDatagramMaxMtu) {
-      if (auto mtu = member(map, "mtu")) {
-        report(mtu->position(), mtu->path,
-               "mtu " + std::to_string(*spec.mtu) + " is above what IPoIB datagram mode carries (" +
-                   std::to_string(kIpoibDatagramMaxMtu) + ": the IB MTU, at most 4096, minus 4); use ipoib.mode "
-                   "connected (up to 65520) or a smaller mtu");
-      }
-    }
   }
 
   // Exactly one of name, pci, rdmaDevice; port only with pci and rdmaDevice.

@@ -182,12 +182,6 @@ const std::vector<InvalidCase> kCases = {
                     "      - rdmaDevice: mlx5_1\n        addresses: [192.168.1.1/24]\n"),
      13, 21, "nodes[0].interfaces[0].addresses[0]",
      "address 192.168.1.1/24 is also on rdmaDevice mlx5_0 port 1 in defaults (line 8)"},
-    {"IpoibDatagramMtuTooLarge", with_interface("      mtu: 9000\n      ipoib: {mode: datagram}\n"), 8, 12,
-     "defaults.interfaces[0].mtu",
-     "mtu 9000 is above what IPoIB datagram mode carries (4092: the IB MTU, at most 4096, minus 4); use "
-     "ipoib.mode connected (up to 65520) or a smaller mtu"},
-    {"IpoibOnAnEthernetPort", with_interface("      linkType: ethernet\n      ipoib: {mode: connected}\n"), 9, 7,
-     "defaults.interfaces[0].ipoib", "ipoib applies to InfiniBand ports; this interface has linkType ethernet"},
     {"DuplicateSelector", with_interface("      mtu: 9000\n    - rdmaDevice: mlx5_0\n      mtu: 4200\n"), 9,
      7, "defaults.interfaces[1]", "duplicate interface rdmaDevice mlx5_0 port 1 (first at line 7)"},
     {"DuplicateSelectorPciSpellings",
