@@ -390,10 +390,12 @@ SelftestResult run_client(const PeerAddress& peer, const PeerOptions& options, c
   auto established = expect_event(c, RDMA_CM_EVENT_ESTABLISHED, deadline(), timeout);
   if (!established) return peer_failure(result, PeerStep::kConnect, established.error().message);
   c.connected = true;
-  const rdma_conn_param& accepted = (*established)->param.conn;
-  auto grant = decode_accept_data(
-      {static_cast<const uint8_t*>(accepted.private_data), accepted.private_data ? accepted.private_data_len : 0u});
-  established->reset();  // acked: the private data is gone from here on
+  auto grant = [&] {
+    const rdma_conn_param& accepted = (*established)->param.conn;
+    return decode_accept_data(
+        {static_cast<const uint8_t*>(accepted.private_data), accepted.private_data ? accepted.private_data_len : 0u});
+  }();
+  established->reset();  // acked: the event's private data is gone from here on
   if (!grant) return peer_failure(result, PeerStep::kConnect, "the responder's answer: " + grant.error().message);
   record_gid(result, c.id.get());
 

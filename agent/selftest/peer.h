@@ -39,6 +39,10 @@ struct PeerOptions {
 SelftestResult run_peer_test(const std::string& address, const PeerOptions& options);
 
 // --- Additions below the interface the rest of rdmactl compiles against. ---
+//
+// options.timeout bounds every wait of the test: each rdma_cm step (address resolution, route,
+// connect) and each transfer; the whole test takes a few of them at most. options.port applies
+// when the address has no port of its own.
 
 // As run_peer_test(address, options), with the connection's local end bound to source_address
 // (an address of a local RDMA netdev): needed when the route alone would pick another device, e.g.
