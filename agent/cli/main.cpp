@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
       "  rdmactl plan -f fabric.yaml          what would change (exit 2 on drift)\n"
       "  rdmactl apply -f fabric.yaml         make it so, verify, roll back on failure\n"
       "  rdmactl doctor                       health checks, each finding with its fix\n"
-      "  rdmactl export -o fabric.yaml        this host's state as a spec\n\n"
+      "  rdmactl export -o fabric.yaml        this host's state as a spec\n"
+      "  rdmactl serve                        the agent: answers other nodes' peer self-tests\n\n"
       "`rdmactl COMMAND --help` explains each command with an example.");
 
   register_validate(app, global, command);
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   register_apply(app, global, command);
   register_export(app, global, command);
   register_doctor(app, global, command);
+  register_serve(app, global, command);
 
   try {
     app.parse(argc, argv);

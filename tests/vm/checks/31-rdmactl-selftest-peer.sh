@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The peer self-test between two Soft-RoCE devices: `rdmactl serve` answers on rxe_b (veth1,
+# 10.99.0.2), `rdmactl serve --probe` connects from rxe_a (veth0, 10.99.0.1) with rdma_cm, writes,
+# reads back and compares a buffer, and reports round trip and bandwidth; serve survives clients
+# that vanish, frees each connection's resources, stops on SIGTERM within a second; a probe of a
+# responder that is gone, or of an address nobody has, fails with a reason within its timeout.
+#
+# Both devices are in one namespace, where the kernel would deliver 10.99.0.1 -> 10.99.0.2 through
+# `lo` (both addresses are local) and rxe, which has no device on lo, drops it: rdma_cm's address
+# resolution times out (ADDR_ERROR -110; nothing in dmesg). Policy routing sends that traffic out
+# of veth0 into veth1 instead, as between two hosts: outgoing packets look up table 100 (the other
+# end via the other veth) before `local`, packets arriving on a veth still look up `local`, and
+# accept_local lets a veth take packets whose source is an address of this host.
+# vm-timeout: 150
+set -euo pipefail
+shopt -s inherit_errexit
+# shellcheck source-path=SCRIPTDIR source=../guest/lib.sh
+. "${VM_LIB:-$(dirname "$0")/../guest/lib.sh}"
+[ -n "${RDMACTL:-}" ] || skip "no rdmactl binary (run-checks.sh --binary PATH)"
+
+a=10.99.0.1
+b=10.99.0.2
+port=18515
+table=100
+serve=
+
+cleanup() {
+  set +e
+  [ -n "$serve" ] && kill -KILL "$serve" 2>/dev/null
+  rdma link delete rxe_a 2>/dev/null
+  rdma link delete rxe_b 2>/dev/null
+  ip link delete veth0 2>/dev/null
+  ip rule del pref 10 iif veth0 lookup local 2>/dev/null
+  ip rule del pref 10 iif veth1 lookup local 2>/dev/null
+  ip rule del pref 20 to 10.99.0.0/24 lookup "$table" 2>/dev/null
+  ip rule show | grep -q '^0:' || ip rule add pref 0 lookup local
+  ip rule del pref 100 lookup local 2>/dev/null
+  ip route flush table "$table" 2>/dev/null
+  sysctl -qw net.ipv4.conf.all.accept_local="$old_accept_local" 2>/dev/null
+}
+old_accept_local=$(sysctl -n net.ipv4.conf.all.accept_local)
+trap cleanup EXIT
+
+modprobe veth
+ip link add veth0 type veth peer name veth1
+ip addr add "$a/24" dev veth0
+ip addr add "$b/24" dev veth1
+sysctl -qw net.ipv4.conf.all.accept_local=1 net.ipv4.conf.veth0.accept_local=1 net.ipv4.conf.veth1.accept_local=1 \
+  net.ipv4.conf.veth0.rp_filter=0 net.ipv4.conf.veth1.rp_filter=0
+ip link set veth0 up
+ip link set veth1 up
+ip route add "$b/32" dev veth0 src "$a" table "$table"
+ip route add "$a/32" dev veth1 src "$b" table "$table"
+ip rule add pref 10 iif veth0 lookup local
+ip rule add pref 10 iif veth1 lookup local
+ip rule add pref 20 to 10.99.0.0/24 lookup "$table"
+ip rule add pref 100 lookup local
+ip rule del pref 0 lookup local
+ip route get "$b" from "$a" | grep -q "dev veth0" || fail "route $a -> $b does not leave by veth0: $(ip route get "$b" from "$a")"
+rdma link add rxe_a type rxe netdev veth0
+rdma link add rxe_b type rxe netdev veth1
+active() { [ "$(port_state rxe_a 1)" = ACTIVE ] && [ "$(port_state rxe_b 1)" = ACTIVE ]; }
+wait_until 10 active || fail "rxe_a/rxe_b not ACTIVE: $(rdma link show)"
+echo "rxe_a on veth0 $a, rxe_b on veth1 $b, policy routing between them"
+
+# --- serve, and a probe that passes ---
+"$RDMACTL" serve --rdma-listen "$b" > serve.log 2>&1 &
+serve=$!
+listening() { rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr $b:$port"; }
+wait_until 20 listening || { cat serve.log; rdma resource show cm_id || true; fail "serve did not listen on $b:$port"; }
+grep -q "answering rdma_cm self-test connections on $b:$port" serve.log || fail "serve did not log its address: $(cat serve.log)"
+
+stats_before=$(rdma statistic show link rxe_b/1)
+probe() {  # OUT [ARGS...]: a probe from rxe_a; exit code in OUT.rc
+  local out=$1
+  shift
+  local rc=0
+  "$RDMACTL" serve --probe "$b" --source "$a" --format json "$@" > "$out" 2> "$out.err" || rc=$?
+  echo "$rc" > "$out.rc"
+}
+probe pass.json
+echo "--- probe $b from $a (exit $(cat pass.json.rc))"; cat pass.json pass.json.err
+[ "$(cat pass.json.rc)" -eq 0 ] || fail "the probe failed"
+jq -e --arg peer "$b:$port" '.test == "peer" and .result == "passed" and .peer == $peer and .device == "rxe_a"
+    and .port == 1 and .bandwidthGbps > 0 and .roundTripUs > 0 and .gidIndex != null
+    and .gid == "::ffff:10.99.0.1"' pass.json > /dev/null \
+  || fail "the probe's JSON is not a pass from rxe_a with bandwidth, round trip and the GID of $a"
+# The traffic went through rxe_b (the responder), not a loopback inside rxe_a: >= 1 MiB received.
+rcvd() { sed -n 's/.* rcvd_pkts \([0-9]*\) .*/\1/p' <<<"$1"; }
+received=$(( $(rcvd "$(rdma statistic show link rxe_b/1)") - $(rcvd "$stats_before") ))
+echo "rxe_b received $received packets"
+[ "$received" -gt 1000 ] || fail "rxe_b received only $received packets during the probe"
+
+# --- several clients: two at once, then one whose process is killed mid-test ---
+probe c1.json & p1=$!
+probe c2.json & p2=$!
+wait "$p1" "$p2"
+for c in c1 c2; do
+  [ "$(cat $c.json.rc)" -eq 0 ] || { cat $c.json $c.json.err; fail "concurrent probe $c failed"; }
+done
+echo "ok: two concurrent probes passed ($(jq -r '.roundTripUs' c1.json) us, $(jq -r '.roundTripUs' c2.json) us)"
+"$RDMACTL" serve --probe "$b" --source "$a" --format json > killed.json 2>&1 &
+victim=$!
+connected() { [ "$(grep -c "connected on rxe_b" serve.log)" -ge 4 ]; }
+wait_until 20 connected || true
+kill -KILL "$victim" 2>/dev/null || true
+victim_rc=0
+wait "$victim" 2>/dev/null || victim_rc=$?
+if [ "$victim_rc" -eq 137 ]; then echo "the killed client was still testing"; else echo "the client to kill had finished (exit $victim_rc)"; fi
+kill -0 "$serve" 2>/dev/null || { cat serve.log; fail "serve died after a client was killed"; }
+probe after.json
+[ "$(cat after.json.rc)" -eq 0 ] || { cat after.json after.json.err serve.log; fail "a probe after a killed client failed"; }
+echo "ok: serve survived a killed client and answered the next probe"
+
+# Every connection's resources are gone once its client is: only the listener is left.
+gone() { ! rdma resource show cm_id 2>/dev/null | grep "src-addr $b:$port" | grep -vq "state LISTEN"; }
+wait_until 10 gone || { rdma resource show cm_id; fail "serve kept connections after their clients left"; }
+mrs=$(rdma resource show mr 2>/dev/null | grep -c "pid $serve " || true)
+[ "$mrs" -eq 0 ] || { rdma resource show mr; fail "serve still has $mrs memory region(s) registered"; }
+echo "ok: no connection or memory region left in serve"
+
+# --- SIGTERM stops serve within a second ---
+start=$(date +%s%N)
+kill -TERM "$serve"
+rc=0
+wait "$serve" || rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+serve=
+echo "--- serve.log"; cat serve.log
+[ "$rc" -eq 0 ] || fail "serve exited $rc on SIGTERM"
+[ "$ms" -lt 1000 ] || fail "serve took $ms ms to stop on SIGTERM"
+echo "ok: serve stopped on SIGTERM in $ms ms"
+
+# --- no responder: a clean failure, in time ---
+start=$(date +%s%N)
+probe gone.json --timeout 5000
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "--- probe with serve stopped (exit $(cat gone.json.rc), $ms ms)"; cat gone.json gone.json.err
+[ "$(cat gone.json.rc)" -eq 1 ] || fail "the probe exited $(cat gone.json.rc), want 1"
+jq -e '.result == "failed" and (.reason | startswith("connect: rejected"))' gone.json > /dev/null \
+  || fail "the probe did not fail at connect with a rejection"
+[ "$ms" -lt 7000 ] || fail "the failing probe took $ms ms (timeout 5000)"
+
+start=$(date +%s%N)
+rc=0
+"$RDMACTL" serve --probe 10.99.0.3 --source "$a" --timeout 3000 --format json > nobody.json 2>&1 || rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "--- probe of 10.99.0.3, an address nobody has (exit $rc, $ms ms)"; cat nobody.json
+[ "$rc" -eq 1 ] || fail "the probe of nobody exited $rc, want 1"
+jq -e '.result == "failed" and (.reason | startswith("address resolution"))' nobody.json > /dev/null \
+  || fail "the probe of nobody did not fail at address resolution"
+[ "$ms" -lt 5000 ] || fail "the probe of nobody took $ms ms (timeout 3000)"
+echo "ok: the probe of nobody failed at address resolution in $ms ms"
+
+# --- the default listener, on every device: a probe of rxe0's address (rxe0 to itself) and one
+# of rxe_b's both reach it; SIGINT stops it ---
+"$RDMACTL" serve > serve-any.log 2>&1 &
+serve=$!
+wait_until 20 grep -q "answering rdma_cm self-test connections on 0.0.0.0:$port" serve-any.log \
+  || { cat serve-any.log; fail "serve did not listen on 0.0.0.0:$port"; }
+rc=0
+"$RDMACTL" serve --probe "${VM_IPV4:-10.0.2.15}" --format json > any-rxe0.json 2>&1 || rc=$?
+jq -e '.result == "passed" and .device == "'"${VM_RXE_DEV:-rxe0}"'"' any-rxe0.json > /dev/null \
+  || { cat any-rxe0.json serve-any.log; fail "the probe of ${VM_IPV4:-10.0.2.15} through the wildcard listener did not pass (exit $rc)"; }
+probe any-b.json
+[ "$(cat any-b.json.rc)" -eq 0 ] || { cat any-b.json any-b.json.err serve-any.log; fail "the probe of $b through the wildcard listener failed"; }
+kill -INT "$serve"
+rc=0
+wait "$serve" || rc=$?
+serve=
+[ "$rc" -eq 0 ] || fail "serve exited $rc on SIGINT"
+echo "ok: the default listener answered on ${VM_RXE_DEV:-rxe0} ($(jq -r .roundTripUs any-rxe0.json) us) and rxe_b, and stopped on SIGINT"
+echo "ok: peer self-test rxe_a -> rxe_b passed: $(jq -r '"\(.roundTripUs) us round trip, \(.bandwidthGbps) Gb/s"' pass.json)"
