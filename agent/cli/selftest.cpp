@@ -132,7 +132,7 @@ void register_selftest(CLI::App& app, const GlobalOptions& global, Command& comm
   sub->add_option("--format", opts->format, "text (default) or json");
   sub->add_option("--min-bandwidth-ratio", opts->min_bandwidth_ratio,
                   "Pass mark as a fraction of the port's rate (default: the spec's, else 0.9)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 1000.0));
   sub->add_option("--duration", opts->duration_s, "Seconds of RDMA WRITEs for the bandwidth figure (default 2)")
       ->check(CLI::Range(0.01, 3600.0));
   sub->add_flag("--allow-skip", opts->allow_skip,
@@ -144,7 +144,8 @@ void register_selftest(CLI::App& app, const GlobalOptions& global, Command& comm
       "ping-pong latency as ib_write_lat does (typical = median, average, p99). The bandwidth passes at\n"
       "minBandwidthRatio x the port's rate (InfiniBand SDR/DDR/QDR: of the 8b/10b data rate); a port\n"
       "with no known rate is skipped, not passed. Soft-RoCE (rxe) reports a rate far above what it can\n"
-      "move: test it with a low ratio.\n\n"
+      "move: test it with a low ratio. The spec's selftest.enabled decides whether apply runs the\n"
+      "self-test; this command runs it when asked.\n\n"
       "Exit codes: 0 passed; 1 failed, or skipped (nothing to test: no RDMA device, no ACTIVE port)\n"
       "unless --allow-skip; 64 usage; 65 invalid spec.\n\n"
       "Examples:\n"
