@@ -6,6 +6,7 @@
 
 #include "agent/cli/common.h"
 #include "agent/selftest/run.h"
+#include "agent/selftest/verdict.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -35,9 +36,8 @@ std::string subject(const SelftestResult& r) {
 std::string outcome_text(const SelftestResult& r) {
   std::string text;
   if (r.bandwidth_gbps) {
-    // Soft-RoCE and slow links measure in Mb/s: keep significant digits below 1 Gb/s.
-    text += fixed(*r.bandwidth_gbps, *r.bandwidth_gbps < 1 ? 4 : 1) + " Gb/s";
-    if (r.expected_gbps) text += " (expected >= " + fixed(*r.expected_gbps, *r.expected_gbps < 1 ? 4 : 1) + ")";
+    text += format_gbps(*r.bandwidth_gbps) + " Gb/s";
+    if (r.expected_gbps) text += " (expected >= " + format_gbps(*r.expected_gbps) + ")";
   }
   if (r.latency) {
     text += std::string(text.empty() ? "" : ", ") + "latency " + fixed(r.latency->typical_us, 2) + " us (average " +

@@ -7,12 +7,6 @@
 namespace rdmactl {
 namespace {
 
-std::string gbps(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
-  return text;
-}
-
 std::string ratio_text(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
@@ -21,11 +15,17 @@ std::string ratio_text(double value) {
 
 bool contains(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
 
-// A figure compared with the mark: the product rate x ratio carries rounding (0.9 x 100 is not 90 in
+// A figure compared with the mark: the product rate x ratio carries rounding (0.7 x 10 is not 7 in
 // binary), and a measurement exactly at the mark passes.
 constexpr double kMarkTolerance = 1e-9;
 
 }  // namespace
+
+std::string format_gbps(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, value >= 1 ? "%.1f" : "%.3g", value);
+  return text;
+}
 
 double data_rate_gbps(const std::string& link_layer, double rate_gbps, const std::string& rate_text) {
   if (link_layer == "InfiniBand" && (contains(rate_text, "SDR") || contains(rate_text, "DDR") ||
@@ -63,20 +63,20 @@ BandwidthVerdict judge_bandwidth(const BandwidthFigures& f) {
   const double rate = data_rate_gbps(f.link_layer, f.rate_gbps, f.rate_text);
   if (!std::isfinite(rate) || rate <= 0) {
     v.outcome = Outcome::kSkipped;
-    v.reason = gbps(measured) + " Gb/s measured, but the port reports no rate to compare it with";
+    v.reason = format_gbps(measured) + " Gb/s measured, but the port reports no rate to compare it with";
     return v;
   }
   const double expected = rate * f.min_ratio;
   v.expected_gbps = expected;
-  std::string mark = "expected >= " + gbps(expected) + " Gb/s (" + ratio_text(f.min_ratio) + " x " + gbps(rate) + " Gb/s";
+  std::string mark = "expected >= " + format_gbps(expected) + " Gb/s (" + ratio_text(f.min_ratio) + " x " + format_gbps(rate) + " Gb/s";
   if (rate != f.rate_gbps) mark += " data rate of " + f.rate_text + ", 8b/10b";
   mark += ")";
   if (measured >= expected * (1 - kMarkTolerance)) {
     v.outcome = Outcome::kPassed;
-    v.reason = gbps(measured) + " Gb/s, " + mark;
+    v.reason = format_gbps(measured) + " Gb/s, " + mark;
   } else {
     v.outcome = Outcome::kFailed;
-    v.reason = gbps(measured) + " Gb/s is below the mark: " + mark;
+    v.reason = format_gbps(measured) + " Gb/s is below the mark: " + mark;
   }
   return v;
 }

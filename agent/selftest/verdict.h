@@ -30,6 +30,10 @@ struct BandwidthVerdict {
 // (64b/66b) and Ethernet already report the data rate.
 double data_rate_gbps(const std::string& link_layer, double rate_gbps, const std::string& rate_text);
 
+// A bandwidth as reports print it: one decimal as perftest does ("93.1"); below 1 Gb/s (Soft-RoCE, a
+// degraded link) three significant digits ("0.249"), so that small figures do not print as 0.0.
+std::string format_gbps(double gbps);
+
 // Passed when measured >= data rate x min_ratio; failed below it, when nothing was measured or moved,
 // or when min_ratio is not a number >= 0; skipped when the port reports no rate (nothing to compare).
 BandwidthVerdict judge_bandwidth(const BandwidthFigures& figures);

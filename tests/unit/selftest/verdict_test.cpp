@@ -101,5 +101,13 @@ TEST(DataRate, EthernetIsReportedRate) {
   EXPECT_DOUBLE_EQ(data_rate_gbps("InfiniBand", 200, "200 Gb/sec (4X HDR)"), 200);
 }
 
+TEST(FormatGbps, SmallFiguresKeepTheirDigits) {
+  EXPECT_EQ(format_gbps(93.14), "93.1");
+  EXPECT_EQ(format_gbps(1.0), "1.0");
+  EXPECT_EQ(format_gbps(0.24892), "0.249");
+  EXPECT_EQ(format_gbps(0.00025), "0.00025");
+  EXPECT_EQ(format_gbps(0), "0");
+}
+
 }  // namespace
 }  // namespace rdmactl
