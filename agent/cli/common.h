@@ -41,6 +41,7 @@ void register_plan(CLI::App& app, const GlobalOptions& global, Command& command)
 void register_apply(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_export(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_doctor(CLI::App& app, const GlobalOptions& global, Command& command);
+void register_selftest(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_serve(CLI::App& app, const GlobalOptions& global, Command& command);
 
 // The node name: --node / RDMACTL_NODE, else `fallback` (a recorded state's node), else hostname.

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
       "  rdmactl plan -f fabric.yaml          what would change (exit 2 on drift)\n"
       "  rdmactl apply -f fabric.yaml         make it so, verify, roll back on failure\n"
       "  rdmactl doctor                       health checks, each finding with its fix\n"
+      "  rdmactl selftest                     RDMA bandwidth and latency per port (exit 1 unless passed)\n"
       "  rdmactl export -o fabric.yaml        this host's state as a spec\n"
       "  rdmactl serve                        the agent: answers other nodes' peer self-tests\n\n"
       "`rdmactl COMMAND --help` explains each command with an example.");
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   register_apply(app, global, command);
   register_export(app, global, command);
   register_doctor(app, global, command);
+  register_selftest(app, global, command);
   register_serve(app, global, command);
 
   try {

@@ -1,0 +1,160 @@
+// rdmactl selftest: the RDMA self-test alone (loopback per ACTIVE port, peer tests).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "agent/cli/common.h"
+#include "agent/selftest/run.h"
+#include "agent/selftest/verdict.h"
+
+namespace rdmactl::cli {
+namespace {
+
+struct SelftestCommandOptions {
+  std::string spec;
+  std::vector<std::string> peers;
+  std::string format = "text";
+  std::optional<double> min_bandwidth_ratio;
+  double duration_s = 2.0;
+  bool allow_skip = false;
+};
+
+std::string fixed(double value, int decimals) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string subject(const SelftestResult& r) {
+  if (r.test == "peer") return "peer " + r.peer;
+  return r.test + " " + (r.device.empty() ? "?" : r.device) + "/" + std::to_string(r.port);
+}
+
+// "93.1 Gb/s (expected >= 90.0), latency 1.93 us (average 1.95, p99 2.40) passed", then the reason
+// on its own line when the test did not pass.
+std::string outcome_text(const SelftestResult& r) {
+  std::string text;
+  if (r.bandwidth_gbps) {
+    text += format_gbps(*r.bandwidth_gbps) + " Gb/s";
+    if (r.expected_gbps) text += " (expected >= " + format_gbps(*r.expected_gbps) + ")";
+  }
+  if (r.latency) {
+    text += std::string(text.empty() ? "" : ", ") + "latency " + fixed(r.latency->typical_us, 2) + " us (average " +
+            fixed(r.latency->average_us, 2) + ", p99 " + fixed(r.latency->p99_us, 2) + ")";
+  }
+  if (r.round_trip_us) text += std::string(text.empty() ? "" : ", ") + "round trip " + fixed(*r.round_trip_us, 2) + " us";
+  text += std::string(text.empty() ? "" : " ") + outcome_name(r.outcome) + "\n";
+  if (r.outcome != SelftestResult::Outcome::kPassed && !r.reason.empty()) text += "  " + r.reason + "\n";
+  return text;
+}
+
+std::string summary_text(const SelftestReport& report) {
+  return std::string("selftest ") + outcome_name(report.outcome) + ": " + report.reason + "\n";
+}
+
+int exit_code(const SelftestReport& report, bool allow_skip) {
+  switch (report.outcome) {
+    case SelftestResult::Outcome::kPassed: return kExitOk;
+    case SelftestResult::Outcome::kFailed: return kExitFailed;
+    case SelftestResult::Outcome::kSkipped: return allow_skip ? kExitOk : kExitFailed;
+  }
+  return kExitFailed;
+}
+
+int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptions& opts) {
+  auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
+  if (!format) return report_error(format.error());
+  std::optional<FabricSpec> spec;
+  if (!opts.spec.empty()) {
+    auto loaded = load_spec(opts.spec);
+    if (!loaded) return print_spec_error(loaded.error());
+    spec = std::move(loaded).value();
+  }
+  auto state = recorded_or_observed(global, "", spec ? &*spec : nullptr);
+  if (!state) return report_error(state.error());
+  std::optional<NodeSpec> node_spec;
+  if (spec) node_spec = merge_for_node(*spec, state->node);
+
+  SelftestOptions options;
+  options.min_bandwidth_ratio = opts.min_bandwidth_ratio;
+  options.peers = opts.peers;
+  options.loopback.duration = std::chrono::milliseconds(static_cast<long long>(opts.duration_s * 1000));
+
+  // Text on a terminal is written as each test runs ("loopback mlx5_0/1 ... " first, the figures
+  // when it ends); otherwise, with a terminal on stderr, progress goes there and the report, whole,
+  // to stdout for whatever reads it.
+  const bool stream = *format == Format::kText && ::isatty(STDOUT_FILENO) != 0;
+  const bool progress_on_stderr = !stream && ::isatty(STDERR_FILENO) != 0;
+  ProgressCallback progress;
+  size_t streamed = 0;  // results already written to stdout, which come first in the report
+  if (stream || progress_on_stderr) {
+    std::ostream& out = stream ? std::cout : std::cerr;
+    progress = [&out, &streamed, stream](const SelftestResult& r, bool finished) {
+      if (finished) {
+        out << outcome_text(r) << std::flush;
+        if (stream) ++streamed;
+      } else {
+        out << subject(r) << " ... " << std::flush;
+      }
+    };
+  }
+  const SelftestReport report = run_selftest(*state, node_spec ? &*node_spec : nullptr, options, progress);
+
+  if (*format == Format::kJson) {
+    const nlohmann::json out = {{"apiVersion", "rdmactl/v1"},
+                                {"kind", "SelftestReport"},
+                                {"node", state->node},
+                                {"selftest", to_json(report)}};
+    std::cout << out.dump(2) << "\n";
+  } else {
+    // Results that never ran (ports not ACTIVE, missing hardware) come last and had no progress line.
+    for (size_t i = streamed; i < report.results.size(); ++i) {
+      std::cout << subject(report.results[i]) << " ... " << outcome_text(report.results[i]);
+    }
+    std::cout << summary_text(report);
+  }
+  std::cout << std::flush;
+  if (report.outcome == SelftestResult::Outcome::kSkipped && *format == Format::kJson) {
+    std::cerr << "rdmactl: selftest skipped: " << report.reason << "\n";
+  }
+  return exit_code(report, opts.allow_skip);
+}
+
+}  // namespace
+
+void register_selftest(CLI::App& app, const GlobalOptions& global, Command& command) {
+  auto opts = std::make_shared<SelftestCommandOptions>();
+  CLI::App* sub = app.add_subcommand("selftest", "Prove RDMA works here: loopback bandwidth and latency per port, peer tests");
+  sub->add_option("-f,--file", opts->spec,
+                  "A spec: test the ports its interfaces name, with its selftest.minBandwidthRatio and peers");
+  sub->add_option("--peer", opts->peers, "Also test against this node's `rdmactl serve` (repeatable)");
+  sub->add_option("--format", opts->format, "text (default) or json");
+  sub->add_option("--min-bandwidth-ratio", opts->min_bandwidth_ratio,
+                  "Pass mark as a fraction of the port's rate (default: the spec's, else 0.9)")
+      ->check(CLI::Range(0.0, 1000.0));
+  sub->add_option("--duration", opts->duration_s, "Seconds of RDMA WRITEs for the bandwidth figure (default 2)")
+      ->check(CLI::Range(0.01, 3600.0));
+  sub->add_flag("--allow-skip", opts->allow_skip,
+                "Exit 0 when there was nothing to test (no RDMA device, no ACTIVE port)");
+  sub->footer(
+      "Loopback, on every ACTIVE port (or those the spec's interfaces name): two RC queue pairs on the\n"
+      "port connected to each other over its RoCE v2 GID of an IPv4 address (LID on InfiniBand), RDMA\n"
+      "WRITE bandwidth as ib_write_bw measures it (64 KiB writes, 128 outstanding) and small-write\n"
+      "ping-pong latency as ib_write_lat does (typical = median, average, p99). The bandwidth passes at\n"
+      "minBandwidthRatio x the port's rate (InfiniBand SDR/DDR/QDR: of the 8b/10b data rate); a port\n"
+      "with no known rate is skipped, not passed. Soft-RoCE (rxe) reports a rate far above what it can\n"
+      "move: test it with a low ratio. The spec's selftest.enabled decides whether apply runs the\n"
+      "self-test; this command runs it when asked.\n\n"
+      "Exit codes: 0 passed; 1 failed, or skipped (nothing to test: no RDMA device, no ACTIVE port)\n"
+      "unless --allow-skip; 64 usage; 65 invalid spec.\n\n"
+      "Examples:\n"
+      "  rdmactl selftest\n"
+      "  rdmactl selftest -f /etc/rdmactl/fabric.yaml --format json\n"
+      "  rdmactl selftest --min-bandwidth-ratio 0.0001 --allow-skip     # Soft-RoCE in a VM, CI");
+  sub->callback([opts, &global, &command] {
+    command = [opts, &global] { return run_selftest_command(global, *opts); };
+  });
+}
+
+}  // namespace rdmactl::cli

@@ -1,0 +1,407 @@
+// The loopback self-test: set-up through agent/platform/verbs.h, then the two measurements.
+#include "agent/selftest/loopback.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <tuple>
+
+#include "agent/platform/verbs.h"
+#include "agent/selftest/verdict.h"
+
+namespace rdmactl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kIpv4MappedPrefix = "0000:0000:0000:0000:0000:ffff:";
+constexpr const char* kZeroGid = "0000:0000:0000:0000:0000:0000:0000:0000";
+// Completions taken per ibv_poll_cq call.
+constexpr int kPollBatch = 16;
+// Spins between clock reads while waiting for a byte to change.
+constexpr int kSpinsPerClockRead = 1024;
+
+// "0000:0000:0000:0000:0000:ffff:0a00:020f" -> "10.0.2.15"; "" when not IPv4-mapped.
+std::string ipv4_of_gid(const std::string& gid) {
+  if (gid.size() != 39 || gid.compare(0, 30, kIpv4MappedPrefix) != 0) return {};
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (std::sscanf(gid.c_str() + 30, "%2x%2x:%2x%2x", &a, &b, &c, &d) != 4) return {};
+  return std::to_string(a) + "." + std::to_string(b) + "." + std::to_string(c) + "." + std::to_string(d);
+}
+
+bool has_address(const std::vector<std::string>& cidrs, const std::string& ip) {
+  return std::any_of(cidrs.begin(), cidrs.end(),
+                     [&](const std::string& cidr) { return cidr.substr(0, cidr.find('/')) == ip; });
+}
+
+std::string port_name(const DeviceState& device, const PortState& port) {
+  return device.name + "/" + std::to_string(port.port);
+}
+
+const char* port_state_name(ibv_port_state state) {
+  switch (state) {
+    case IBV_PORT_NOP: return "NOP";
+    case IBV_PORT_DOWN: return "DOWN";
+    case IBV_PORT_INIT: return "INIT";
+    case IBV_PORT_ARMED: return "ARMED";
+    case IBV_PORT_ACTIVE: return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER: return "ACTIVE_DEFER";
+  }
+  return "unknown";
+}
+
+// One side of the loopback: its queue pair, the CQ its sends complete on, and its buffer. Counts
+// posted and completed writes so that the send queue never overflows under selective signalling.
+struct Side {
+  verbs::QueuePair* qp = nullptr;
+  verbs::CompletionQueue* cq = nullptr;
+  verbs::MemoryRegion* mr = nullptr;
+  uint32_t depth = 0;
+  uint32_t signal_every = 1;
+  uint64_t posted = 0;
+  uint64_t completed = 0;  // writes known complete: every signalled completion covers signal_every
+  Clock::time_point last_completion{};
+
+  // Takes what completions there are; an error completion fails the test.
+  Result<int> poll() {
+    ibv_wc wcs[kPollBatch];
+    const int n = ibv_poll_cq(cq->get(), kPollBatch, wcs);
+    if (n < 0) return make_error(ErrorKind::kPlatform, "ibv_poll_cq failed");
+    for (int i = 0; i < n; ++i) {
+      if (wcs[i].status != IBV_WC_SUCCESS) {
+        return make_error(ErrorKind::kPlatform, "RDMA WRITE completed with an error: " + verbs::completion_error(wcs[i]));
+      }
+      completed += signal_every;
+    }
+    if (n > 0) last_completion = Clock::now();
+    return n;
+  }
+
+  // Waits (polling) until `free_slots` send-queue entries are free.
+  Result<void> make_room(uint32_t free_slots, std::chrono::milliseconds stall_timeout) {
+    const auto deadline = Clock::now() + stall_timeout;
+    while (posted - completed + free_slots > depth) {
+      auto n = poll();
+      if (!n) return n.error();
+      if (*n == 0 && Clock::now() > deadline) {
+        return make_error(ErrorKind::kTimeout, "no RDMA WRITE completed for " + std::to_string(stall_timeout.count()) +
+                                                   " ms (" + std::to_string(posted - completed) + " outstanding)");
+      }
+    }
+    return ok();
+  }
+};
+
+// Waits until the byte at `p` reads `value`: how the receiving side of ib_write_lat learns that a
+// write landed, without a receive queue or completion in the measured path.
+Result<void> wait_for_byte(const uint8_t* p, uint8_t value, std::chrono::milliseconds stall_timeout, int iteration) {
+  const volatile uint8_t* byte = p;
+  const auto deadline = Clock::now() + stall_timeout;
+  for (int spins = 0; *byte != value; ++spins) {
+    if (spins == kSpinsPerClockRead) {
+      spins = 0;
+      if (Clock::now() > deadline) {
+        return make_error(ErrorKind::kTimeout, "latency round trip " + std::to_string(iteration) + ": the write did not land within " +
+                                                   std::to_string(stall_timeout.count()) + " ms");
+      }
+    }
+  }
+  return ok();
+}
+
+struct BandwidthMeasurement {
+  uint64_t bytes = 0;
+  double seconds = 0;
+  double gbps() const { return seconds > 0 ? static_cast<double>(bytes) * 8 / seconds / 1e9 : 0; }
+};
+
+// ib_write_bw: A writes message_bytes from its buffer into B's, keeping the send queue full; chains
+// of signal_every writes are posted at once with only the last one signalled.
+Result<BandwidthMeasurement> measure_bandwidth(Side& a, const verbs::MemoryRegion& target, const LoopbackOptions& o) {
+  const uint32_t chain = a.signal_every;
+  std::vector<ibv_sge> sges(chain);
+  std::vector<ibv_send_wr> wrs(chain);
+  for (uint32_t i = 0; i < chain; ++i) {
+    sges[i] = {a.mr->address(), static_cast<uint32_t>(o.message_bytes), a.mr->lkey()};
+    ibv_send_wr& wr = wrs[i];
+    wr = {};
+    wr.wr_id = i;
+    wr.sg_list = &sges[i];
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = i + 1 == chain ? IBV_SEND_SIGNALED : 0;
+    wr.wr.rdma.remote_addr = target.address();
+    wr.wr.rdma.rkey = target.rkey();
+    wr.next = i + 1 == chain ? nullptr : &wrs[i + 1];
+  }
+  const uint64_t limit = o.iterations > 0 ? (o.iterations + chain - 1) / chain * chain : 0;
+  const auto start = Clock::now();
+  const auto stop_posting_at = start + o.duration;
+  a.last_completion = start;
+  bool posting = true;
+  while (posting || a.completed < a.posted) {
+    if (posting) {
+      while (a.posted - a.completed + chain <= a.depth) {
+        ibv_send_wr* bad = nullptr;
+        if (int rc = ibv_post_send(a.qp->get(), wrs.data(), &bad); rc != 0) {
+          return make_errno_error("ibv_post_send of " + std::to_string(chain) + " RDMA WRITEs", rc);
+        }
+        a.posted += chain;
+        if ((limit > 0 && a.posted >= limit) || (limit == 0 && Clock::now() >= stop_posting_at)) {
+          posting = false;
+          break;
+        }
+      }
+    }
+    auto n = a.poll();
+    if (!n) return n.error();
+    if (*n == 0 && Clock::now() - a.last_completion > o.stall_timeout) {
+      return make_error(ErrorKind::kTimeout, "no RDMA WRITE completed for " + std::to_string(o.stall_timeout.count()) +
+                                                 " ms (" + std::to_string(a.posted - a.completed) + " outstanding, " +
+                                                 std::to_string(a.completed) + " completed)");
+    }
+  }
+  BandwidthMeasurement m;
+  m.bytes = a.completed * o.message_bytes;
+  m.seconds = std::chrono::duration<double>(a.last_completion - start).count();
+  return m;
+}
+
+// ib_write_lat: A writes latency_bytes into B's buffer; B sees the last byte change and writes back
+// into A's; A sees its last byte change. Half that round trip is one sample. Each side sends from
+// the upper half of its buffer and is written into in the lower half, so that what it sends never
+// looks like what it waits for.
+Result<std::vector<double>> measure_latency(Side& a, Side& b, const LoopbackOptions& o) {
+  const size_t size = o.latency_bytes;
+  auto make_wr = [&](Side& from, const Side& to, ibv_sge& sge) {
+    sge = {from.mr->address() + size, static_cast<uint32_t>(size), from.mr->lkey()};
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.wr.rdma.remote_addr = to.mr->address();
+    wr.wr.rdma.rkey = to.mr->rkey();
+    return wr;
+  };
+  ibv_sge sge_a{}, sge_b{};
+  ibv_send_wr wr_a = make_wr(a, b, sge_a);
+  ibv_send_wr wr_b = make_wr(b, a, sge_b);
+  auto post = [&](Side& side, ibv_send_wr& wr) -> Result<void> {
+    if (auto room = side.make_room(1, o.stall_timeout); !room) return room.error();
+    wr.send_flags = (side.posted % side.signal_every == side.signal_every - 1) ? IBV_SEND_SIGNALED : 0;
+    // Inline: the data travels in the work request, as ib_write_lat does for small messages.
+    if (size <= side.qp->max_inline()) wr.send_flags |= IBV_SEND_INLINE;
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(side.qp->get(), &wr, &bad); rc != 0) return make_errno_error("ibv_post_send (latency)", rc);
+    ++side.posted;
+    return ok();
+  };
+  std::memset(a.mr->data(), 0, 2 * size);
+  std::memset(b.mr->data(), 0, 2 * size);
+  uint8_t* a_in_last = a.mr->data() + size - 1;
+  uint8_t* a_out_last = a.mr->data() + 2 * size - 1;
+  uint8_t* b_in_last = b.mr->data() + size - 1;
+  uint8_t* b_out_last = b.mr->data() + 2 * size - 1;
+
+  std::vector<double> samples;
+  samples.reserve(static_cast<size_t>(std::max(o.latency_iterations, 0)));
+  const auto give_up_at = Clock::now() + o.duration;
+  for (int i = 0; i < o.latency_iterations; ++i) {
+    const uint8_t mark = static_cast<uint8_t>(i % 255 + 1);  // never 0, the buffers' initial value
+    *a_out_last = mark;
+    const auto t0 = Clock::now();
+    if (auto r = post(a, wr_a); !r) return r.error();
+    if (auto r = wait_for_byte(b_in_last, mark, o.stall_timeout, i); !r) return r.error();
+    *b_out_last = mark;
+    if (auto r = post(b, wr_b); !r) return r.error();
+    if (auto r = wait_for_byte(a_in_last, mark, o.stall_timeout, i); !r) return r.error();
+    const auto t1 = Clock::now();
+    samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 2);
+    // Completions are reaped outside the measured interval.
+    if (auto r = a.poll(); !r) return r.error();
+    if (auto r = b.poll(); !r) return r.error();
+    if (static_cast<int>(samples.size()) >= kMinLatencySamples && t1 > give_up_at) break;
+  }
+  return samples;
+}
+
+}  // namespace
+
+Result<GidChoice> choose_gid(const PortState& port, const std::vector<std::string>& netdev_addresses) {
+  if (port.link_layer == "InfiniBand") return GidChoice{-1, "", "InfiniBand: addressed by LID"};
+  auto usable = [](const GidEntry& g) { return !g.gid.empty() && g.gid != kZeroGid; };
+  auto pick = [&](auto&& matches) -> const GidEntry* {
+    const GidEntry* best = nullptr;
+    for (const GidEntry& g : port.gids) {
+      if (usable(g) && matches(g) && (best == nullptr || g.index < best->index)) best = &g;
+    }
+    return best;
+  };
+  auto v2 = [](const GidEntry& g) { return g.type == "RoCE v2"; };
+  auto on_port_netdev = [&](const GidEntry& g) { return !port.netdev.empty() && g.netdev == port.netdev; };
+  auto describe = [](const GidEntry& g, const std::string& what) {
+    return GidChoice{g.index, g.gid, what + (g.netdev.empty() ? "" : " on " + g.netdev)};
+  };
+  if (const GidEntry* g = pick([&](const GidEntry& e) {
+        const std::string ip = ipv4_of_gid(e.gid);
+        return v2(e) && on_port_netdev(e) && !ip.empty() && has_address(netdev_addresses, ip);
+      })) {
+    return describe(*g, "RoCE v2 GID of " + ipv4_of_gid(g->gid));
+  }
+  // The netdev's addresses were not given (or the GID table is ahead of them): the table itself says
+  // which IPv4 addresses the netdev has.
+  if (const GidEntry* g = pick([&](const GidEntry& e) { return v2(e) && on_port_netdev(e) && !ipv4_of_gid(e.gid).empty(); })) {
+    return describe(*g, "RoCE v2 GID of " + ipv4_of_gid(g->gid));
+  }
+  if (const GidEntry* g = pick([&](const GidEntry& e) { return v2(e) && on_port_netdev(e); })) {
+    return describe(*g, "RoCE v2 GID (no IPv4 address)");
+  }
+  if (const GidEntry* g = pick(v2)) return describe(*g, "RoCE v2 GID");
+  if (const GidEntry* g = pick([](const GidEntry&) { return true; })) {
+    return describe(*g, "RoCE v1 GID (the port has no RoCE v2 GID)");
+  }
+  return make_error(ErrorKind::kNotFound,
+                    "no usable GID on the port (its netdev " + (port.netdev.empty() ? "is unknown" : port.netdev + " has no address") +
+                        "); RoCE needs one");
+}
+
+LatencyFigures summarize_latency(std::vector<double> samples) {
+  LatencyFigures f;
+  if (samples.empty()) return f;
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  f.typical_us = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  f.average_us = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(n);
+  // Nearest rank: the smallest sample at or above 99% of them.
+  const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(n)));
+  f.p99_us = samples[std::clamp<size_t>(rank, 1, n) - 1];
+  return f;
+}
+
+Result<SelftestResult> run_loopback(const DeviceState& device, const PortState& port, const LoopbackOptions& o) {
+  const std::string where = port_name(device, port);
+  if (o.message_bytes == 0 || o.queue_depth == 0 || o.signal_every == 0 || o.latency_bytes == 0 ||
+      2 * o.latency_bytes > o.message_bytes) {
+    return make_error(ErrorKind::kUsage, "loopback options out of range", where);
+  }
+  auto gid_choice = choose_gid(port, o.netdev_addresses);
+  if (!gid_choice) {
+    Error e = gid_choice.error();
+    e.where = where;
+    return e;
+  }
+  auto list = verbs::DeviceList::open();
+  if (!list) return list.error();
+  auto ibv_device = list->find(device.name);
+  if (!ibv_device) return ibv_device.error();
+  auto context = verbs::Context::open(*ibv_device);
+  if (!context) return context.error();
+  auto device_attr = context->query_device();
+  if (!device_attr) return device_attr.error();
+  auto port_attr = context->query_port(port.port);
+  if (!port_attr) return port_attr.error();
+  if (port_attr->state != IBV_PORT_ACTIVE) {
+    return make_error(ErrorKind::kPlatform, std::string("the port is ") + port_state_name(port_attr->state) + " now, not ACTIVE", where);
+  }
+  verbs::QpEndpoint endpoint;
+  endpoint.lid = port_attr->lid;
+  if (gid_choice->index >= 0) {
+    auto gid = context->query_gid(port.port, gid_choice->index);
+    if (!gid) return gid.error();
+    endpoint.gid = *gid;
+    // The recorded table and the device's must agree, or the observation is stale (address changed).
+    if (!gid_choice->gid.empty() && verbs::gid_to_string(*gid) != gid_choice->gid) {
+      return make_error(ErrorKind::kPlatform,
+                        "GID index " + std::to_string(gid_choice->index) + " is " + verbs::gid_to_string(*gid) +
+                            " on the device but " + gid_choice->gid + " in sysfs when observed; run again",
+                        where);
+    }
+  }
+
+  // The send queue and CQ as deep as asked, within what the device allows.
+  const uint32_t depth = std::min<uint32_t>(
+      {o.queue_depth, static_cast<uint32_t>(device_attr->max_qp_wr), static_cast<uint32_t>(device_attr->max_cqe)});
+  const uint32_t signal_every = std::min(o.signal_every, depth);
+  auto pd = verbs::ProtectionDomain::open(*context);
+  if (!pd) return pd.error();
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  auto mr_a = verbs::MemoryRegion::open(*pd, o.message_bytes, access);
+  if (!mr_a) return mr_a.error();
+  auto mr_b = verbs::MemoryRegion::open(*pd, o.message_bytes, access);
+  if (!mr_b) return mr_b.error();
+  auto cq_a = verbs::CompletionQueue::open(*context, static_cast<int>(depth));
+  if (!cq_a) return cq_a.error();
+  auto cq_b = verbs::CompletionQueue::open(*context, static_cast<int>(depth));
+  if (!cq_b) return cq_b.error();
+  const verbs::QueuePair::Caps caps{depth, 1, static_cast<uint32_t>(o.latency_bytes)};
+  auto qp_a = verbs::QueuePair::open_rc(*pd, *cq_a, *cq_a, caps);
+  if (!qp_a) return qp_a.error();
+  auto qp_b = verbs::QueuePair::open_rc(*pd, *cq_b, *cq_b, caps);
+  if (!qp_b) return qp_b.error();
+
+  // Connect each QP to the other: same port, same GID (or LID), each other's QPN and PSN.
+  const verbs::QpPath path{port.port, gid_choice->index, port_attr->active_mtu};
+  verbs::QpEndpoint end_a = endpoint, end_b = endpoint;
+  end_a.qp_num = qp_a->qp_num();
+  end_a.psn = 0x1000;
+  end_b.qp_num = qp_b->qp_num();
+  end_b.psn = 0x2000;
+  for (auto [qp, remote, psn] : {std::tuple{&*qp_a, end_b, end_a.psn}, std::tuple{&*qp_b, end_a, end_b.psn}}) {
+    if (auto r = qp->to_init(port.port, IBV_ACCESS_REMOTE_WRITE); !r) return r.error();
+    if (auto r = qp->to_rtr(path, remote); !r) return r.error();
+    if (auto r = qp->to_rts(psn); !r) return r.error();
+  }
+
+  SelftestResult result;
+  result.test = "loopback";
+  result.device = device.name;
+  result.port = port.port;
+  result.gid_index = gid_choice->index;
+  result.gid = gid_choice->index >= 0 ? verbs::gid_to_string(endpoint.gid) : "";
+
+  Side a{&*qp_a, &*cq_a, &*mr_a, depth, signal_every};
+  Side b{&*qp_b, &*cq_b, &*mr_b, depth, signal_every};
+  std::string error;
+  // A pattern that a write which did not land cannot leave behind (B's buffer starts zeroed).
+  for (size_t i = 0; i < o.message_bytes; ++i) mr_a->data()[i] = static_cast<uint8_t>(i * 7 + 1);
+  auto bandwidth = measure_bandwidth(a, *mr_b, o);
+  if (!bandwidth) {
+    error = "bandwidth: " + bandwidth.error().message;
+  } else if (std::memcmp(mr_a->data(), mr_b->data(), o.message_bytes) != 0) {
+    error = "bandwidth: the writes completed but the target buffer does not hold the data written";
+  } else {
+    result.bandwidth_gbps = bandwidth->gbps();
+  }
+  if (error.empty()) {
+    auto samples = measure_latency(a, b, o);
+    if (!samples) {
+      error = "latency: " + samples.error().message;
+    } else {
+      result.latency = summarize_latency(std::move(*samples));
+    }
+  }
+
+  BandwidthFigures figures;
+  figures.measured_gbps = result.bandwidth_gbps;
+  figures.error = error;
+  figures.link_layer = port.link_layer;
+  figures.rate_gbps = port.rate_gbps;
+  figures.rate_text = port.rate;
+  figures.min_ratio = o.min_bandwidth_ratio;
+  const BandwidthVerdict verdict = judge_bandwidth(figures);
+  result.outcome = verdict.outcome;
+  result.expected_gbps = verdict.expected_gbps;
+  result.reason = verdict.reason + "; " + gid_choice->why + ", path MTU " +
+                  std::to_string(verbs::mtu_bytes(port_attr->active_mtu));
+  if (bandwidth) {
+    char detail[96];
+    std::snprintf(detail, sizeof detail, ", %llu x %zu B writes in %.2f s",
+                  static_cast<unsigned long long>(bandwidth->bytes / o.message_bytes), o.message_bytes, bandwidth->seconds);
+    result.reason += detail;
+  }
+  return result;
+}
+
+}  // namespace rdmactl
