@@ -111,6 +111,23 @@ std::string render_text(const Report& report) {
         << " rolled back, " << report.count(ChangeStatus::kPendingReboot) << " pending reboot.\n";
   }
   if (report.pending_reboot) out << "A reboot is needed for changes staged in firmware.\n";
+  if (report.selftest.is_object()) {
+    out << "Self-test " << report.selftest.value("result", "?") << ": " << report.selftest.value("reason", "") << "\n";
+    for (const auto& t : report.selftest.value("tests", nlohmann::json::array())) {
+      const std::string what = t.value("test", "") == "peer" ? "peer " + t.value("peer", "")
+                                                             : t.value("test", "") + " " + t.value("device", "") + "/" +
+                                                                   std::to_string(t.value("port", 0));
+      out << "  " << what << ": " << t.value("result", "?");
+      if (t.contains("bandwidthGbps") && t["bandwidthGbps"].is_number()) {
+        out << ", " << t["bandwidthGbps"].get<double>() << " Gb/s";
+        if (t.contains("expectedGbps") && t["expectedGbps"].is_number()) {
+          out << " (expected >= " << t["expectedGbps"].get<double>() << ")";
+        }
+      }
+      if (!t.value("reason", "").empty() && t.value("result", "") != "passed") out << ": " << t.value("reason", "");
+      out << "\n";
+    }
+  }
   return out.str();
 }
 
@@ -157,6 +174,20 @@ std::string render_prom(const Report& report) {
       << "# HELP rdmactl_pending_reboot 1 when firmware changes wait for a reboot.\n"
       << "# TYPE rdmactl_pending_reboot gauge\n"
       << "rdmactl_pending_reboot{node=\"" << node << "\"} " << (report.pending_reboot ? 1 : 0) << "\n";
+  if (report.selftest.is_object()) {
+    const std::string result = report.selftest.value("result", "");
+    out << "# HELP rdmactl_selftest_passed 1 when the RDMA self-test passed, 0 when it failed or was skipped.\n"
+        << "# TYPE rdmactl_selftest_passed gauge\n"
+        << "rdmactl_selftest_passed{node=\"" << node << "\",result=\"" << prom_escape(result) << "\"} "
+        << (result == "passed" ? 1 : 0) << "\n"
+        << "# HELP rdmactl_selftest_bandwidth_gbps Loopback RDMA WRITE bandwidth per port.\n"
+        << "# TYPE rdmactl_selftest_bandwidth_gbps gauge\n";
+    for (const auto& t : report.selftest.value("tests", nlohmann::json::array())) {
+      if (t.value("test", "") != "loopback" || !t.contains("bandwidthGbps") || !t["bandwidthGbps"].is_number()) continue;
+      out << "rdmactl_selftest_bandwidth_gbps{node=\"" << node << "\",device=\"" << prom_escape(t.value("device", ""))
+          << "\",port=\"" << t.value("port", 0) << "\"} " << t["bandwidthGbps"].get<double>() << "\n";
+    }
+  }
   return out.str();
 }
 

@@ -1,5 +1,6 @@
 // Every output format of a report says the same thing.
 #include "agent/report/format.h"
+#include "agent/selftest/selftest.h"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -65,7 +66,28 @@ TEST(Format, JsonReportsMatchTheReportSchema) {
   applied.changes[1].status = ChangeStatus::kFailed;
   applied.changes[1].error = "cannot write";
   applied.errors.push_back(make_error(ErrorKind::kNotFound, "no netdev named x", "f.yaml:3:7"));
-  for (const Report& r : {plan, applied}) {
+  Report tested = plan;
+  tested.kind = "ApplyReport";
+  SelftestReport selftest;
+  SelftestResult loopback;
+  loopback.test = "loopback";
+  loopback.device = "mlx5_0";
+  loopback.port = 1;
+  loopback.bandwidth_gbps = 93.5;
+  loopback.expected_gbps = 90;
+  loopback.latency = LatencyFigures{1.9, 2.0, 2.4};
+  loopback.outcome = SelftestResult::Outcome::kPassed;
+  SelftestResult peer;
+  peer.test = "peer";
+  peer.peer = "192.168.100.12:18515";
+  peer.round_trip_us = 5.5;
+  peer.outcome = SelftestResult::Outcome::kPassed;
+  selftest.results = {loopback, peer};
+  summarize(selftest);
+  tested.selftest = to_json(selftest);
+  Report skipped = tested;
+  skipped.selftest = to_json(SelftestReport{{}, SelftestResult::Outcome::kSkipped, "no RDMA device on this host"});
+  for (const Report& r : {plan, applied, tested, skipped}) {
     const nlohmann::json report = to_json(r);
     valijson::Validator validator;
     valijson::ValidationResults results;
@@ -126,6 +148,42 @@ TEST(Format, ParsesNamesAndRejectsOthers) {
   auto bad = parse_format("xml");
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().kind, ErrorKind::kUsage);
+}
+
+// Apply's report ends with the self-test: a line per test in text, gauges in prom, the object in JSON.
+TEST(Format, ApplyReportsCarryTheSelftest) {
+  Report r = sample_report();
+  r.kind = "ApplyReport";
+  SelftestReport selftest;
+  SelftestResult loopback;
+  loopback.test = "loopback";
+  loopback.device = "mlx5_0";
+  loopback.port = 1;
+  loopback.gid_index = 3;
+  loopback.bandwidth_gbps = 93.5;
+  loopback.expected_gbps = 90;
+  loopback.outcome = SelftestResult::Outcome::kPassed;
+  SelftestResult peer;
+  peer.test = "peer";
+  peer.peer = "192.168.100.12:18515";
+  peer.outcome = SelftestResult::Outcome::kFailed;
+  peer.reason = "connect: rejected";
+  selftest.results = {loopback, peer};
+  summarize(selftest);
+  r.selftest = to_json(selftest);
+
+  const std::string text = render_report(r, Format::kText);
+  EXPECT_NE(text.find("Self-test failed: 1 of 2 test(s) failed\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  loopback mlx5_0/1: passed, 93.5 Gb/s (expected >= 90)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  peer 192.168.100.12:18515: failed: connect: rejected\n"), std::string::npos) << text;
+  const std::string prom = render_report(r, Format::kProm);
+  EXPECT_NE(prom.find("rdmactl_selftest_passed{node=\"gpu-01\",result=\"failed\"} 0\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_selftest_bandwidth_gbps{node=\"gpu-01\",device=\"mlx5_0\",port=\"1\"} 93.5\n"),
+            std::string::npos)
+      << prom;
+  const auto json = nlohmann::json::parse(render_report(r, Format::kJson));
+  EXPECT_EQ(json["selftest"]["result"], "failed");
+  EXPECT_EQ(json["selftest"]["tests"][0]["gidIndex"], 3);
 }
 
 }  // namespace
