@@ -90,6 +90,19 @@ class LinkTypeTest : public test::ReconcilerOnFixture {
     return out;
   }
 
+  // Observes, plans the spec's one change and applies it, as the engine would; the test checks
+  // what it returned and did.
+  Result<void> plan_and_apply_one(const NodeSpec& spec) {
+    const HostState before = observe(spec);
+    DiffResult plan;
+    reconciler_->diff(spec, before, plan);
+    if (plan.changes.size() != 1u) {
+      ADD_FAILURE() << "planned " << plan.changes.size() << " changes, want 1";
+      return make_error(ErrorKind::kPlatform, "no single change planned");
+    }
+    return reconciler_->apply(*platform_, before, plan.changes[0]);
+  }
+
   std::vector<std::string> calls() const {
     std::vector<std::string> lines;
     std::istringstream log(test::read_file(fake_state_.root() + "/calls.log"));
@@ -157,11 +170,7 @@ TEST_F(LinkTypeTest, AValueStagedByHandIsPendingRebootAndVpiDiffers) {
 TEST_F(LinkTypeTest, ApplySetsTheParameterOnceAndRecordsTheBootId) {
   use_cx7_ib();
   const NodeSpec spec = spec_for("mlx5_0", "ethernet");
-  const HostState before = observe(spec);
-  DiffResult plan;
-  reconciler_->diff(spec, before, plan);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  auto applied = reconciler_->apply(*platform_, before, plan.changes[0]);
+  auto applied = plan_and_apply_one(spec);
   ASSERT_TRUE(applied) << applied.error().to_string();
   EXPECT_EQ(sets(), std::vector<std::string>{"-y -d 0000:c1:00.0 set LINK_TYPE_P1=ETH"});
   EXPECT_EQ(nlohmann::json::parse(tree_.read(kStagingFile)),
@@ -176,11 +185,7 @@ TEST_F(LinkTypeTest, ApplySetsTheParameterOnceAndRecordsTheBootId) {
 TEST_F(LinkTypeTest, AWarmRebootTripsTheGuardAndAColdOneConverges) {
   use_cx7_ib();
   const NodeSpec spec = spec_for("mlx5_0", "ethernet");
-  const HostState before = observe(spec);
-  DiffResult plan;
-  reconciler_->diff(spec, before, plan);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  ASSERT_TRUE(reconciler_->apply(*platform_, before, plan.changes[0]));
+  ASSERT_TRUE(plan_and_apply_one(spec));
 
   firmware({"reboot", "warm", tree_.root()});
   const HostState warm = observe(spec);
@@ -229,11 +234,7 @@ TEST_F(LinkTypeTest, AFailingSetIsAnErrorWithItsStderrAndRecordsNothing) {
   use_cx7_ib();
   firmware({"fail-set", "0000:c1:00.0", "-E- Failed to set configuration: ME_BAD_PARAMS"});
   const NodeSpec spec = spec_for("mlx5_0", "ethernet");
-  const HostState before = observe(spec);
-  DiffResult plan;
-  reconciler_->diff(spec, before, plan);
-  ASSERT_EQ(plan.changes.size(), 1u);
-  auto applied = reconciler_->apply(*platform_, before, plan.changes[0]);
+  auto applied = plan_and_apply_one(spec);
   ASSERT_FALSE(applied);
   EXPECT_EQ(applied.error().message,
             "mstconfig -y -d 0000:c1:00.0 set LINK_TYPE_P1=ETH exited with 3: -E- Failed to set configuration: "

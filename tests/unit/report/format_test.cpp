@@ -37,6 +37,29 @@ Report sample_report() {
   return r;
 }
 
+// A self-test as apply reports it: a loopback that passed with its figures, and a peer test.
+SelftestReport sample_selftest(SelftestResult::Outcome peer_outcome, std::string peer_reason) {
+  SelftestReport selftest;
+  SelftestResult loopback;
+  loopback.test = "loopback";
+  loopback.device = "mlx5_0";
+  loopback.port = 1;
+  loopback.gid_index = 3;
+  loopback.bandwidth_gbps = 93.5;
+  loopback.expected_gbps = 90;
+  loopback.latency = LatencyFigures{1.9, 2.0, 2.4};
+  loopback.outcome = SelftestResult::Outcome::kPassed;
+  SelftestResult peer;
+  peer.test = "peer";
+  peer.peer = "192.168.100.12:18515";
+  peer.round_trip_us = 5.5;
+  peer.outcome = peer_outcome;
+  peer.reason = std::move(peer_reason);
+  selftest.results = {loopback, peer};
+  summarize(selftest);
+  return selftest;
+}
+
 TEST(Format, JsonHasTheContractShape) {
   const auto json = nlohmann::json::parse(render_report(sample_report(), Format::kJson));
   EXPECT_EQ(json["apiVersion"], "rdmactl/v1");
@@ -68,23 +91,7 @@ TEST(Format, JsonReportsMatchTheReportSchema) {
   applied.errors.push_back(make_error(ErrorKind::kNotFound, "no netdev named x", "f.yaml:3:7"));
   Report tested = plan;
   tested.kind = "ApplyReport";
-  SelftestReport selftest;
-  SelftestResult loopback;
-  loopback.test = "loopback";
-  loopback.device = "mlx5_0";
-  loopback.port = 1;
-  loopback.bandwidth_gbps = 93.5;
-  loopback.expected_gbps = 90;
-  loopback.latency = LatencyFigures{1.9, 2.0, 2.4};
-  loopback.outcome = SelftestResult::Outcome::kPassed;
-  SelftestResult peer;
-  peer.test = "peer";
-  peer.peer = "192.168.100.12:18515";
-  peer.round_trip_us = 5.5;
-  peer.outcome = SelftestResult::Outcome::kPassed;
-  selftest.results = {loopback, peer};
-  summarize(selftest);
-  tested.selftest = to_json(selftest);
+  tested.selftest = to_json(sample_selftest(SelftestResult::Outcome::kPassed, ""));
   Report skipped = tested;
   skipped.selftest = to_json(SelftestReport{{}, SelftestResult::Outcome::kSkipped, "no RDMA device on this host"});
   for (const Report& r : {plan, applied, tested, skipped}) {
@@ -154,23 +161,7 @@ TEST(Format, ParsesNamesAndRejectsOthers) {
 TEST(Format, ApplyReportsCarryTheSelftest) {
   Report r = sample_report();
   r.kind = "ApplyReport";
-  SelftestReport selftest;
-  SelftestResult loopback;
-  loopback.test = "loopback";
-  loopback.device = "mlx5_0";
-  loopback.port = 1;
-  loopback.gid_index = 3;
-  loopback.bandwidth_gbps = 93.5;
-  loopback.expected_gbps = 90;
-  loopback.outcome = SelftestResult::Outcome::kPassed;
-  SelftestResult peer;
-  peer.test = "peer";
-  peer.peer = "192.168.100.12:18515";
-  peer.outcome = SelftestResult::Outcome::kFailed;
-  peer.reason = "connect: rejected";
-  selftest.results = {loopback, peer};
-  summarize(selftest);
-  r.selftest = to_json(selftest);
+  r.selftest = to_json(sample_selftest(SelftestResult::Outcome::kFailed, "connect: rejected"));
 
   const std::string text = render_report(r, Format::kText);
   EXPECT_NE(text.find("Self-test failed: 1 of 2 test(s) failed\n"), std::string::npos) << text;

@@ -11,30 +11,11 @@ dev=${VM_RXE_DEV:-rxe0}
 ip=${VM_IPV4:-10.0.2.15}
 idx=${VM_GID_INDEX:-$(gid_index "$dev" 1 "$(ipv4_gid "$ip")" "RoCE v2" "${VM_NETDEV:-eth0}")} ||
   fail "no IPv4 RoCE v2 GID on $dev"
-port=18515
 # -D 2: two seconds of writes (not a fixed count: under TCG the rate varies a lot between hosts).
 # -F: no failure over CPU-frequency detection, which means nothing in a VM.
-args=(-d "$dev" -x "$idx" -D 2 -F -p "$port")
-
-ib_write_bw "${args[@]}" > server.log 2>&1 &
-server=$!
-listening() { ss -Hltn "sport = :$port" | grep -q .; }
-wait_until 20 listening || { cat server.log; fail "ib_write_bw server did not listen on $port"; }
-
-set +e
-ib_write_bw "${args[@]}" "$ip" > client.log 2>&1
-client_rc=$?
-# A client that never connected leaves the server waiting for one: stop it rather than hang.
-[ "$client_rc" -eq 0 ] || kill "$server" 2>/dev/null
-wait "$server"
-server_rc=$?
-set -e
-echo "--- client (ib_write_bw ${args[*]} $ip), exit $client_rc"; cat client.log
-[ "$client_rc" -eq 0 ] || { echo "--- server, exit $server_rc"; cat server.log; fail "ib_write_bw client failed"; }
-[ "$server_rc" -eq 0 ] || { echo "--- server, exit $server_rc"; cat server.log; fail "ib_write_bw server failed"; }
-
+perftest_pair ib_write_bw 18515 bw "$ip" -d "$dev" -x "$idx" -D 2 -F || fail "ib_write_bw failed"
 # The result row follows the "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] ..." header.
-read -r bytes iters peak avg _ < <(awk '/#bytes/ {getline; print; exit}' client.log) ||
+read -r bytes iters peak avg _ < <(awk '/#bytes/ {getline; print; exit}' bw-client.log) ||
   fail "no result row in the client's output"
 if ! [[ $iters =~ ^[0-9]+$ ]] || [ "$iters" -eq 0 ]; then
   fail "no iterations completed (row: $bytes $iters $peak $avg)"

@@ -96,41 +96,16 @@ print("ok: the spec selects " + dev + "/1 at its own ratio; mlx5_0: " + st["test
 PY
 
 # perftest on the same device and GID, server and client in this guest (as 03-perftest-loopback).
-port=18516
-args=(-d "$dev" -x "$idx" -D 2 -F -p "$port" --report_gbits)
-ib_write_bw "${args[@]}" > server.log 2>&1 &
-server=$!
-listening() { ss -Hltn "sport = :$port" | grep -q .; }
-wait_until 20 listening || { cat server.log; fail "ib_write_bw server did not listen on $port"; }
-set +e
-ib_write_bw "${args[@]}" "$ip" > client.log 2>&1
-client_rc=$?
-[ "$client_rc" -eq 0 ] || kill "$server" 2>/dev/null
-wait "$server"
-set -e
-echo "--- ib_write_bw ${args[*]} $ip, exit $client_rc"; cat client.log
-[ "$client_rc" -eq 0 ] || fail "ib_write_bw client failed"
+perftest_pair ib_write_bw 18516 bw "$ip" -d "$dev" -x "$idx" -D 2 -F --report_gbits || fail "ib_write_bw failed"
 # Columns: #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]
-read -r _ _ _ perftest_bw _ < <(awk '/#bytes/ {getline; print; exit}' client.log) || fail "no result row from ib_write_bw"
+read -r _ _ _ perftest_bw _ < <(awk '/#bytes/ {getline; print; exit}' bw-client.log) || fail "no result row from ib_write_bw"
 python3 -c 'import sys; r, p = map(float, sys.argv[1:]); print(f"rdmactl {r:.4f} Gb/s, ib_write_bw {p:.4f} Gb/s, ratio rdmactl/perftest {r / p:.2f}" if p > 0 else f"rdmactl {r:.4f} Gb/s, ib_write_bw {p} Gb/s")' "$bw" "$perftest_bw"
 
 # ib_write_lat the same way: its t_typical (median) and 99% percentile beside rdmactl's. perftest
 # times with the TSC scaled by the CPU frequency it estimates (-F: whatever it finds); under TCG that
 # estimate is unstable ("Correlation coefficient r^2 < 0.9"), so its microseconds vary by 100x between
 # runs, while rdmactl reads CLOCK_MONOTONIC.
-port=18517
-args=(-d "$dev" -x "$idx" -n 1000 -F -p "$port")
-ib_write_lat "${args[@]}" > lat-server.log 2>&1 &
-server=$!
-wait_until 20 listening || { cat lat-server.log; fail "ib_write_lat server did not listen on $port"; }
-set +e
-ib_write_lat "${args[@]}" "$ip" > lat-client.log 2>&1
-client_rc=$?
-[ "$client_rc" -eq 0 ] || kill "$server" 2>/dev/null
-wait "$server"
-set -e
-echo "--- ib_write_lat ${args[*]} $ip, exit $client_rc"; cat lat-client.log
-[ "$client_rc" -eq 0 ] || fail "ib_write_lat client failed"
+perftest_pair ib_write_lat 18517 lat "$ip" -d "$dev" -x "$idx" -n 1000 -F || fail "ib_write_lat failed"
 # Columns: #bytes #iterations t_min t_max t_typical t_avg t_stdev 99%-percentile 99.9%-percentile
 read -r _ _ _ _ perftest_typical perftest_avg _ perftest_p99 _ < <(awk '/#bytes/ {getline; print; exit}' lat-client.log) ||
   fail "no result row from ib_write_lat"

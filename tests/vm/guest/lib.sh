@@ -48,3 +48,27 @@ wait_until() {  # SECONDS CMD...
     sleep 0.1
   done
 }
+
+# perftest_pair TOOL PORT LOG-PREFIX ADDR ARGS...: a perftest server and client in this guest (as
+# ib_write_bw's own loopback example does): the server on PORT, the client connecting to ADDR.
+# Writes LOG-PREFIX-server.log and LOG-PREFIX-client.log; the exit code is the client's, and a
+# server left waiting by a client that never connected is stopped rather than left to hang.
+perftest_pair() {
+  local tool=$1 port=$2 log=$3 addr=$4
+  shift 4
+  "$tool" "$@" -p "$port" > "$log-server.log" 2>&1 &
+  local server=$! client_rc=0
+  # shellcheck disable=SC2317  # called through wait_until
+  listening() { ss -Hltn "sport = :$port" | grep -q .; }
+  wait_until 20 listening || { cat "$log-server.log"; fail "$tool server did not listen on $port"; }
+  "$tool" "$@" -p "$port" "$addr" > "$log-client.log" 2>&1 || client_rc=$?
+  [ "$client_rc" -eq 0 ] || kill "$server" 2>/dev/null || true
+  local server_rc=0
+  wait "$server" || server_rc=$?
+  echo "--- $tool $* -p $port $addr: client exit $client_rc, server exit $server_rc"
+  cat "$log-client.log"
+  if [ "$client_rc" -ne 0 ] || [ "$server_rc" -ne 0 ]; then
+    echo "--- server"; cat "$log-server.log"
+    return 1
+  fi
+}
