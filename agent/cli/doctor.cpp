@@ -47,7 +47,8 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
   sub->footer(
       "Checks: port ACTIVE and LinkUp; rate against the adapter's best and full link width; link layer\n"
       "against the spec; a RoCE v2 GID for every IPv4 address of a RoCE netdev (and which GID index\n"
-      "tests should use); RoCE MTU (netdev MTU of at least 4200; 9000 is the norm); PCIe width and\n"
+      "tests should use); RoCE MTU (netdev MTU of at least 4200; 9000 is the norm); PFC on the\n"
+      "priority DSCP 26 maps to, ECN on each PFC priority (where DCB was observed); PCIe width and\n"
       "speed against the device's maximum and the port rate; error counters (symbol_error,\n"
       "link_downed, port_rcv_errors, local_link_integrity_errors, excessive_buffer_overrun_errors);\n"
       "a subnet manager for InfiniBand ports.\n\n"

@@ -14,7 +14,7 @@
 namespace rdmactl {
 
 struct Finding {
-  std::string check;     // port-state, port-rate, link-layer, roce-gid, roce-mtu, pcie-link, pcie-bandwidth, error-counters, subnet-manager
+  std::string check;     // port-state, port-rate, link-layer, roce-gid, roce-mtu, pfc, ecn, pcie-link, pcie-bandwidth, error-counters, subnet-manager
   std::string severity;  // "error": RDMA is broken or degraded; "warning": likely to hurt
   std::string resource;  // rdma/<dev>/<port>, netdev/<name>, pci/<bdf>
   std::string message;   // what is wrong, with the observed values

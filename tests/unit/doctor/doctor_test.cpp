@@ -64,6 +64,9 @@ HostState healthy_host() {
   eth.mtu = 9000;
   eth.state = "up";
   eth.addresses = {"192.168.100.11/24", "fd00:100::11/64"};
+  // The roce-lossless profile, converged.
+  eth.qos = nlohmann::json::parse(R"({"trust": "dscp", "dscpToPriority": {"26": 3, "48": 6}, "pfc": [3]})");
+  eth.ecn = nlohmann::json::parse(R"({"priorities": [3], "cnpDscp": 48})");
   NetdevState ib;
   ib.name = "ib0";
   ib.mtu = 4092;
@@ -148,7 +151,20 @@ INSTANTIATE_TEST_SUITE_P(
         Planted{"NoSubnetManager", [](HostState& s) { ib(s).sm_lid = 0; }, "subnet-manager", "rdma/mlx5_1/1",
                 "no subnet manager (sm_lid 0): the port cannot become ACTIVE"},
         Planted{"NoDevices", [](HostState& s) { s.devices.clear(); }, "devices", "rdma",
-                "no RDMA devices on this host"}),
+                "no RDMA devices on this host"},
+        Planted{"PfcOff", [](HostState& s) { (*s.netdevs[0].qos)["pfc"] = nlohmann::json::array(); }, "pfc",
+                "netdev/ens1f0np0",
+                "PFC is off on every priority of ens1f0np0 (mlx5_0 port 1): RoCE traffic is dropped under "
+                "congestion, and throughput falls to under half of line rate"},
+        Planted{"RoceDscpOnAPriorityWithoutPfc",
+                [](HostState& s) { (*s.netdevs[0].qos)["dscpToPriority"]["26"] = 4; }, "pfc", "netdev/ens1f0np0",
+                "ens1f0np0 maps DSCP 26 (RoCE) to priority 4, but PFC is on for [3] only: RoCE traffic is not "
+                "lossless"},
+        Planted{"EcnOffOnTheLosslessPriority",
+                [](HostState& s) { (*s.netdevs[0].ecn)["priorities"] = nlohmann::json::array(); }, "ecn",
+                "netdev/ens1f0np0",
+                "ECN (DCQCN) is not on at both points for lossless priority 3 of ens1f0np0: congestion is left "
+                "to PFC pauses alone, which spread to other flows"}),
     [](const ::testing::TestParamInfo<Planted>& info) { return std::string(info.param.name); });
 
 TEST(Doctor, ComparesTheLinkLayerWithTheSpec) {
