@@ -25,6 +25,7 @@ constexpr const char* kJson = "application/json";
 constexpr const char* kPromText = "text/plain; version=0.0.4; charset=utf-8";
 // Short: stop() waits for connections kept alive, and serve promises to stop within about a second.
 constexpr time_t kKeepAliveSeconds = 1;
+constexpr std::chrono::seconds kStartDeadline{5};
 
 void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
@@ -138,7 +139,15 @@ void HttpApi::start() {
     } catch (const std::exception& e) {
       spdlog::error("HTTP API stopped: {}", e.what());
     }
+    listen_returned_.store(true);
   });
+  // cpp-httplib's stop() does nothing until the server runs, so a stop() that came before the
+  // thread entered listen would leave it listening and the join waiting forever: return only once
+  // it runs (or has already given up).
+  const auto deadline = std::chrono::steady_clock::now() + kStartDeadline;
+  while (!server_->is_running() && !listen_returned_.load() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void HttpApi::stop() {

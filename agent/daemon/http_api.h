@@ -7,6 +7,7 @@
 // boundary, and becomes a 500 or an Error.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,7 @@ class HttpApi {
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
   std::thread thread_;
+  std::atomic<bool> listen_returned_{false};
 };
 
 }  // namespace rdmactl

@@ -173,5 +173,13 @@ TEST_F(HttpApiTest, WithoutATokenFileThePostsAreForbidden) {
   EXPECT_NE(res->body.find("no --token-file configured"), std::string::npos);
 }
 
+// Also: stop() right after start() returns (cpp-httplib ignores a stop before it runs).
+TEST_F(HttpApiTest, ASecondServerCannotTakeTheSamePort) {
+  serve(std::nullopt);
+  ApiSettings settings;
+  settings.listen = {"127.0.0.1", api_->port()};
+  EXPECT_FALSE(HttpApi::bind(*agent_, settings));
+}
+
 }  // namespace
 }  // namespace rdmactl
