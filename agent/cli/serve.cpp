@@ -1,10 +1,13 @@
-// rdmactl serve: the agent. For now it answers other nodes' peer self-tests (the rdma_cm
-// responder of agent/selftest/peer.h) in the foreground until SIGINT or SIGTERM; the spec watch
-// loop and the HTTP API are to run beside it, which is why the responder lives outside this file.
+// rdmactl serve: the agent. With -f SPEC it keeps the host converged to the spec (agent/daemon/
+// agent.h: start-up, spec file changes, a timer and POST /v1/reconcile each ask for a full
+// reconcile), serves the HTTP API (agent/daemon/http_api.h) and answers other nodes' peer
+// self-tests (the rdma_cm responder of agent/selftest/peer.h), each on its own thread, until
+// SIGINT or SIGTERM. Without -f it is only the responder.
 //
 // `--probe ADDR[:PORT]` is serve's diagnostic: it runs the peer self-test against another node's
 // responder once, prints the result and exits, to check a responder (or this host's path to it)
 // without the rest of the self-test.
+#include <pthread.h>
 #include <signal.h>
 
 #include <spdlog/spdlog.h>
@@ -12,8 +15,13 @@
 #include <atomic>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <thread>
 
 #include "agent/cli/common.h"
+#include "agent/daemon/agent.h"
+#include "agent/daemon/http_api.h"
+#include "agent/daemon/live_host.h"
 #include "agent/platform/netlink.h"
 #include "agent/selftest/peer.h"
 
@@ -26,6 +34,13 @@ struct ServeOptions {
   std::string source;
   int timeout_ms = 10000;
   std::string format = "text";
+  // The agent (with -f).
+  std::string spec;
+  std::string listen = std::string(kDefaultApiHost) + ":" + std::to_string(kDefaultApiPort);
+  std::string token_file;
+  std::string interval = "10m";
+  bool dry_run = false;
+  bool no_rdma_responder = false;
 };
 
 std::atomic<bool> g_stop{false};
@@ -79,13 +94,82 @@ int run_probe(const ServeOptions& opts) {
   return result.outcome == SelftestResult::Outcome::kPassed ? kExitOk : kExitFailed;
 }
 
+// The agent: loop, HTTP API and (unless turned off) the responder, until SIGINT or SIGTERM.
+int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerAddress& rdma_listen) {
+  auto interval = parse_duration(opts.interval);
+  if (!interval) return report_error(Error{interval.error().kind, interval.error().message, "--interval"});
+  auto listen = parse_listen_address(opts.listen);
+  if (!listen) return report_error(listen.error());
+  ApiSettings api_settings;
+  api_settings.listen = *listen;
+  if (!opts.token_file.empty()) {
+    auto token = read_token_file(opts.token_file);
+    if (!token) return report_error(token.error());
+    api_settings.token = std::move(*token);
+  }
+
+  // Every thread started below inherits this mask, so SIGINT and SIGTERM reach only sigwait here:
+  // no handler races the threads, and no thread's system call sees EINTR.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  AgentSettings settings;
+  settings.spec_path = opts.spec;
+  settings.node = node_name(global);
+  settings.interval = *interval;
+  settings.dry_run = opts.dry_run;
+  // The process is already in --netns: every thread and socket from here on is too.
+  Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node));
+  auto api = HttpApi::bind(agent, api_settings);
+  if (!api) return report_error(api.error());
+
+  // A host without RDMA devices is still configured: a responder that cannot listen is a warning.
+  std::optional<PeerResponder> responder;
+  if (!opts.no_rdma_responder) {
+    auto listening = PeerResponder::listen(rdma_listen.host, rdma_listen.port);
+    if (listening) {
+      responder.emplace(std::move(*listening));
+    } else {
+      spdlog::warn("not answering peer self-tests: {}", listening.error().to_string());
+    }
+  }
+
+  agent.start();
+  (*api)->start();
+  spdlog::info("agent for node {}: spec {}, {} every {} (and on change), HTTP API on {}:{}{}", settings.node,
+               opts.spec, opts.dry_run ? "plan (dry run)" : "apply", opts.interval, listen->host, (*api)->port(),
+               api_settings.token ? "" : " (POST endpoints off: no --token-file)");
+  std::thread responder_thread;
+  if (responder) {
+    spdlog::info("answering rdma_cm self-test connections on {}", responder->listen_address());
+    responder_thread = std::thread([&responder] {
+      if (auto ran = responder->run_until(g_stop); !ran) spdlog::error("peer responder: {}", ran.error().to_string());
+    });
+  }
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  spdlog::info("stopping on signal {}", signal);
+  g_stop.store(true);
+  (*api)->stop();
+  agent.stop();
+  if (responder_thread.joinable()) responder_thread.join();
+  return kExitOk;
+}
+
 int run_serve(const GlobalOptions& global, const ServeOptions& opts) {
+  // First, while the process has one thread: entering a namespace unshares the mount namespace,
+  // which a multi-threaded process may not do.
   if (!global.netns.empty()) {
     if (auto entered = enter_netns(global.netns); !entered) return report_error(entered.error());
   }
   if (!opts.probe.empty()) return run_probe(opts);
   auto listen = parse_peer_address(opts.rdma_listen);
   if (!listen) return report_error(listen.error());
+  if (!opts.spec.empty()) return run_agent(global, opts, *listen);
   install_stop_handlers();
   auto responder = PeerResponder::listen(listen->host, listen->port);
   if (!responder) return report_error(responder.error());
@@ -100,7 +184,17 @@ int run_serve(const GlobalOptions& global, const ServeOptions& opts) {
 
 void register_serve(CLI::App& app, const GlobalOptions& global, Command& command) {
   auto opts = std::make_shared<ServeOptions>();
-  CLI::App* sub = app.add_subcommand("serve", "Run the agent: answer other nodes' peer self-tests (rdma_cm)");
+  CLI::App* sub = app.add_subcommand(
+      "serve", "Run the agent: keep the host converged to a spec, HTTP API, answer peer self-tests");
+  sub->add_option("-f,--file", opts->spec, "The spec (YAML) to keep this host converged to; without it, serve only "
+                                           "answers peer self-tests");
+  sub->add_option("--listen", opts->listen, "ADDR:PORT of the HTTP API (default 127.0.0.1:9473)");
+  sub->add_option("--token-file", opts->token_file,
+                  "File holding the bearer token that POST /v1/reconcile and /v1/selftest require "
+                  "(without it they answer 403)");
+  sub->add_option("--interval", opts->interval, "Reconcile at least this often: 30s, 10m, 1h30m (default 10m)");
+  sub->add_flag("--dry-run", opts->dry_run, "Plan only, never apply: report drift (GitOps) in /v1/status and /metrics");
+  sub->add_flag("--no-rdma-responder", opts->no_rdma_responder, "With -f: do not answer other nodes' peer self-tests");
   sub->add_option("--rdma-listen", opts->rdma_listen,
                   "ADDR[:PORT] to answer peer self-tests on (default 0.0.0.0:" + std::to_string(kDefaultPeerPort) +
                       ", every RDMA device)");
@@ -114,11 +208,31 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       ->group("Diagnostics");
   sub->add_option("--format", opts->format, "With --probe: text (default) or json")->group("Diagnostics");
   sub->footer(
-      "Runs in the foreground until SIGINT or SIGTERM. Other nodes' peer self-tests connect with\n"
+      "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
+      "reconcile in progress has finished).\n\n"
+      "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (checked\n"
+      "every 2 s), every --interval and on POST /v1/reconcile; each of those only asks for a full\n"
+      "reconcile, and requests made meanwhile coalesce into one. An invalid spec is reported in\n"
+      "/v1/status (file:line errors) and the last valid one stays in force. The HTTP API:\n"
+      "  GET  /healthz        200 while the process runs (liveness)\n"
+      "  GET  /readyz         200 once the first reconcile finished, 503 before (readiness)\n"
+      "  GET  /metrics        Prometheus: drift, self-test, rdmactl_reconciles_total, ...\n"
+      "  GET  /v1/status      node, spec file and sha256, mode, last reconcile, errors (JSON)\n"
+      "  GET  /v1/plan        a fresh plan against the host now (JSON report)\n"
+      "  GET  /v1/state       the host as last observed (JSON)\n"
+      "  POST /v1/reconcile   queue a reconcile (202)          Authorization: Bearer <token>\n"
+      "  POST /v1/selftest    run the self-test now (JSON)     Authorization: Bearer <token>\n\n"
+      "Other nodes' peer self-tests connect with\n"
       "rdma_cm to port " + std::to_string(kDefaultPeerPort) + ", write a pattern into a buffer this node lends each\n"
       "connection, read it back and measure round trip and bandwidth (one-sided RDMA: no CPU here).\n\n"
       "Examples:\n"
-      "  rdmactl serve                                  answer on every RDMA device\n"
+      "  rdmactl serve -f /etc/rdmactl/fabric.yaml --token-file /etc/rdmactl/token\n"
+      "      the agent (packaging/systemd/rdmactl.service runs this)\n"
+      "  rdmactl serve -f fabric.yaml --dry-run --interval 1m     report drift, change nothing\n"
+      "  curl -s 127.0.0.1:9473/v1/status\n"
+      "  curl -s -X POST -H \"Authorization: Bearer $(cat /etc/rdmactl/token)\" 127.0.0.1:9473/v1/reconcile\n"
+      "  Kubernetes (hostNetwork): livenessProbe httpGet /healthz, readinessProbe httpGet /readyz, port 9473\n"
+      "  rdmactl serve                                  only answer peer self-tests, on every RDMA device\n"
       "  rdmactl serve --rdma-listen 192.168.100.11     only on the device with that address\n"
       "  rdmactl serve --probe 192.168.100.12 --format json   check another node's responder");
   sub->callback([opts, &global, &command] { command = [opts, &global] { return run_serve(global, *opts); }; });

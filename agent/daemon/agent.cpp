@@ -1,0 +1,379 @@
+// The reconcile loop: triggers, coalescing, spec reload, and the status the HTTP API shows.
+#include "agent/daemon/agent.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/report/format.h"
+
+namespace rdmactl {
+namespace {
+
+std::string file_sha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  const std::string text = bytes.str();
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xf];
+  }
+  return out;
+}
+
+std::string iso8601(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string prom_label(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Diagnostic& d : diagnostics) out.push_back(d.to_string());
+  return out;
+}
+
+// The outcome in one word, for status and logs.
+std::string classify(const Report& report, bool dry_run) {
+  if (report.has_failures() || !report.errors.empty()) return "failed";
+  if (report.selftest.is_object() && report.selftest.value("result", "") == "failed") return "failed";
+  if (dry_run) return report.changes.empty() ? "converged" : "drift";
+  return report.pending_reboot ? "pendingReboot" : "converged";
+}
+
+}  // namespace
+
+Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
+  auto bad = [&](const std::string& why) {
+    return make_error(ErrorKind::kUsage,
+                      "\"" + text + "\" is not a duration (" + why + "; e.g. 30s, 10m, 1h30m, 500ms)");
+  };
+  if (text.empty()) return bad("empty");
+  std::chrono::milliseconds total{0};
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return bad("a number must come first");
+    uint64_t number = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      number = number * 10 + static_cast<uint64_t>(text[i] - '0');
+      if (number > 100000000ULL) return bad("too large");
+      ++i;
+    }
+    std::string unit;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) unit += text[i++];
+    const auto n = static_cast<int64_t>(number);
+    if (unit == "ms") {
+      total += std::chrono::milliseconds(n);
+    } else if (unit == "s") {
+      total += std::chrono::seconds(n);
+    } else if (unit == "m") {
+      total += std::chrono::minutes(n);
+    } else if (unit == "h") {
+      total += std::chrono::hours(n);
+    } else {
+      return bad(unit.empty() ? "a unit must follow each number" : "unknown unit \"" + unit + "\"");
+    }
+  }
+  if (total.count() <= 0) return bad("must be positive");
+  return total;
+}
+
+Agent::Agent(AgentSettings settings, std::unique_ptr<HostDriver> driver)
+    : settings_(std::move(settings)), driver_(std::move(driver)) {}
+
+Agent::~Agent() { stop(); }
+
+void Agent::start() {
+  if (started_) return;
+  started_ = true;
+  request_reconcile("start-up");
+  worker_ = std::thread([this] { worker_loop(); });
+  watcher_ = std::thread([this] { watch_loop(); });
+}
+
+void Agent::stop() {
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void Agent::request_reconcile(const std::string& why) {
+  {
+    std::lock_guard lock(queue_mutex_);
+    if (pending_) {
+      // Already queued: this request is served by that run (it reads everything afresh).
+      pending_why_ += ", " + why;
+      return;
+    }
+    pending_ = true;
+    pending_why_ = why;
+  }
+  queue_cv_.notify_all();
+}
+
+void Agent::worker_loop() {
+  auto next_timer = std::chrono::steady_clock::now() + settings_.interval;
+  std::unique_lock lock(queue_mutex_);
+  while (!stopping_) {
+    queue_cv_.wait_until(lock, next_timer, [this] { return stopping_ || pending_; });
+    if (stopping_) break;
+    std::string why;
+    if (pending_) {
+      why = pending_why_;
+    } else if (std::chrono::steady_clock::now() >= next_timer) {
+      why = "timer";
+    } else {
+      continue;  // spurious wake-up
+    }
+    // Cleared before the run, so a request that arrives during it queues exactly one more.
+    pending_ = false;
+    pending_why_.clear();
+    lock.unlock();
+    reconcile_once(why);
+    lock.lock();
+    next_timer = std::chrono::steady_clock::now() + settings_.interval;
+  }
+}
+
+Agent::SpecFingerprint Agent::fingerprint(const std::string& path) {
+  SpecFingerprint f;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return f;  // missing: size -1, a state of its own
+  f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  f.size = static_cast<int64_t>(st.st_size);
+  f.inode = st.st_ino;
+  // Same size within the same mtime tick (coarse-grained file systems) still shows in the content.
+  f.sha256 = file_sha256(path);
+  return f;
+}
+
+void Agent::watch_loop() {
+  if (settings_.spec_path == "-") return;  // standard input does not change
+  SpecFingerprint seen = fingerprint(settings_.spec_path);
+  std::unique_lock lock(queue_mutex_);
+  while (!stopping_) {
+    queue_cv_.wait_for(lock, settings_.spec_poll, [this] { return stopping_; });
+    if (stopping_) break;
+    lock.unlock();
+    SpecFingerprint now = fingerprint(settings_.spec_path);
+    if (!(now == seen)) {
+      seen = std::move(now);
+      spdlog::info("spec file {} changed", settings_.spec_path);
+      request_reconcile("spec file changed");
+    }
+    lock.lock();
+  }
+}
+
+const FabricSpec* Agent::refresh_spec() {
+  auto loaded = load_spec(settings_.spec_path);
+  std::lock_guard status(status_mutex_);
+  if (loaded) {
+    spec_valid_ = true;
+    spec_errors_.clear();
+    spec_error_.clear();
+    spec_sha256_ = loaded->sha256;
+    good_spec_ = std::move(*loaded);
+  } else {
+    spec_valid_ = false;
+    spec_errors_ = loaded.error().diagnostics;
+    spec_error_ = loaded.error().to_string();
+    for (const Diagnostic& d : spec_errors_) spdlog::error("{}", d.to_string());
+    spdlog::error("spec {}: {}{}", settings_.spec_path, loaded.error().message,
+                  good_spec_ ? " (keeping the last valid spec)" : "");
+  }
+  return good_spec_ ? &*good_spec_ : nullptr;
+}
+
+void Agent::reconcile_once(const std::string& why) {
+  std::lock_guard host(host_mutex_);
+  const auto started = std::chrono::steady_clock::now();
+  spdlog::info("reconcile ({}){}", why, settings_.dry_run ? ", dry run" : "");
+  const FabricSpec* spec = refresh_spec();
+  std::optional<ReconcileOutcome> outcome;
+  if (spec) {
+    const NodeSpec node_spec = merge_for_node(*spec, settings_.node);
+    outcome = driver_->reconcile(node_spec, settings_.dry_run);
+    outcome->report.spec_file = spec->file;
+    outcome->report.spec_sha256 = spec->sha256;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  std::lock_guard status(status_mutex_);
+  ++reconciles_;
+  last_reconcile_at_ = std::chrono::system_clock::now();
+  last_duration_s_ = seconds;
+  last_trigger_ = why;
+  if (!outcome) {
+    ++failures_;
+    last_result_ = "invalidSpec";
+    last_error_ = "no valid spec yet: " + spec_error_;
+    spdlog::error("reconcile: nothing applied, {}", last_error_);
+    return;
+  }
+  last_result_ = classify(outcome->report, settings_.dry_run);
+  last_error_.clear();
+  if (last_result_ == "failed") {
+    ++failures_;
+    if (!outcome->report.errors.empty()) {
+      last_error_ = outcome->report.errors.front().to_string();
+    } else if (outcome->report.has_failures()) {
+      last_error_ = "apply failed" + std::string(outcome->report.rolled_back ? " and was rolled back" : "");
+    } else {
+      last_error_ = "the self-test failed";
+    }
+  }
+  finished_once_ = true;
+  if (outcome->report.selftest.is_object()) last_selftest_ = outcome->report.selftest;
+  if (outcome->observed) last_observed_ = std::move(outcome->observed);
+  last_report_ = std::move(outcome->report);
+  spdlog::info("reconcile: {} ({} change(s), {:.2f} s){}", last_result_, last_report_->changes.size(), seconds,
+               last_error_.empty() ? "" : ": " + last_error_);
+}
+
+Result<Report> Agent::plan_now() {
+  std::lock_guard host(host_mutex_);
+  if (!good_spec_) return make_error(ErrorKind::kInvalidSpec, "no valid spec loaded yet", settings_.spec_path);
+  auto report = driver_->plan(merge_for_node(*good_spec_, settings_.node));
+  if (report) {
+    report->spec_file = good_spec_->file;
+    report->spec_sha256 = good_spec_->sha256;
+  }
+  return report;
+}
+
+nlohmann::json Agent::selftest_now() {
+  std::lock_guard host(host_mutex_);
+  std::optional<NodeSpec> node_spec;
+  if (good_spec_) node_spec = merge_for_node(*good_spec_, settings_.node);
+  nlohmann::json result = driver_->selftest(node_spec ? &*node_spec : nullptr);
+  std::lock_guard status(status_mutex_);
+  last_selftest_ = result;
+  return result;
+}
+
+bool Agent::ready(std::string* reason) const {
+  std::lock_guard status(status_mutex_);
+  if (finished_once_) return true;
+  if (reason) {
+    if (reconciles_ == 0) {
+      *reason = "the first reconcile has not finished";
+    } else {
+      *reason = "no reconcile has run: " + last_error_;
+    }
+  }
+  return false;
+}
+
+nlohmann::json Agent::status_json() const {
+  std::lock_guard status(status_mutex_);
+  nlohmann::json out;
+  out["node"] = settings_.node;
+  out["mode"] = settings_.dry_run ? "dry-run" : "apply";
+  out["spec"] = {{"file", settings_.spec_path},
+                 {"sha256", spec_sha256_.empty() ? nlohmann::json(nullptr) : nlohmann::json(spec_sha256_)},
+                 {"valid", spec_valid_},
+                 {"errors", diagnostics_json(spec_errors_)}};
+  if (!spec_valid_ && !spec_error_.empty()) out["spec"]["error"] = spec_error_;
+  nlohmann::json last = nullptr;
+  if (last_reconcile_at_) {
+    last = {{"time", iso8601(*last_reconcile_at_)},
+            {"result", last_result_},
+            {"trigger", last_trigger_},
+            {"durationSeconds", last_duration_s_}};
+    if (last_report_) {
+      last["changes"] = last_report_->changes.size();
+      last["rolledBack"] = last_report_->rolled_back;
+    }
+  }
+  out["lastReconcile"] = last;
+  out["pendingReboot"] = last_report_ ? last_report_->pending_reboot : false;
+  out["selftest"] = last_selftest_.is_object() ? nlohmann::json(last_selftest_.value("result", "")) : nlohmann::json(nullptr);
+  out["reconciles"] = reconciles_;
+  out["failures"] = failures_;
+  nlohmann::json errors = nlohmann::json::array();
+  if (!last_error_.empty()) errors.push_back(last_error_);
+  if (last_report_) {
+    for (const Error& e : last_report_->errors) {
+      const std::string text = e.to_string();
+      if (text != last_error_) errors.push_back(text);
+    }
+  }
+  out["errors"] = errors;
+  out["ready"] = finished_once_;
+  return out;
+}
+
+std::string Agent::metrics_text() const {
+  std::lock_guard status(status_mutex_);
+  std::ostringstream out;
+  if (last_report_) out << render_report(*last_report_, Format::kProm);
+  const std::string node = "{node=\"" + prom_label(settings_.node) + "\"}";
+  out << "# HELP rdmactl_reconciles_total Reconciles run since the agent started.\n"
+      << "# TYPE rdmactl_reconciles_total counter\n"
+      << "rdmactl_reconciles_total" << node << " " << reconciles_ << "\n"
+      << "# HELP rdmactl_reconcile_failures_total Reconciles that failed (apply, self-test or no valid spec).\n"
+      << "# TYPE rdmactl_reconcile_failures_total counter\n"
+      << "rdmactl_reconcile_failures_total" << node << " " << failures_ << "\n"
+      << "# HELP rdmactl_last_reconcile_timestamp_seconds When the last reconcile ended (0: none yet).\n"
+      << "# TYPE rdmactl_last_reconcile_timestamp_seconds gauge\n"
+      << "rdmactl_last_reconcile_timestamp_seconds" << node << " "
+      << (last_reconcile_at_ ? std::chrono::duration_cast<std::chrono::seconds>(
+                                   last_reconcile_at_->time_since_epoch()).count()
+                             : 0)
+      << "\n"
+      << "# HELP rdmactl_spec_valid 1 when the spec file last loaded without errors.\n"
+      << "# TYPE rdmactl_spec_valid gauge\n"
+      << "rdmactl_spec_valid" << node << " " << (spec_valid_ ? 1 : 0) << "\n";
+  return out.str();
+}
+
+std::optional<HostState> Agent::last_observed() const {
+  std::lock_guard status(status_mutex_);
+  return last_observed_;
+}
+
+uint64_t Agent::reconcile_count() const {
+  std::lock_guard status(status_mutex_);
+  return reconciles_;
+}
+
+uint64_t Agent::failure_count() const {
+  std::lock_guard status(status_mutex_);
+  return failures_;
+}
+
+}  // namespace rdmactl

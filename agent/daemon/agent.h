@@ -1,0 +1,150 @@
+// Agent: the reconcile loop of `rdmactl serve`.
+//
+// Level-triggered (STYLE.md): start-up, a change of the spec file, the timer and POST /v1/reconcile
+// only *request* a full reconcile; requests made while one is queued or running coalesce into one
+// more run. One worker thread reconciles, so two reconciles never overlap; plan and self-test
+// requests from the HTTP API take the same host mutex, so they never interleave with an apply.
+//
+// What a reconcile does to the host sits behind HostDriver, so the loop (triggers, coalescing,
+// spec reload, status) is tested with a fake driver and no kernel. LiveHost (live_host.h) is the
+// real one: Engine + Platform, as `rdmactl apply` and `rdmactl plan` use them.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/core/result.h"
+#include "agent/spec/spec.h"
+#include "agent/state/report.h"
+#include "agent/state/state.h"
+
+namespace rdmactl {
+
+constexpr std::chrono::minutes kDefaultReconcileInterval{10};
+// Editors replace a file by rename; polling stat+content every few seconds sees that as surely as
+// any other write, and needs no inotify bookkeeping of the directory.
+constexpr std::chrono::seconds kSpecPollInterval{2};
+
+// "10m", "30s", "1h30m", "500ms", "2h": a sum of number+unit terms; at least 1 ms.
+Result<std::chrono::milliseconds> parse_duration(const std::string& text);
+
+// What one reconcile produced.
+struct ReconcileOutcome {
+  Report report;                     // Plan (dry-run) or ApplyReport, with its self-test
+  std::optional<HostState> observed;  // the host as last observed, when observing worked
+};
+
+// How the agent touches the host. Calls are serialised by the agent (never two at once).
+class HostDriver {
+ public:
+  virtual ~HostDriver() = default;
+  // dry_run: observe and plan only. Otherwise apply (and self-test when the spec asks for it).
+  virtual ReconcileOutcome reconcile(const NodeSpec& spec, bool dry_run) = 0;
+  // A Plan against the host as it is now.
+  virtual Result<Report> plan(const NodeSpec& spec) = 0;
+  // The RDMA self-test now, as its JSON report (agent/selftest/selftest.h).
+  virtual nlohmann::json selftest(const NodeSpec* spec) = 0;
+};
+
+struct AgentSettings {
+  std::string spec_path;
+  std::string node;  // resolved node name (merge_for_node)
+  std::chrono::milliseconds interval = kDefaultReconcileInterval;
+  std::chrono::milliseconds spec_poll = kSpecPollInterval;
+  bool dry_run = false;
+};
+
+class Agent {
+ public:
+  Agent(AgentSettings settings, std::unique_ptr<HostDriver> driver);
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+  ~Agent();  // stops and joins
+
+  // Starts the worker and the spec watcher; the first reconcile is requested at once.
+  void start();
+  // Wakes and joins both threads; a reconcile in progress finishes first (it is not interrupted
+  // half-way through an apply, whose rollback needs it to run to its end).
+  void stop();
+
+  // Asks for a full reconcile; returns at once. `why` is logged and shown in status.
+  void request_reconcile(const std::string& why);
+  // Runs one reconcile on the calling thread (the worker uses it; tests call it directly).
+  void reconcile_once(const std::string& why);
+
+  // Plan / self-test now against the last valid spec, under the host mutex.
+  Result<Report> plan_now();
+  nlohmann::json selftest_now();
+
+  // Snapshots for the HTTP API (copies: taken under the status mutex).
+  nlohmann::json status_json() const;
+  bool ready(std::string* reason) const;
+  std::string metrics_text() const;
+  std::optional<HostState> last_observed() const;
+
+  uint64_t reconcile_count() const;
+  uint64_t failure_count() const;
+  const AgentSettings& settings() const { return settings_; }
+
+ private:
+  struct SpecFingerprint {
+    int64_t mtime_ns = 0;
+    int64_t size = -1;
+    uint64_t inode = 0;
+    std::string sha256;
+    bool operator==(const SpecFingerprint&) const = default;
+  };
+  static SpecFingerprint fingerprint(const std::string& path);
+
+  void worker_loop();
+  void watch_loop();
+  // Loads the spec; keeps the last valid one when it does not load. Caller holds host_mutex_.
+  const FabricSpec* refresh_spec();
+
+  AgentSettings settings_;
+  std::unique_ptr<HostDriver> driver_;
+
+  // Serialises every use of the driver: reconcile, plan, self-test.
+  std::mutex host_mutex_;
+  std::optional<FabricSpec> good_spec_;  // guarded by host_mutex_
+
+  // Trigger queue: a flag, not a queue, because every reconcile is a full one.
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  bool pending_ = false;
+  std::string pending_why_;
+  bool stopping_ = false;
+
+  // Status, read by the HTTP threads.
+  mutable std::mutex status_mutex_;
+  bool spec_valid_ = false;
+  std::string spec_sha256_;
+  std::vector<Diagnostic> spec_errors_;
+  std::string spec_error_;
+  std::optional<Report> last_report_;
+  std::optional<HostState> last_observed_;
+  nlohmann::json last_selftest_ = nullptr;
+  std::optional<std::chrono::system_clock::time_point> last_reconcile_at_;
+  double last_duration_s_ = 0;
+  std::string last_result_;  // converged | drift | failed | pendingReboot | invalidSpec
+  std::string last_trigger_;
+  std::string last_error_;
+  bool finished_once_ = false;
+  uint64_t reconciles_ = 0;
+  uint64_t failures_ = 0;
+
+  std::thread worker_;
+  std::thread watcher_;
+  bool started_ = false;
+};
+
+}  // namespace rdmactl

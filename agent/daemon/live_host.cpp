@@ -1,0 +1,71 @@
+// LiveHost: plan, apply and self-test against this host (see live_host.h).
+#include "agent/daemon/live_host.h"
+
+#include <spdlog/spdlog.h>
+
+#include "agent/engine/platform.h"
+#include "agent/platform/host_fs.h"
+#include "agent/selftest/run.h"
+
+namespace rdmactl {
+
+LiveHost::LiveHost(std::string root, std::string node)
+    : root_(std::move(root)), node_(std::move(node)), engine_(make_reconciler_table()) {}
+
+ReconcileOutcome LiveHost::reconcile(const NodeSpec& spec, bool dry_run) {
+  ReconcileOutcome outcome;
+  Platform platform{HostFs(root_)};
+  if (dry_run) {
+    auto state = engine_.observe(platform, &spec, node_);
+    if (!state) {
+      outcome.report.node = node_;
+      outcome.report.errors.push_back(state.error());
+      return outcome;
+    }
+    outcome.report = engine_.plan(spec, *state);
+    outcome.observed = std::move(*state);
+    return outcome;
+  }
+  outcome.report = engine_.apply(platform, spec, node_);
+  // The state after apply, for /v1/state and the self-test; a fresh pass, since the platform's
+  // dumps describe the host before the changes.
+  Platform after{HostFs(root_)};
+  if (auto state = engine_.observe(after, &spec, node_); state) {
+    outcome.observed = std::move(*state);
+  } else {
+    spdlog::warn("observing the host after apply: {}", state.error().to_string());
+  }
+  // As `rdmactl apply`: the self-test proves a converged host, unless the spec turns it off.
+  if (!outcome.report.has_failures() && spec.selftest.enabled.value_or(true)) {
+    outcome.report.selftest = selftest_on(after, &spec);
+  }
+  return outcome;
+}
+
+Result<Report> LiveHost::plan(const NodeSpec& spec) {
+  Platform platform{HostFs(root_)};
+  auto state = engine_.observe(platform, &spec, node_);
+  if (!state) return state.error();
+  return engine_.plan(spec, *state);
+}
+
+nlohmann::json LiveHost::selftest(const NodeSpec* spec) {
+  Platform platform{HostFs(root_)};
+  return selftest_on(platform, spec);
+}
+
+nlohmann::json LiveHost::selftest_on(Platform& platform, const NodeSpec* spec) {
+  SelftestReport result;
+  if (root_ != "/") {
+    // Devices would come from the fixture tree, verbs from the live host: they differ.
+    result.reason = "the self-test needs the live host's RDMA devices; --root " + root_ + " is a file tree";
+  } else if (auto state = engine_.observe(platform, spec, node_); !state) {
+    result.reason = "observing the host for the self-test: " + state.error().to_string();
+  } else {
+    result = run_selftest(*state, spec, SelftestOptions{});
+  }
+  if (result.results.empty() && result.outcome == SelftestResult::Outcome::kSkipped) summarize(result);
+  return to_json(result);
+}
+
+}  // namespace rdmactl

@@ -1,0 +1,169 @@
+// `rdmactl serve` end to end: the real binary as the agent inside a test namespace with a veth
+// pair. It converges the veth's MTU, answers its HTTP API, puts back a hand-made change when the
+// spec file is rewritten, and stops promptly on SIGTERM. Results are checked with `ip -j`.
+//
+// With --netns the whole process enters the namespace before it opens any socket, so its HTTP API
+// listens on the namespace's 127.0.0.1, not the host's. The test's HTTP client therefore runs on a
+// thread that has entered the namespace (TestNamespace::run_in_thread): the same loopback address,
+// and no port of the host's is ever used. The namespace is fresh, so the fixed port is free.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <fstream>
+#include <thread>
+
+#include "tests/netns/netns_fixture.h"
+#include "tests/unit/test_tree.h"
+
+extern char** environ;
+
+namespace rdmactl::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kPort = 19473;
+constexpr const char* kToken = "serve-test-token";
+
+struct HttpAnswer {
+  int status = 0;  // 0: no answer (connection refused, ...)
+  std::string body;
+  std::string www_authenticate;
+};
+
+class ServeEndToEnd : public NetnsTest {
+ protected:
+  void SetUp() override {
+    NetnsTest::SetUp();
+    if (IsSkipped()) return;
+    ASSERT_TRUE(ns().add_veth("veth0", "veth1").has_value());
+    spec_ = tree_.root() + "/fabric.yaml";
+    write_spec("");
+    tree_.write("/token", std::string(kToken) + "\n");
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) {  // the test failed before stopping it
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    NetnsTest::TearDown();
+  }
+
+  void write_spec(const std::string& extra) {
+    std::ofstream(spec_) << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: serve\n"
+                            "defaults:\n  interfaces:\n    - name: veth0\n      mtu: 9000\n      state: up\n"
+                         << extra;
+  }
+
+  void start_agent() {
+    const std::vector<std::string> args = {RDMACTL_BINARY, "--netns", ns().name(), "--node", "serve-node", "serve",
+                                           "-f", spec_, "--listen", "127.0.0.1:" + std::to_string(kPort),
+                                           "--token-file", tree_.root() + "/token", "--interval", "1h"};
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    const std::string log = tree_.root() + "/serve.log";
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    const int rc = posix_spawn(&pid_, RDMACTL_BINARY, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ASSERT_EQ(rc, 0) << "spawn " << RDMACTL_BINARY;
+  }
+
+  std::string agent_log() const { return tree_.read("/serve.log"); }
+
+  // One request from inside the namespace.
+  HttpAnswer http(const std::string& method, const std::string& path, const std::string& token = {}) {
+    HttpAnswer answer;
+    auto ran = ns().run_in_thread([&] {
+      httplib::Client client("127.0.0.1", kPort);
+      client.set_connection_timeout(2s);
+      client.set_read_timeout(10s);
+      httplib::Headers headers;
+      if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+      auto res = method == "POST" ? client.Post(path.c_str(), headers, "", "text/plain")
+                                  : client.Get(path.c_str(), headers);
+      if (!res) return;
+      answer.status = res->status;
+      answer.body = res->body;
+      answer.www_authenticate = res->get_header_value("WWW-Authenticate");
+    });
+    EXPECT_TRUE(ran.has_value()) << (ran ? "" : ran.error().to_string());
+    return answer;
+  }
+
+  int veth0_mtu() { return ns().ip_json({"link", "show", "dev", "veth0"})[0]["mtu"].get<int>(); }
+
+  // Polls `done` every 100 ms for up to `timeout`.
+  template <typename Fn>
+  static bool eventually(Fn done, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return done();
+  }
+
+  TempTree tree_;
+  std::string spec_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(ServeEndToEnd, ConvergesAnswersTheApiRepairsDriftOnSpecChangeAndStopsOnSigterm) {
+  start_agent();
+  ASSERT_TRUE(eventually([&] { return http("GET", "/readyz").status == 200; }, 15s)) << agent_log();
+  EXPECT_EQ(veth0_mtu(), 9000) << agent_log();
+  EXPECT_EQ(http("GET", "/healthz").status, 200);
+
+  const HttpAnswer metrics = http("GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("rdmactl_reconciles_total{node=\"serve-node\"}"), std::string::npos) << metrics.body;
+
+  const HttpAnswer status = http("GET", "/v1/status");
+  ASSERT_EQ(status.status, 200);
+  const auto status_json = nlohmann::json::parse(status.body);
+  EXPECT_EQ(status_json["node"], "serve-node");
+  EXPECT_EQ(status_json["mode"], "apply");
+  EXPECT_EQ(status_json["lastReconcile"]["result"], "converged") << status.body;
+
+  const HttpAnswer denied = http("POST", "/v1/reconcile");
+  EXPECT_EQ(denied.status, 401);
+  EXPECT_EQ(denied.www_authenticate, "Bearer");
+  EXPECT_EQ(http("POST", "/v1/reconcile", "wrong-token").status, 401);
+  const HttpAnswer queued = http("POST", "/v1/reconcile", kToken);
+  EXPECT_EQ(queued.status, 202) << queued.body;
+
+  // Drift by hand; the spec file changes (an edit that changes nothing the agent reads); the
+  // level-triggered agent reconciles everything, so the MTU comes back.
+  ASSERT_TRUE(eventually([&] { return nlohmann::json::parse(http("GET", "/v1/status").body)["reconciles"] >= 2; }, 10s));
+  ASSERT_EQ(ns().ip({"link", "set", "dev", "veth0", "mtu", "1500"}), 0);
+  ASSERT_EQ(veth0_mtu(), 1500);
+  write_spec("# edited\n");
+  EXPECT_TRUE(eventually([&] { return veth0_mtu() == 9000; }, 8s)) << agent_log();
+  EXPECT_NE(agent_log().find("spec file changed"), std::string::npos) << agent_log();
+
+  const auto stop_begin = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid_, SIGTERM), 0);
+  int wstatus = 0;
+  pid_t reaped = 0;
+  while (std::chrono::steady_clock::now() - stop_begin < 2s && (reaped = ::waitpid(pid_, &wstatus, WNOHANG)) == 0) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(reaped, pid_) << "still running 2 s after SIGTERM\n" << agent_log();
+  pid_ = -1;
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "wait status " << wstatus << "\n" << agent_log();
+  EXPECT_EQ(http("GET", "/healthz").status, 0);  // nothing listens any more
+}
+
+}  // namespace
+}  // namespace rdmactl::test

@@ -1,0 +1,257 @@
+// The reconcile loop with a fake host driver: spec reload (and keeping the last valid spec),
+// trigger coalescing, the spec watch and timer triggers, and the status the HTTP API shows.
+#include "agent/daemon/agent.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "tests/unit/test_tree.h"
+
+namespace rdmactl {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kHeader = "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: t\n";
+
+std::string spec_with_mtu(int mtu) {
+  return std::string(kHeader) + "defaults:\n  interfaces:\n    - name: eth9\n      mtu: " + std::to_string(mtu) + "\n";
+}
+
+// Records each call; reconcile can be held (to test coalescing) until released.
+class FakeDriver : public HostDriver {
+ public:
+  struct Shared {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int calls = 0;
+    bool hold = false;
+    bool in_reconcile = false;
+    std::vector<int> mtus;  // the MTU each reconcile was asked for
+    std::vector<bool> dry_runs;
+    bool fail = false;
+
+    bool wait_calls(int n, std::chrono::milliseconds timeout = 5s) {
+      std::unique_lock lock(mutex);
+      return cv.wait_for(lock, timeout, [&] { return calls >= n; });
+    }
+  };
+  explicit FakeDriver(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
+
+  ReconcileOutcome reconcile(const NodeSpec& spec, bool dry_run) override {
+    std::unique_lock lock(shared_->mutex);
+    shared_->in_reconcile = true;
+    shared_->cv.notify_all();
+    shared_->cv.wait(lock, [&] { return !shared_->hold; });
+    ReconcileOutcome out;
+    out.report.node = "n1";
+    if (shared_->fail) out.report.errors.push_back(make_error(ErrorKind::kPlatform, "netlink said no", "netdev/eth9"));
+    out.observed = HostState{};
+    out.observed->node = "n1";
+    shared_->mtus.push_back(spec.interfaces.empty() ? 0 : spec.interfaces[0].mtu.value_or(0));
+    shared_->dry_runs.push_back(dry_run);
+    ++shared_->calls;
+    shared_->in_reconcile = false;
+    shared_->cv.notify_all();
+    return out;
+  }
+  Result<Report> plan(const NodeSpec&) override { return Report{}; }
+  nlohmann::json selftest(const NodeSpec*) override { return {{"result", "skipped"}, {"tests", nlohmann::json::array()}}; }
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
+class AgentTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Agent> make_agent(AgentSettings settings = {}) {
+    settings.spec_path = tree_.root() + "/spec.yaml";
+    settings.node = "n1";
+    return std::make_unique<Agent>(settings, std::make_unique<FakeDriver>(shared_));
+  }
+  void write_spec(const std::string& text) { tree_.write("/spec.yaml", text); }
+
+  test::TempTree tree_;
+  std::shared_ptr<FakeDriver::Shared> shared_ = std::make_shared<FakeDriver::Shared>();
+};
+
+TEST(ParseDuration, AcceptsUnitsAndSums) {
+  EXPECT_EQ(*parse_duration("30s"), 30s);
+  EXPECT_EQ(*parse_duration("10m"), 10min);
+  EXPECT_EQ(*parse_duration("1h30m"), 90min);
+  EXPECT_EQ(*parse_duration("500ms"), 500ms);
+  EXPECT_EQ(*parse_duration("2h"), 2h);
+}
+
+TEST(ParseDuration, RejectsWhatIsNotADuration) {
+  for (const char* bad : {"", "10", "m", "10q", "-5s", "0s", "1.5h", "10m ", "999999999999h"}) {
+    auto parsed = parse_duration(bad);
+    EXPECT_FALSE(parsed) << bad;
+    if (!parsed) {
+      EXPECT_EQ(parsed.error().kind, ErrorKind::kUsage) << bad;
+    }
+  }
+}
+
+TEST_F(AgentTest, StatusBeforeAnyReconcileIsNotReady) {
+  write_spec(spec_with_mtu(9000));
+  auto agent = make_agent();
+  std::string reason;
+  EXPECT_FALSE(agent->ready(&reason));
+  EXPECT_NE(reason.find("first reconcile"), std::string::npos) << reason;
+  const nlohmann::json status = agent->status_json();
+  EXPECT_TRUE(status["lastReconcile"].is_null());
+  EXPECT_EQ(status["reconciles"], 0);
+}
+
+TEST_F(AgentTest, ReconcileAppliesTheSpecAndStatusHasTheContractShape) {
+  write_spec(spec_with_mtu(9000));
+  auto agent = make_agent();
+  agent->reconcile_once("test");
+  ASSERT_EQ(shared_->mtus, std::vector<int>{9000});
+  EXPECT_EQ(shared_->dry_runs, std::vector<bool>{false});
+  EXPECT_TRUE(agent->ready(nullptr));
+  const nlohmann::json status = agent->status_json();
+  for (const char* key : {"node", "mode", "spec", "lastReconcile", "pendingReboot", "selftest", "errors",
+                          "reconciles", "failures", "ready"}) {
+    EXPECT_TRUE(status.contains(key)) << key << " in " << status.dump();
+  }
+  EXPECT_EQ(status["node"], "n1");
+  EXPECT_EQ(status["mode"], "apply");
+  EXPECT_EQ(status["spec"]["valid"], true);
+  EXPECT_EQ(status["spec"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(status["lastReconcile"]["result"], "converged");
+  EXPECT_EQ(status["lastReconcile"]["trigger"], "test");
+  EXPECT_TRUE(status["errors"].empty());
+  ASSERT_TRUE(agent->last_observed());
+  EXPECT_EQ(agent->last_observed()->node, "n1");
+
+  const std::string metrics = agent->metrics_text();
+  EXPECT_NE(metrics.find("rdmactl_reconciles_total{node=\"n1\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_reconcile_failures_total{node=\"n1\"} 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_spec_valid{node=\"n1\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_drift_changes"), std::string::npos) << metrics;
+}
+
+TEST_F(AgentTest, DryRunOnlyPlans) {
+  write_spec(spec_with_mtu(9000));
+  AgentSettings settings;
+  settings.dry_run = true;
+  auto agent = make_agent(settings);
+  agent->reconcile_once("test");
+  EXPECT_EQ(shared_->dry_runs, std::vector<bool>{true});
+  EXPECT_EQ(agent->status_json()["mode"], "dry-run");
+}
+
+TEST_F(AgentTest, AnInvalidSpecIsReportedAndTheLastValidOneStaysInForce) {
+  write_spec(spec_with_mtu(9000));
+  auto agent = make_agent();
+  agent->reconcile_once("first");
+  write_spec(std::string(kHeader) + "defaults:\n  interfaces:\n    - name: eth9\n      mtu: lots\n");
+  agent->reconcile_once("second");
+  // Reconciled again, from the last valid spec: nothing from the invalid one.
+  EXPECT_EQ(shared_->mtus, (std::vector<int>{9000, 9000}));
+  const nlohmann::json status = agent->status_json();
+  EXPECT_EQ(status["spec"]["valid"], false);
+  ASSERT_FALSE(status["spec"]["errors"].empty()) << status.dump();
+  // file:line: the diagnostic points into the file.
+  EXPECT_NE(status["spec"]["errors"][0].get<std::string>().find("spec.yaml:8"), std::string::npos) << status.dump();
+  EXPECT_NE(agent->metrics_text().find("rdmactl_spec_valid{node=\"n1\"} 0\n"), std::string::npos);
+}
+
+TEST_F(AgentTest, WithoutAnyValidSpecNothingIsAppliedAndItIsNotReady) {
+  write_spec("apiVersion: rdmactl/v1\nkind: Nonsense\n");
+  auto agent = make_agent();
+  agent->reconcile_once("first");
+  EXPECT_EQ(shared_->calls, 0);
+  std::string reason;
+  EXPECT_FALSE(agent->ready(&reason));
+  EXPECT_FALSE(reason.empty());
+  EXPECT_EQ(agent->failure_count(), 1u);
+  EXPECT_EQ(agent->status_json()["lastReconcile"]["result"], "invalidSpec");
+  EXPECT_FALSE(agent->plan_now());
+}
+
+TEST_F(AgentTest, AFailedReconcileCountsAndShowsItsError) {
+  write_spec(spec_with_mtu(9000));
+  shared_->fail = true;
+  auto agent = make_agent();
+  agent->reconcile_once("test");
+  EXPECT_EQ(agent->failure_count(), 1u);
+  const nlohmann::json status = agent->status_json();
+  EXPECT_EQ(status["lastReconcile"]["result"], "failed");
+  ASSERT_FALSE(status["errors"].empty());
+  EXPECT_NE(status["errors"][0].get<std::string>().find("netlink said no"), std::string::npos) << status.dump();
+}
+
+TEST_F(AgentTest, RequestsDuringAReconcileCoalesceIntoOneMore) {
+  write_spec(spec_with_mtu(9000));
+  AgentSettings settings;
+  settings.interval = 1h;  // no timer runs in this test
+  auto agent = make_agent(settings);
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->hold = true;
+  }
+  agent->start();  // the start-up reconcile begins and is held
+  {
+    std::unique_lock lock(shared_->mutex);
+    ASSERT_TRUE(shared_->cv.wait_for(lock, 5s, [&] { return shared_->in_reconcile; }));
+  }
+  for (int i = 0; i < 5; ++i) agent->request_reconcile("burst " + std::to_string(i));
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->hold = false;
+  }
+  shared_->cv.notify_all();
+  ASSERT_TRUE(shared_->wait_calls(2));
+  std::this_thread::sleep_for(300ms);  // would a third run come?
+  agent->stop();
+  EXPECT_EQ(shared_->calls, 2);
+  EXPECT_NE(agent->status_json()["lastReconcile"]["trigger"].get<std::string>().find("burst 4"), std::string::npos);
+}
+
+TEST_F(AgentTest, ASpecFileChangeTriggersAReconcile) {
+  write_spec(spec_with_mtu(9000));
+  AgentSettings settings;
+  settings.interval = 1h;
+  settings.spec_poll = 50ms;
+  auto agent = make_agent(settings);
+  agent->start();
+  ASSERT_TRUE(shared_->wait_calls(1));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(shared_->calls, 1);  // an unchanged file triggers nothing
+  // As editors do: write a new file and rename it over the spec.
+  tree_.write("/spec.yaml.new", spec_with_mtu(4200));
+  std::filesystem::rename(tree_.root() + "/spec.yaml.new", tree_.root() + "/spec.yaml");
+  ASSERT_TRUE(shared_->wait_calls(2));
+  agent->stop();
+  EXPECT_EQ(shared_->mtus.back(), 4200);
+}
+
+TEST_F(AgentTest, TheTimerTriggersReconciles) {
+  write_spec(spec_with_mtu(9000));
+  AgentSettings settings;
+  settings.interval = 50ms;
+  auto agent = make_agent(settings);
+  agent->start();
+  EXPECT_TRUE(shared_->wait_calls(3));
+  agent->stop();
+  EXPECT_NE(agent->status_json()["lastReconcile"]["trigger"].get<std::string>().find("timer"), std::string::npos);
+}
+
+TEST_F(AgentTest, StopIsPromptWhileIdle) {
+  write_spec(spec_with_mtu(9000));
+  auto agent = make_agent();
+  agent->start();
+  ASSERT_TRUE(shared_->wait_calls(1));
+  const auto begin = std::chrono::steady_clock::now();
+  agent->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 500ms);
+}
+
+}  // namespace
+}  // namespace rdmactl
