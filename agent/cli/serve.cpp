@@ -161,6 +161,11 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
 }
 
 int run_serve(const GlobalOptions& global, const ServeOptions& opts) {
+  if (opts.spec == "-") {
+    return report_error(make_error(ErrorKind::kUsage,
+                                   "serve watches its spec file for changes: give a path (-f /etc/rdmactl/fabric.yaml), "
+                                   "not - (standard input)"));
+  }
   // First, while the process has one thread: entering a namespace unshares the mount namespace,
   // which a multi-threaded process may not do.
   if (!global.netns.empty()) {

@@ -25,6 +25,7 @@ class LiveHost : public HostDriver {
   std::string root_;
   std::string node_;
   Engine engine_;
+  bool tested_once_ = false;  // the self-test ran after some reconcile of this process
 };
 
 }  // namespace rdmactl
