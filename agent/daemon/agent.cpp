@@ -43,19 +43,6 @@ std::string iso8601(std::chrono::system_clock::time_point t) {
   return text;
 }
 
-std::string prom_label(const std::string& value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics) {
   nlohmann::json out = nlohmann::json::array();
   for (const Diagnostic& d : diagnostics) out.push_back(d.to_string());
@@ -341,7 +328,7 @@ std::string Agent::metrics_text() const {
   std::lock_guard status(status_mutex_);
   std::ostringstream out;
   if (last_report_) out << render_report(*last_report_, Format::kProm);
-  const std::string node = "{node=\"" + prom_label(settings_.node) + "\"}";
+  const std::string node = "{node=\"" + prom_escape(settings_.node) + "\"}";
   out << "# HELP rdmactl_reconciles_total Reconciles run since the agent started.\n"
       << "# TYPE rdmactl_reconciles_total counter\n"
       << "rdmactl_reconciles_total" << node << " " << reconciles_ << "\n"

@@ -54,19 +54,6 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
-std::string prom_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 std::string render_text(const Report& report) {
   std::ostringstream out;
   const bool plan = report.kind == "Plan";
@@ -214,6 +201,19 @@ std::string render_state_text(const HostState& state) {
 }
 
 }  // namespace
+
+std::string prom_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
 
 const char* format_name(Format format) {
   switch (format) {

@@ -21,5 +21,7 @@ std::string render_report(const Report& report, Format format);
 std::string render_state(const HostState& state, Format format);
 // Block-style YAML of a JSON value (keys in JSON order).
 std::string json_to_yaml(const nlohmann::json& value);
+// A Prometheus label value: backslash, double quote and newline escaped.
+std::string prom_escape(const std::string& text);
 
 }  // namespace rdmactl
