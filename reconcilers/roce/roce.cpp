@@ -47,20 +47,11 @@ nlohmann::json tos_from_text(const std::string& text) {
   return value;
 }
 
-struct PortRef {
-  const DeviceState* device = nullptr;
-  const PortState* port = nullptr;
-};
-
-// The first RDMA port (in device order) whose netdev is `netdev`: observe records that port's
-// values on the netdev, so diff must pick the same one.
+// The first RDMA port (in device order) whose netdev is `netdev`, as HostState::resolve_port finds
+// it by name: observe records that port's values on the netdev, so diff must pick the same one.
 PortRef first_port_of(const HostState& state, const std::string& netdev) {
-  for (const DeviceState& d : state.devices) {
-    for (const PortState& p : d.ports) {
-      if (p.netdev == netdev) return {&d, &p};
-    }
-  }
-  return {};
+  auto ref = state.resolve_port({Selector::Kind::kName, netdev, 1});
+  return ref ? *ref : PortRef{};
 }
 
 // "rdma/mlx5_0/1" -> ("mlx5_0", 1).
