@@ -192,6 +192,7 @@ PortState read_port(const HostFs& fs, const std::string& dev_dir, int port) {
   state.counters = read_counters(fs, port_dir + "/counters");
   state.hw_counters = read_counters(fs, port_dir + "/hw_counters");
   state.netdev = read_port_netdev(fs, dev_dir, port, state.gids);
+  state.forced_traffic_class = parse_forced_traffic_class(read_optional(fs, dev_dir + "/tc/" + std::to_string(port) + "/traffic_class"));
   return state;
 }
 
@@ -252,6 +253,21 @@ std::optional<int> parse_hex_int(const std::string& text) {
     return std::nullopt;
   }
   return static_cast<int>(*number);
+}
+
+std::optional<int> parse_forced_traffic_class(const std::string& text) {
+  constexpr std::string_view kGlobal = "Global tclass=";
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = trim(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (line.substr(0, kGlobal.size()) != kGlobal) continue;
+    const auto value = parse_unsigned<unsigned>(line.substr(kGlobal.size()), 10);
+    if (value && *value <= 255) return static_cast<int>(*value);
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 nlohmann::json parse_counter(const std::string& text) {

@@ -26,6 +26,10 @@ std::optional<double> parse_rate_gbps(const std::string& text);
 std::optional<int> parse_rate_width(const std::string& text);
 // "0x1a" -> 26 (lid, sm_lid). nullopt when not hex.
 std::optional<int> parse_hex_int(const std::string& text);
+// The vendor mlx5 driver's tc/<port>/traffic_class ("Global tclass=106", possibly followed by
+// per-address rules, one per line; empty when unset: MLNX_OFED main_ext.c): the global value, or
+// nullopt when there is none.
+std::optional<int> parse_forced_traffic_class(const std::string& text);
 // A counter file: a decimal number, or the text itself ("N/A (no PMA)").
 nlohmann::json parse_counter(const std::string& text);
 // True for an all-zero GID ("0000:0000:...:0000"): an empty slot of the table.

@@ -91,6 +91,7 @@ json port_to_json(const PortState& p) {
   out["hwCounters"] = json::object();
   for (const auto& [name, value] : p.hw_counters) out["hwCounters"][name] = value;
   if (p.link_type) out["linkType"] = *p.link_type;
+  if (p.forced_traffic_class) out["forcedTrafficClass"] = *p.forced_traffic_class;
   return out;
 }
 
@@ -110,6 +111,7 @@ json netdev_to_json(const NetdevState& n) {
               {"state", n.state}, {"operState", n.oper_state}, {"mac", n.mac},
               {"kind", n.kind},   {"pci", n.pci},              {"addresses", n.addresses}};
   if (n.dev_port) out["devPort"] = *n.dev_port;
+  if (!n.driver.empty()) out["driver"] = n.driver;
   if (n.qos) out["qos"] = *n.qos;
   if (n.ecn) out["ecn"] = *n.ecn;
   if (n.roce) out["roce"] = *n.roce;
@@ -138,6 +140,7 @@ void read_port(Reader& r, PortState& p) {
   r.get("counters", p.counters);
   r.get("hwCounters", p.hw_counters);
   r.get_json("linkType", p.link_type);
+  r.get("forcedTrafficClass", p.forced_traffic_class);
 }
 
 void read_device(Reader& r, DeviceState& d) {
@@ -169,6 +172,7 @@ void read_netdev(Reader& r, NetdevState& n) {
   r.get("kind", n.kind);
   r.get("pci", n.pci);
   r.get("devPort", n.dev_port);
+  r.get("driver", n.driver);
   r.get("addresses", n.addresses);
   r.get_json("qos", n.qos);
   r.get_json("ecn", n.ecn);

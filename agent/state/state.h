@@ -40,6 +40,10 @@ struct PortState {
   // {"default": "infiniband", "current": "ethernet", "nextBoot": "infiniband"}, or {"error": why}
   // when it could not be read; absent when not observed (no spec asks for it).
   std::optional<nlohmann::json> link_type;
+  // The vendor (MLNX/DOCA-OFED) mlx5 driver's /sys/class/infiniband/<dev>/tc/<port>/traffic_class:
+  // a traffic class forced on every QP of the port ("Global tclass=106"); nullopt when the file is
+  // absent (upstream drivers) or holds no global value.
+  std::optional<int> forced_traffic_class;
 };
 
 struct PcieLink {
@@ -69,6 +73,9 @@ struct NetdevState {
   std::string mac;
   std::string kind;        // "veth", "bond", ... ; "" for hardware
   std::string pci;         // PCI address of the device behind it, "" when none
+  // The kernel driver bound to that device (/sys/class/net/<n>/device/driver): "mlx5_core", ...;
+  // "" for virtual netdevs. Reconcilers follow the driver's own rules (mlx5's DCB table).
+  std::string driver;
   std::optional<int> dev_port;  // /sys/class/net/<n>/dev_port: 0-based port of a multi-port NIC
   // Addresses the spec manages: every address but IPv6 link-local (fe80::/10, which the kernel
   // assigns itself and RoCE needs for its link-local GIDs). Canonical CIDR text, sorted.

@@ -25,6 +25,13 @@ std::string pci_of(const HostFs& fs, const std::string& netdev) {
   return looks_like_pci_address(base) ? base : std::string();
 }
 
+// The driver bound to the netdev's device: /sys/class/net/<n>/device/driver -> .../mlx5_core.
+std::string driver_of(const HostFs& fs, const std::string& netdev) {
+  auto link = fs.read_link("/sys/class/net/" + netdev + "/device/driver");
+  if (!link) return {};
+  return link->substr(link->find_last_of('/') + 1);
+}
+
 std::optional<int> dev_port_of(const HostFs& fs, const std::string& netdev) {
   auto text = fs.read("/sys/class/net/" + netdev + "/dev_port");
   if (!text) return std::nullopt;
@@ -55,6 +62,7 @@ class NetdevReconciler final : public Reconciler {
       n.kind = link.kind;
       n.pci = pci_of(platform.fs(), link.name);
       n.dev_port = dev_port_of(platform.fs(), link.name);
+      n.driver = driver_of(platform.fs(), link.name);
       state.netdevs.push_back(std::move(n));
     }
     std::sort(state.netdevs.begin(), state.netdevs.end(),
