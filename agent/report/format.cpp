@@ -5,6 +5,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 namespace rdmactl {
@@ -40,6 +44,51 @@ std::string show_value(const json& value) {
   return value.dump();
 }
 
+// A map of small integers (a DSCP table) -> "0-7: 0, 8-15: 1": consecutive keys with one value
+// become a range; nullopt when the value is not such a map.
+std::optional<std::map<int, json>> integer_keyed(const json& value) {
+  if (!value.is_object()) return std::nullopt;
+  std::map<int, json> out;
+  for (const auto& [key, item] : value.items()) {
+    if (key.empty() || key.size() > 3 || !std::all_of(key.begin(), key.end(), ::isdigit)) return std::nullopt;
+    out[std::stoi(key)] = item;
+  }
+  return out;
+}
+
+// A change of a large integer-keyed map, as the rows that differ: "26: 3 -> 4" or, grouped into
+// ranges of keys with the same old and new value, "0-7: (none) -> 0, 8-15: (none) -> 1, ...".
+// nullopt for other values and for small maps, which read better whole.
+std::optional<std::string> show_map_change(const json& current, const json& desired) {
+  constexpr size_t kWholeUpTo = 8;
+  const auto from = integer_keyed(current.is_null() ? json::object() : current);
+  const auto to = integer_keyed(desired.is_null() ? json::object() : desired);
+  if (!from || !to || (from->size() <= kWholeUpTo && to->size() <= kWholeUpTo)) return std::nullopt;
+  std::set<int> keys;
+  for (const auto& [k, v] : *from) keys.insert(k);
+  for (const auto& [k, v] : *to) keys.insert(k);
+  struct Run { int first, last; json old_value, new_value; };
+  std::vector<Run> runs;
+  for (const int k : keys) {
+    const json old_value = from->count(k) ? from->at(k) : json();
+    const json new_value = to->count(k) ? to->at(k) : json();
+    if (old_value == new_value) continue;
+    if (!runs.empty() && runs.back().last == k - 1 && runs.back().old_value == old_value &&
+        runs.back().new_value == new_value) {
+      runs.back().last = k;
+    } else {
+      runs.push_back({k, k, old_value, new_value});
+    }
+  }
+  std::string out;
+  for (const Run& r : runs) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(r.first) + (r.first == r.last ? "" : "-" + std::to_string(r.last)) + ": " +
+           show_value(r.old_value) + " -> " + show_value(r.new_value);
+  }
+  return "{" + out + "}";
+}
+
 std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -72,12 +121,18 @@ std::string render_text(const Report& report) {
     out << "  " << resource << "\n";
     for (const Change& c : report.changes) {
       if (c.resource != resource) continue;
-      out << "    ~ " << c.field << ": " << show_value(c.current) << " -> " << show_value(c.desired);
+      if (auto rows = show_map_change(c.current, c.desired)) {
+        out << "    ~ " << c.field << ": " << *rows;
+      } else {
+        out << "    ~ " << c.field << ": " << show_value(c.current) << " -> " << show_value(c.desired);
+      }
       std::string notes = plan && c.status == ChangeStatus::kPlanned ? "" : change_status_name(c.status);
       if (c.disruptive) notes += std::string(notes.empty() ? "" : ", ") + "disruptive";
       if (c.requires_) notes += std::string(notes.empty() ? "" : ", ") + "requires " + *c.requires_;
       if (!notes.empty()) out << "  (" << notes << ")";
       out << "\n";
+      if (!c.via.empty()) out << "      via " << c.via << "\n";
+      if (!c.note.empty()) out << "      " << c.note << "\n";
       if (!c.error.empty()) out << "      " << c.error << "\n";
     }
   }

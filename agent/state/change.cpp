@@ -32,6 +32,8 @@ nlohmann::json to_json(const Change& change) {
                         {"disruptive", change.disruptive},
                         {"requires", change.requires_ ? nlohmann::json(*change.requires_) : nlohmann::json(nullptr)},
                         {"status", change_status_name(change.status)}};
+  if (!change.via.empty()) out["via"] = change.via;
+  if (!change.note.empty()) out["note"] = change.note;
   if (!change.error.empty()) out["error"] = change.error;
   return out;
 }

@@ -25,6 +25,11 @@ struct Change {
   std::string reconciler;  // the reconciler that owns it
   bool disruptive = false;  // may interrupt traffic (link flap, address removal)
   std::optional<std::string> requires_;  // "reboot" for firmware changes
+  // How the driver in use takes the value, where that depends on the driver: "dcbnl",
+  // "debugfs mlx5/0000:3b:00.0/cc_params/np_cnp_dscp", "mstconfig ROCE_CC_PRIO_MASK_P1", ...
+  std::string via;
+  // What else the change does that its field does not say (e.g. which priorities lose DCQCN).
+  std::string note;
   ChangeStatus status = ChangeStatus::kPlanned;
   std::string error;        // why it failed, when it did
 
