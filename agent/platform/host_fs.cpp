@@ -73,27 +73,29 @@ Result<std::string> HostFs::read_file(std::string_view host_path) const {
   return text;
 }
 
-void HostFs::emulate_attribute(std::string suffix, AttributeStore store) {
-  if (!emulated_) emulated_ = std::make_shared<std::vector<std::pair<std::string, AttributeStore>>>();
-  emulated_->emplace_back(std::move(suffix), std::move(store));
-}
-
 Result<void> HostFs::write(std::string_view host_path, std::string_view value) const {
   const std::string full = path(host_path);
-  if (emulated_) {
-    for (const auto& [suffix, store] : *emulated_) {
-      if (host_path.size() >= suffix.size() && host_path.substr(host_path.size() - suffix.size()) == suffix) {
-        return store(full, value);
-      }
-    }
+  std::string previous;
+  if (model_) {
+    if (auto text = read_file(host_path)) previous = std::move(*text);
   }
-  // O_TRUNC so that fixture files behave like sysfs attributes (a write replaces the value).
-  FdCloser fd(::open(full.c_str(), O_WRONLY | O_CLOEXEC | (root_ == "/" ? 0 : O_TRUNC)));
+  // As a shell's `echo value > file`: O_TRUNC, which sysfs, configfs, debugfs and procfs ignore
+  // and which makes a plain fixture file hold just the value.
+  FdCloser fd(::open(full.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
   if (fd.get() < 0) return make_errno_error("cannot open for writing", errno, full);
   const ssize_t n = ::write(fd.get(), value.data(), value.size());
   if (n < 0) return make_errno_error("cannot write \"" + std::string(value) + "\"", errno, full);
   if (static_cast<size_t>(n) != value.size()) {
     return make_error(ErrorKind::kPlatform, "short write of \"" + std::string(value) + "\"", full);
+  }
+  if (model_) {
+    if (const std::optional<int> refused = model_->stored(host_path, full, previous, value); refused && *refused) {
+      FdCloser restore(::open(full.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
+      if (restore.get() >= 0 && ::write(restore.get(), previous.data(), previous.size()) < 0) {
+        return make_errno_error("cannot restore after a refused write", errno, full);
+      }
+      return make_errno_error("cannot write \"" + std::string(value) + "\"", *refused, full);
+    }
   }
   return ok();
 }
@@ -149,14 +151,22 @@ Result<std::string> HostFs::read_link(std::string_view host_path) const {
 
 Result<void> HostFs::make_directory(std::string_view host_path) const {
   const std::string full = path(host_path);
-  if (::mkdir(full.c_str(), 0755) != 0 && errno != EEXIST) {
+  if (::mkdir(full.c_str(), 0755) != 0) {
+    if (errno == EEXIST) return ok();
     return make_errno_error("cannot create directory", errno, full);
+  }
+  if (model_) {
+    if (const std::optional<int> refused = model_->made_directory(host_path, full); refused && *refused) {
+      ::rmdir(full.c_str());
+      return make_errno_error("cannot create directory", *refused, full);
+    }
   }
   return ok();
 }
 
 Result<void> HostFs::remove_directory(std::string_view host_path) const {
   const std::string full = path(host_path);
+  if (model_) model_->removing_directory(host_path, full);
   if (::rmdir(full.c_str()) != 0 && errno != ENOENT) return make_errno_error("cannot remove directory", errno, full);
   return ok();
 }

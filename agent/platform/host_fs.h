@@ -4,8 +4,8 @@
 // tree in tests and demos. Paths are given as on a live host ("/sys/class/net/eth0/mtu").
 #pragma once
 
-#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,17 +44,32 @@ class HostFs {
   // it); a directory that is already gone is fine.
   Result<void> remove_directory(std::string_view host_path) const;
 
-  // Test seam for fixture trees. A fixture holds plain files, but some sysfs attributes are not
-  // plain values: a write to a vendor driver's qos/dscp2prio ("26 3") updates one row of a 64-row
-  // table that a read returns whole. An emulator claims writes to host paths ending in `suffix`
-  // and does what the driver's store function does with them (the real file path is passed in).
-  // Never used on a live host.
-  using AttributeStore = std::function<Result<void>(const std::string& real_path, std::string_view value)>;
-  void emulate_attribute(std::string suffix, AttributeStore store);
+  // Test seam: a model of the kernel behind a fixture tree's files (tests/unit/models/), never set
+  // on a live host. HostFs runs every operation on the fixture's plain files exactly as on a live
+  // host (open with O_TRUNC and one write(2), mkdir, rmdir); the model then does what the kernel's
+  // store, mkdir and rmdir handlers would.
+  class KernelModel {
+   public:
+    virtual ~KernelModel() = default;
+    // After `value` was written to the file of host path `path` (`real_path` under the root), which
+    // held `previous`. nullopt: the file is not modelled (a plain file keeps what was written).
+    // 0: the kernel's store function takes the value; the model leaves in the file what its show
+    // function prints then. An errno: the store function refuses it; HostFs puts `previous` back
+    // and fails the write with that errno.
+    virtual std::optional<int> stored(std::string_view path, const std::string& real_path,
+                                      const std::string& previous, std::string_view value) = 0;
+    // After mkdir made `path`: 0 or nullopt to keep it (the model may fill it, as configfs does
+    // with default groups), or an errno to refuse it (HostFs removes it and fails with that errno).
+    virtual std::optional<int> made_directory(std::string_view path, const std::string& real_path) = 0;
+    // Before rmdir of `path`: configfs drops a group's default groups with it, so the model empties
+    // what the kernel made in it.
+    virtual void removing_directory(std::string_view path, const std::string& real_path) = 0;
+  };
+  void set_kernel_model(std::shared_ptr<KernelModel> model) { model_ = std::move(model); }
 
  private:
   std::string root_;
-  std::shared_ptr<std::vector<std::pair<std::string, AttributeStore>>> emulated_;
+  std::shared_ptr<KernelModel> model_;
 };
 
 }  // namespace rdmactl

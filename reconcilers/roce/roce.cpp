@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <charconv>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -66,6 +65,40 @@ std::optional<std::pair<std::string, int>> parse_resource(const std::string& res
   return std::make_pair(resource.substr(prefix.size(), slash - prefix.size()), port);
 }
 
+// A device's configfs directory, made for the time it is needed when it was absent (as
+// cma_roce_mode/cma_roce_tos do with their need_clean flag): close() removes only what open() made.
+class DeviceDirectory {
+ public:
+  static Result<DeviceDirectory> open(const HostFs& fs, const std::string& device) {
+    if (fs.exists(device_dir(device))) return DeviceDirectory(fs, device, false);
+    // make_cma_dev: ENODEV when rdma_cm has no device of that name.
+    if (auto made = fs.make_directory(device_dir(device)); !made) {
+      Error e = made.error();
+      if (e.err_no == ENODEV) e.message = "rdma_cm knows no device " + device + " (" + e.message + ")";
+      return e;
+    }
+    return DeviceDirectory(fs, device, true);
+  }
+  DeviceDirectory(DeviceDirectory&& other) noexcept
+      : fs_(other.fs_), device_(std::move(other.device_)), made_(std::exchange(other.made_, false)) {}
+  DeviceDirectory(const DeviceDirectory&) = delete;
+  DeviceDirectory& operator=(const DeviceDirectory&) = delete;
+  DeviceDirectory& operator=(DeviceDirectory&&) = delete;
+  ~DeviceDirectory() { (void)close(); }
+
+  Result<void> close() {
+    if (!made_) return ok();
+    made_ = false;
+    return fs_.remove_directory(device_dir(device_));
+  }
+
+ private:
+  DeviceDirectory(const HostFs& fs, std::string device, bool made) : fs_(fs), device_(std::move(device)), made_(made) {}
+  const HostFs& fs_;
+  std::string device_;
+  bool made_;
+};
+
 class RoceReconciler final : public Reconciler {
  public:
   const char* name() const override { return kName; }
@@ -76,15 +109,19 @@ class RoceReconciler final : public Reconciler {
     for (NetdevState& n : state.netdevs) {
       const PortRef ref = first_port_of(state, n.name);
       if (!ref.port || ref.port->link_layer != "Ethernet") continue;
-      nlohmann::json roce = {{"mode", nullptr}, {"tos", nullptr}};
-      if (fs.exists(device_dir(ref.device->name))) {
-        if (auto text = fs.read(field_file(ref.device->name, ref.port->port, "roce.mode"))) {
-          roce["mode"] = mode_from_text(*text);
-        }
-        if (auto text = fs.read(field_file(ref.device->name, ref.port->port, "roce.tos"))) {
-          roce["tos"] = tos_from_text(*text);
-        }
+      auto opened = DeviceDirectory::open(fs, ref.device->name);
+      if (!opened) {
+        n.roce = nlohmann::json{{"error", opened.error().to_string()}};
+        continue;
       }
+      nlohmann::json roce = {{"mode", nullptr}, {"tos", nullptr}};
+      if (auto text = fs.read(field_file(ref.device->name, ref.port->port, "roce.mode"))) {
+        roce["mode"] = mode_from_text(*text);
+      }
+      if (auto text = fs.read(field_file(ref.device->name, ref.port->port, "roce.tos"))) {
+        roce["tos"] = tos_from_text(*text);
+      }
+      if (auto closed = opened->close(); !closed) roce["error"] = closed.error().to_string();
       n.roce = std::move(roce);
     }
     return ok();
@@ -110,11 +147,16 @@ class RoceReconciler final : public Reconciler {
       const nlohmann::json current_tos = roce.value("tos", nlohmann::json());
       // ToS first: every port accepts any ToS, while rdma_cm refuses a mode the port has no GIDs
       // of (rxe has no RoCE v1 GIDs), so a refused mode is the last write and rolls back the rest.
+      const std::string via = "configfs rdma_cm/" + ref.device->name + "/ports/" + std::to_string(ref.port->port) + "/";
       if (iface.roce.tos && current_tos != nlohmann::json(*iface.roce.tos)) {
-        out.changes.push_back(make_change(resource, "roce.tos", current_tos, *iface.roce.tos, kName, false));
+        Change change = make_change(resource, "roce.tos", current_tos, *iface.roce.tos, kName, false);
+        change.via = via + "default_roce_tos";
+        out.changes.push_back(std::move(change));
       }
       if (iface.roce.mode && current_mode != nlohmann::json(*iface.roce.mode)) {
-        out.changes.push_back(make_change(resource, "roce.mode", current_mode, *iface.roce.mode, kName, false));
+        Change change = make_change(resource, "roce.mode", current_mode, *iface.roce.mode, kName, false);
+        change.via = via + "default_roce_mode";
+        out.changes.push_back(std::move(change));
       }
     }
   }
@@ -124,34 +166,37 @@ class RoceReconciler final : public Reconciler {
     if (!target) return make_error(ErrorKind::kPlatform, "not an rdma/<dev>/<port> resource", change.resource);
     const auto& [device, port] = *target;
     if (change.field != "roce.mode" && change.field != "roce.tos") return unknown_field(change);
-    const HostFs& fs = platform.fs();
-    // null: the revert of a change planned while the device had no directory.
-    if (change.desired.is_null()) return undo_directory(fs, device, change);
-
-    if (!fs.exists(device_dir(device))) {
-      if (!fs.exists(kConfigfsRoot)) {
-        return make_error(ErrorKind::kNotSupported, "configfs rdma_cm is not available", change.resource);
-      }
-      if (auto r = fs.make_directory(device_dir(device)); !r) return r;
-      created_[device] = read_values(fs, device);
-    }
-    const std::string file = field_file(device, port, change.field);
-    if (!fs.exists(file)) {
-      return make_error(ErrorKind::kNotSupported,
-                        "no " + file + " in " + device_dir(device) +
-                            ": rdma_cm did not create the port's attributes (is " + device + " an RDMA device rdma_cm knows?)",
-                        change.resource);
-    }
+    std::string text;
     if (change.field == "roce.mode") {
       if (!change.desired.is_string()) {
         return make_error(ErrorKind::kPlatform, "not a RoCE mode: " + change.desired.dump(), change.resource);
       }
-      return fs.write(file, mode_to_text(change.desired.get<std::string>()));
+      text = mode_to_text(change.desired.get<std::string>());
+    } else {
+      if (!change.desired.is_number_integer()) {
+        return make_error(ErrorKind::kPlatform, "not a ToS: " + change.desired.dump(), change.resource);
+      }
+      text = std::to_string(change.desired.get<int>());  // decimal: kstrtou8 reads a leading 0 as octal
     }
-    if (!change.desired.is_number_integer()) {
-      return make_error(ErrorKind::kPlatform, "not a ToS: " + change.desired.dump(), change.resource);
+    const HostFs& fs = platform.fs();
+    if (!fs.exists(kConfigfsRoot)) {
+      return make_error(ErrorKind::kNotSupported, "configfs rdma_cm is not available", change.resource);
     }
-    return fs.write(file, std::to_string(change.desired.get<int>()));
+    auto opened = DeviceDirectory::open(fs, device);
+    if (!opened) {
+      Error e = opened.error();
+      e.where = change.resource;
+      return e;
+    }
+    const std::string file = field_file(device, port, change.field);
+    Result<void> written = fs.exists(file)
+                               ? fs.write(file, text)
+                               : Result<void>(make_error(ErrorKind::kNotSupported,
+                                                         "no " + file + ": rdma_cm made no such port for " + device,
+                                                         change.resource));
+    Result<void> closed = opened->close();
+    if (!written) return written;
+    return closed;
   }
 
  private:
@@ -183,43 +228,12 @@ class RoceReconciler final : public Reconciler {
                         std::string("configfs rdma_cm is not available (no ") + kConfigfsRoot +
                             "): mount -t configfs none /sys/kernel/config and modprobe rdma_cm");
     }
+    if (n.roce->contains("error")) {
+      return make_error(ErrorKind::kPlatform, "cannot read the rdma_cm defaults of " + ref.device->name + ": " +
+                                                  (*n.roce)["error"].get<std::string>());
+    }
     return std::nullopt;
   }
-
-  // The texts of every port's attributes, as found right after mkdir: what a rollback writes back.
-  static std::map<std::string, std::string> read_values(const HostFs& fs, const std::string& device) {
-    std::map<std::string, std::string> values;
-    auto ports = fs.list(device_dir(device) + "/ports");
-    if (!ports) return values;
-    for (const std::string& port : *ports) {
-      for (const char* attr : {"/default_roce_mode", "/default_roce_tos"}) {
-        const std::string file = device_dir(device) + "/ports/" + port + attr;
-        if (auto text = fs.read(file)) values[file] = *text;
-      }
-    }
-    return values;
-  }
-
-  // Back to "no directory": the values apply found are written back, then the directory it made
-  // is removed (configfs removes the ports/ groups with it).
-  Result<void> undo_directory(const HostFs& fs, const std::string& device, const Change& change) {
-    const auto found = created_.find(device);
-    if (found == created_.end()) {
-      if (!fs.exists(device_dir(device))) return ok();  // already gone: nothing was changed
-      return make_error(ErrorKind::kPlatform,
-                        "cannot restore " + change.field + ": " + device_dir(device) +
-                            " was created by someone else after it was observed, so the old value is unknown",
-                        change.resource);
-    }
-    for (const auto& [file, text] : found->second) {
-      if (auto r = fs.write(file, text); !r) return r;
-    }
-    created_.erase(found);
-    return fs.remove_directory(device_dir(device));
-  }
-
-  // Device directories this reconciler created, with the values found in them then.
-  std::map<std::string, std::map<std::string, std::string>> created_;
 };
 
 }  // namespace

@@ -1,17 +1,21 @@
 // The roce reconciler: the default RoCE mode and ToS that rdma_cm gives new connections on an
 // RDMA port, through rdma_cm's configfs (/sys/kernel/config/rdma_cm/<dev>/ports/<port>/), as
-// cma_roce_mode and cma_roce_tos set them.
+// mlnx-tools' cma_roce_mode and cma_roce_tos set them.
 //
-// configfs shows a device's values only once its directory is created (mkdir), and observe never
-// writes. Observed shape of NetdevState::roce, on the netdev of the RDMA port:
-//   {"mode": "v2", "tos": 106}     the device's directory exists: the values rdma_cm uses
-//   {"mode": null, "tos": null}    configfs rdma_cm is there but the device has no directory:
-//                                  the values cannot be read without creating it; apply does
+// The values live in the kernel's cma_device (cma_add_one: RoCE v2 where the port has it, ToS 0),
+// not in configfs: a device's directory only shows and takes them, and removing it keeps them
+// (drivers/infiniband/core/cma_configfs.c: drop_cma_dev frees the configfs groups only). So both
+// observe and apply do what those scripts do: create the device's directory when it is absent,
+// read (and write), then remove the directory they created. A directory someone else made is
+// never removed. They are runtime values: a driver reload or reboot brings back the defaults, and
+// the next reconcile sets them again.
+//
+// Observed shape of NetdevState::roce, on the netdev of the RDMA port:
+//   {"mode": "v2", "tos": 106}     what rdma_cm uses
+//   {"error": "..."}               the directory could not be created or read (mkdir's ENODEV:
+//                                  rdma_cm does not know the device)
 //   unset                          configfs rdma_cm is not available (not mounted, or rdma_cm not
 //                                  loaded): a spec that sets roce gets an error saying so
-// Apply creates the directory when needed and leaves it in place (removing it changes nothing in
-// rdma_cm, and keeps the values readable); a rollback removes a directory apply created after
-// writing back the values it found in it.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 // Test support for reconcilers that work on netdevs of a sysfs fixture: a writable copy of a
-// fixture tree, and a stand-in for the netdev reconciler that takes the netdevs from the tree's
-// /sys/class/net (the real one asks rtnetlink, which knows nothing of a fixture).
+// fixture tree with a model of the kernel behind its files (tests/unit/models/), and a stand-in
+// for the netdev reconciler that takes the netdevs from the tree's /sys/class/net (the real one
+// asks rtnetlink, which knows nothing of a fixture).
 #pragma once
 
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "agent/engine/engine.h"
 #include "agent/engine/reconciler.h"
 #include "agent/platform/rdma_sysfs.h"
+#include "tests/unit/models/fixture_kernel.h"
 #include "tests/unit/test_support.h"
 #include "tests/unit/test_tree.h"
 
@@ -22,7 +24,7 @@ inline void copy_fixture(const TempTree& tree, const std::string& name) {
                         std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
 }
 
-// Fills HostState::netdevs with name, MTU, PCI function and dev_port from the tree, as the netdev
+// Fills HostState::netdevs with name, MTU, PCI function, driver and dev_port from the tree, as the netdev
 // reconciler would on a live host; it plans nothing.
 class FixtureNetdevs final : public Reconciler {
  public:
@@ -45,6 +47,7 @@ class FixtureNetdevs final : public Reconciler {
         if (is_pci_address(base)) n.pci = base;
       }
       if (auto dev_port = fs.read(dir + "/dev_port")) n.dev_port = std::stoi(*dev_port, nullptr, 0);
+      if (auto driver = fs.read_link(dir + "/device/driver")) n.driver = driver->substr(driver->find_last_of('/') + 1);
       n.state = "up";
       state.netdevs.push_back(std::move(n));
     }
@@ -66,7 +69,9 @@ class ReconcilerOnFixture : public ::testing::Test {
     table.push_back(std::move(reconciler));
     engine_ = std::make_unique<Engine>(std::move(table));
     engine_->set_verify_delay(std::chrono::milliseconds(1));
-    platform_ = std::make_unique<Platform>(HostFs(tree_.root()));
+    HostFs fs(tree_.root());
+    fs.set_kernel_model(kernel_);
+    platform_ = std::make_unique<Platform>(std::move(fs));
   }
 
   HostState observe(const NodeSpec& spec) {
@@ -76,6 +81,9 @@ class ReconcilerOnFixture : public ::testing::Test {
   }
 
   TempTree tree_;
+  // The kernel behind the tree's modelled files (configfs rdma_cm, ECN files, debugfs); a test
+  // registers what its fixture has before the first observe.
+  std::shared_ptr<FixtureKernel> kernel_ = std::make_shared<FixtureKernel>();
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Platform> platform_;
 };

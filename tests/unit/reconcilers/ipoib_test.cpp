@@ -78,10 +78,18 @@ TEST_F(IpoibTest, TheMtuIsCheckedAgainstTheModeTheSpecAsksFor) {
 
 TEST_F(IpoibTest, AKernelThatRefusesTheModeFailsTheChange) {
   // ipoib_set_mode answers EINVAL when connected mode is not available (no CM support).
+  // A kernel whose ib0 refuses every mode write (ipoib_set_mode's EINVAL without CM support).
+  class RefusingMode final : public HostFs::KernelModel {
+   public:
+    std::optional<int> stored(std::string_view path, const std::string&, const std::string&,
+                              std::string_view) override {
+      return path == "/sys/class/net/ib0/mode" ? std::optional<int>(EINVAL) : std::nullopt;
+    }
+    std::optional<int> made_directory(std::string_view, const std::string&) override { return std::nullopt; }
+    void removing_directory(std::string_view, const std::string&) override {}
+  };
   HostFs fs(tree_.root());
-  fs.emulate_attribute("/ib0/mode", [](const std::string& path, std::string_view) -> Result<void> {
-    return make_errno_error("cannot write \"connected\"", EINVAL, path);
-  });
+  fs.set_kernel_model(std::make_shared<RefusingMode>());
   platform_ = std::make_unique<Platform>(std::move(fs));
   NodeSpec spec;
   spec.interfaces.push_back(ib0("connected"));
