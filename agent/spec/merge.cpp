@@ -107,7 +107,9 @@ void expand_qos_profiles(NodeSpec& spec) {
     iface.qos.dscp_to_priority = std::map<int, int>{{kRoceDscp, priority}, {kCnpDscp, kCnpPriority}};
     iface.qos.pfc = std::vector<int>{priority};
     // ECN and RoCE fields the spec sets itself win over the profile's.
-    if (!iface.ecn.priorities) iface.ecn.priorities = std::vector<int>{priority};
+    // DCQCN on every priority, as NVIDIA keeps it (the firmware default ROCE_CC_PRIO_MASK 255,
+    // nic-configuration-operator's roceOptimized): the lossless priority is one of them.
+    if (!iface.ecn.priorities) iface.ecn.priorities = std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7};
     if (!iface.ecn.cnp_dscp) iface.ecn.cnp_dscp = kCnpDscp;
     if (!iface.roce.mode) iface.roce.mode = "v2";
     if (!iface.roce.tos) iface.roce.tos = kRoceDscp << 2 | kEcnCapable;

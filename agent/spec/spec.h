@@ -114,8 +114,9 @@ Result<FabricSpec> load_spec(const std::string& path);
 Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file);
 
 // The roce-lossless profile (as NVUE's `nv set qos roce`): RDMA traffic marked DSCP 26 on
-// priority 3 (or the profile's priority), trust DSCP, PFC on that priority only, ECN on it, CNPs
-// on DSCP 48 / priority 6, and rdma_cm sending ToS 106 (DSCP 26 with ECT(0)).
+// priority 3 (or the profile's priority), trust DSCP, PFC on that priority only, DCQCN (ECN) on
+// every priority as NVIDIA keeps it, CNPs on DSCP 48 / priority 6, and rdma_cm sending ToS 106
+// (DSCP 26 with ECT(0)).
 inline constexpr const char* kRoceLosslessProfile = "roce-lossless";
 inline constexpr int kRoceLosslessPriority = 3;
 inline constexpr int kRoceDscp = 26;

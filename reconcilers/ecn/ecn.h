@@ -1,19 +1,32 @@
-// The ecn reconciler: RoCE ECN (DCQCN notification and reaction points) per priority and the
-// DSCP of congestion notification packets, through the vendor mlx5 driver's
-// /sys/class/net/<netdev>/ecn/{roce_np,roce_rp}/ files.
+// The ecn reconciler: RoCE ECN (DCQCN) per priority and the DSCP of congestion notification
+// packets (CNPs), through what the netdev's mlx5 driver really has:
 //
-// Observed shape of NetdevState::ecn (the spec's form, plus detail where the spec's form would
-// hide drift):
-//   {"priorities": [3], "cnpDscp": 48}         both points agree: the priorities with both on
-//   {"priorities": [3], "cnpDscp": 48,
-//    "np": [3, 4], "rp": [3]}                   they disagree: "priorities" is where both are on,
-//                                               "np"/"rp" say where each one is on
-//   {"dcqcn": {"rp_ai_rate": 5, ...}}           no ecn/ directory (the upstream mlx5 driver has
-//                                               none), but debugfs mlx5/<pci>/cc_params exists:
-//                                               device-wide DCQCN tuning, not per priority
-//   unset                                       neither: the driver exposes no ECN control
-// A spec that sets ecn on a netdev without the vendor files is a kNotSupported diff error that
-// says what the driver does expose, never a silent no-op.
+//   driver                      ecn.priorities                          ecn.cnpDscp
+//   vendor (MLNX/DOCA-OFED)     /sys/class/net/<if>/ecn/roce_np and     ecn/roce_np/cnp_dscp (runtime)
+//   mlx5                        roce_rp/enable/<p> (runtime)
+//   upstream (inbox) mlx5       firmware ROCE_CC_PRIO_MASK_P<n> through  debugfs mlx5/<pci>/cc_params/
+//                               mstconfig: staged for the next boot      np_cnp_dscp (runtime)
+//
+// The upstream driver has no per-priority switch (drivers/infiniband/hw/mlx5/cong.c writes only
+// MODIFY_CONG_PARAMS), so there the firmware's mask, which the firmware loads at boot, is the one
+// place; mlxconfig's description: "Each bit in this mask indicates if the RoCE should be enabled
+// on the n-th IEEE priority" (mstflint mlxconfig_host.db). Its default is 255: every priority.
+//
+// ecn.priorities is the exact set: DCQCN on these priorities and off on the others. NVIDIA keeps it
+// on all eight (the firmware default; nic-configuration-operator's roceOptimized sets
+// ROCE_CC_PRIO_MASK=255 with PFC on priority 3 only), and so does the roce-lossless profile; a
+// plan that turns it off somewhere says so in the change's note.
+//
+// Observed shape of NetdevState::ecn:
+//   {"via": "sysfs", "priorities": [3], "cnpDscp": 48}      vendor files; with "np"/"rp" when the
+//                                                            two points disagree ("priorities" is
+//                                                            where both are on)
+//   {"via": "firmware", "priorities": [0..7],                upstream driver: the mask's running
+//    "nextBoot": [0..7], "firmware": "ROCE_CC_PRIO_MASK_P1", value and next-boot value (read only
+//    "pci": "0000:3b:00.0", "cnpDscp": 48,                   when a spec asks for priorities), and
+//    "dcqcn": {"np_cnp_dscp": 48, "rp_ai_rate": 5, ...}}     the debugfs DCQCN parameters
+//   plus "firmwareError" / "debugfsError": why one of them could not be read
+//   unset: no ECN control at all (not an mlx5 netdev of an RDMA port)
 #pragma once
 
 #include <memory>

@@ -12,20 +12,16 @@
 #include <utility>
 #include <vector>
 
-#include "agent/platform/command.h"
-#include "agent/platform/mstconfig.h"
+#include "agent/platform/mstconfig_tool.h"
 #include "reconcilers/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {
 
 constexpr const char* kName = "link_type";
-constexpr const char* kTool = "mstconfig";
 // rdmactl's own record of what it staged, under --root like every other host file.
 constexpr const char* kStagingFile = "/var/lib/rdmactl/link-type.json";
 constexpr const char* kBootIdFile = "/proc/sys/kernel/random/boot_id";
-constexpr const char* kToolMissing =
-    "mstconfig was not found in PATH: install the Debian package mstflint (apt-get install mstflint)";
 
 // Where a port's LINK_TYPE lives: the PCI function mstconfig opens and the parameter.
 struct Target {
@@ -34,24 +30,10 @@ struct Target {
   std::string param;  // LINK_TYPE_P<n>
 };
 
-// "0000:c1:00.1" -> 1: the function number, the digit after the last '.'.
-std::optional<int> pci_function(const std::string& bdf) {
-  const size_t dot = bdf.rfind('.');
-  if (dot == std::string::npos || dot + 1 >= bdf.size()) return std::nullopt;
-  int function = 0;
-  const auto [end, ec] = std::from_chars(bdf.data() + dot + 1, bdf.data() + bdf.size(), function, 16);
-  if (ec != std::errc() || end != bdf.data() + bdf.size() || function > 7) return std::nullopt;
-  return function;
-}
-
 Result<Target> target_of(const std::string& pci, int port) {
-  const std::optional<int> function = pci_function(pci);
-  if (!function) {
-    return make_error(ErrorKind::kNotSupported,
-                      pci.empty() ? std::string("the RDMA device has no PCI address, so it has no firmware LINK_TYPE")
-                                  : "not a PCI address: " + pci);
-  }
-  return Target{pci, port, "LINK_TYPE_P" + std::to_string(*function + port)};
+  auto number = mstconfig_port_number(pci, port);
+  if (!number) return number.error();
+  return Target{pci, port, "LINK_TYPE_P" + std::to_string(*number)};
 }
 
 std::string resource_of(const DeviceState& device, const PortState& port) {
@@ -100,17 +82,8 @@ std::optional<std::string> firmware_form(const nlohmann::json& value) {
 
 // The port's LINK_TYPE in the observed shape, or {"error": why}.
 nlohmann::json query(const Target& target) {
-  const std::vector<std::string> argv = {kTool, "-d", target.pci, "-e", "q", target.param};
-  auto result = run_command(argv);
-  if (!result) {
-    if (result.error().kind == ErrorKind::kNotFound) return {{"error", kToolMissing}};
-    return {{"error", result.error().message}};
-  }
-  if (result->exit_code != 0) return {{"error", command_failed(argv, *result).message}};
-  auto parsed = parse_mstconfig_query(result->out);
-  if (!parsed) return {{"error", describe_command(argv) + ": " + parsed.error().message}};
-  const MstconfigValue* value = parsed->find(target.param);
-  if (!value) return {{"error", describe_command(argv) + " printed no " + target.param + " row"}};
+  auto value = mstconfig_query(target.pci, target.param);
+  if (!value) return {{"error", value.error().message}};
   return {{"default", spec_form(value->default_value)},
           {"current", spec_form(value->current)},
           {"nextBoot", spec_form(value->next_boot)}};
@@ -270,16 +243,8 @@ class LinkTypeReconciler final : public Reconciler {
                         "rdmactl sets LINK_TYPE to infiniband or ethernet, not " + change.desired.dump(),
                         change.resource);
     }
-    const std::vector<std::string> argv = {kTool, "-y", "-d", target->pci, "set", target->param + "=" + *value};
-    auto result = run_command(argv);
-    if (!result) {
-      Error e = result.error();
-      if (e.kind == ErrorKind::kNotFound) e.message = kToolMissing;
-      e.where = change.resource;
-      return e;
-    }
-    if (result->exit_code != 0) {
-      Error e = command_failed(argv, *result);
+    if (auto set = mstconfig_set(target->pci, target->param, *value); !set) {
+      Error e = set.error();
       e.where = change.resource;
       return e;
     }

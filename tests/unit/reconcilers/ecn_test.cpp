@@ -1,21 +1,29 @@
-// The ecn reconciler on a writable copy of the ConnectX-6 Dx fixture: the vendor driver's
-// ecn/roce_np and ecn/roce_rp files (observe, plan, apply only the differing files, converge,
-// roll back), and the upstream driver's debugfs cc_params, which must give a clear error.
+// The ecn reconciler on writable copies of the ConnectX-6 Dx fixtures, with the kernel models of
+// tests/unit/models and the fake mstconfig:
+//  - the vendor (DOCA/MLNX-OFED) driver's ecn/roce_np and roce_rp files (cx6dx-roce-vendor):
+//    observe, plan, apply only the differing files (the driver refuses to enable an enabled
+//    priority), converge, roll back;
+//  - the upstream driver (cx6dx-roce, no ecn/ directory): the per-priority mask in firmware
+//    (ROCE_CC_PRIO_MASK_P<n>, staged for the next boot) and the CNP DSCP in debugfs cc_params.
 #include "reconcilers/ecn/ecn.h"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "agent/engine/engine.h"
+#include "tests/unit/reconcilers/fake_tools.h"
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
 namespace {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<int> kAll = {0, 1, 2, 3, 4, 5, 6, 7};
 
 Selector rdma_device(const std::string& device) {
   Selector s;
@@ -40,115 +48,90 @@ InterfaceSpec ecn_interface(Selector selector, std::optional<std::vector<int>> p
   return iface;
 }
 
-// Every file the reconciler may write for one netdev, as host paths.
-std::vector<std::string> ecn_files(const std::string& netdev) {
-  std::vector<std::string> files;
-  for (const char* point : {"roce_np", "roce_rp"}) {
-    for (int p = 0; p < 8; ++p) {
-      files.push_back("/sys/class/net/" + netdev + "/ecn/" + point + "/enable/" + std::to_string(p));
-    }
-  }
-  files.push_back("/sys/class/net/" + netdev + "/ecn/roce_np/cnp_dscp");
-  return files;
+std::string enable(const std::string& netdev, const char* point, int priority) {
+  return "/sys/class/net/" + netdev + "/ecn/" + point + "/enable/" + std::to_string(priority);
 }
 
-class EcnTest : public test::ReconcilerOnFixture {
+// The vendor fixture: ens1f0np0 at the firmware default (DCQCN on every priority at both points),
+// ens1f1np1 half set up by hand (notification point of priority 3 only). CNP DSCP 48 on both.
+class VendorEcnTest : public test::ReconcilerOnFixture {
  protected:
-  void use_fixture(const std::string& name) {
-    ReconcilerOnFixture::use_fixture(name, reconcilers::make_ecn_reconciler());
+  void SetUp() override {
+    use_fixture("cx6dx-roce-vendor", reconcilers::make_ecn_reconciler());
+    kernel_->add_mlx5_vendor_ecn("ens1f0np0");
+    kernel_->add_mlx5_vendor_ecn("ens1f1np1");
   }
-
-  // Backdates every ECN file of the netdevs, so that the ones apply writes can be told apart.
-  void backdate(const std::vector<std::string>& netdevs) {
-    const auto old = fs::file_time_type::clock::now() - std::chrono::hours(24);
-    for (const auto& n : netdevs) {
-      for (const auto& f : ecn_files(n)) fs::last_write_time(tree_.root() + f, old);
-    }
-  }
-  std::set<std::string> written_since_backdate(const std::vector<std::string>& netdevs) const {
-    const auto recent = fs::file_time_type::clock::now() - std::chrono::hours(1);
-    std::set<std::string> written;
-    for (const auto& n : netdevs) {
-      for (const auto& f : ecn_files(n)) {
-        if (fs::last_write_time(tree_.root() + f) > recent) written.insert(f);
-      }
-    }
-    return written;
+  std::set<std::string> written() const {
+    std::set<std::string> out;
+    for (const auto& w : kernel_->writes()) out.insert(w.path + "=" + w.value);
+    return out;
   }
 };
 
-TEST_F(EcnTest, ObservesTheSpecFormAndShowsAPriorityWithOnlyOnePointOn) {
-  use_fixture("cx6dx-roce-vendor");
+TEST_F(VendorEcnTest, ObservesTheSpecFormAndShowsAPriorityWithOnlyOnePointOn) {
   const HostState state = observe(NodeSpec{});
   const NetdevState* a = state.find_netdev("ens1f0np0");
   const NetdevState* b = state.find_netdev("ens1f1np1");
   ASSERT_TRUE(a && a->ecn && b && b->ecn);
-  EXPECT_EQ(*a->ecn, nlohmann::json::parse(R"({"priorities": [], "cnpDscp": 48})"));
-  // ens1f1np1 has the notification point on for priority 3 but not the reaction point.
-  EXPECT_EQ(*b->ecn, nlohmann::json::parse(R"({"priorities": [], "cnpDscp": 48, "np": [3], "rp": []})"));
+  EXPECT_EQ(*a->ecn, json::parse(R"({"via": "sysfs", "priorities": [0,1,2,3,4,5,6,7], "cnpDscp": 48})"));
+  EXPECT_EQ(*b->ecn, json::parse(R"({"via": "sysfs", "priorities": [], "cnpDscp": 48, "np": [3], "rp": []})"));
 }
 
-TEST_F(EcnTest, PlansAppliesOnlyTheDifferingFilesAndConverges) {
-  use_fixture("cx6dx-roce-vendor");
+TEST_F(VendorEcnTest, PlansAppliesOnlyTheDifferingFilesAndConverges) {
   NodeSpec spec;
-  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), std::vector<int>{3}, 48));
+  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), kAll, 48));
   spec.interfaces.push_back(ecn_interface(netdev_name("ens1f1np1"), std::vector<int>{3, 5}, 46));
 
   const Report plan = engine_->plan(spec, observe(spec));
   ASSERT_TRUE(plan.errors.empty()) << plan.errors[0].to_string();
-  ASSERT_EQ(plan.changes.size(), 3u);
-  EXPECT_EQ(plan.changes[0].resource, "netdev/ens1f0np0");
+  ASSERT_EQ(plan.changes.size(), 2u) << "ens1f0np0 is at NVIDIA's default already";
+  EXPECT_EQ(plan.changes[0].resource, "netdev/ens1f1np1");
   EXPECT_EQ(plan.changes[0].field, "ecn.priorities");
-  EXPECT_EQ(plan.changes[0].current, nlohmann::json::array());
-  EXPECT_EQ(plan.changes[0].desired, nlohmann::json({3}));
-  EXPECT_FALSE(plan.changes[0].disruptive);
-  EXPECT_EQ(plan.changes[1].resource, "netdev/ens1f1np1");
-  EXPECT_EQ(plan.changes[1].field, "ecn.priorities");
-  EXPECT_EQ(plan.changes[1].current, nlohmann::json::parse(R"({"np": [3], "rp": []})"));
-  EXPECT_EQ(plan.changes[1].desired, nlohmann::json({3, 5}));
-  EXPECT_EQ(plan.changes[2].field, "ecn.cnpDscp");
-  EXPECT_EQ(plan.changes[2].current, 48);
-  EXPECT_EQ(plan.changes[2].desired, 46);
+  EXPECT_EQ(plan.changes[0].current, json::parse(R"({"np": [3], "rp": []})"));
+  EXPECT_EQ(plan.changes[0].desired, json({3, 5}));
+  EXPECT_EQ(plan.changes[0].via, "sysfs /sys/class/net/ens1f1np1/ecn/roce_np,roce_rp/enable/<p>");
+  EXPECT_EQ(plan.changes[0].note, "") << "nothing is turned off";
+  EXPECT_EQ(plan.changes[1].field, "ecn.cnpDscp");
+  EXPECT_EQ(plan.changes[1].current, 48);
+  EXPECT_EQ(plan.changes[1].desired, 46);
 
-  backdate({"ens1f0np0", "ens1f1np1"});
   const Report report = engine_->apply(*platform_, spec, "n");
   ASSERT_TRUE(report.errors.empty()) << report.errors[0].to_string();
-  ASSERT_EQ(report.changes.size(), 3u);
   for (const Change& c : report.changes) EXPECT_EQ(c.status, ChangeStatus::kApplied) << c.field << c.error;
-
-  // ens1f1np1's notification point for 3 was on already: it is not rewritten.
-  const std::set<std::string> expected = {
-      "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3", "/sys/class/net/ens1f0np0/ecn/roce_rp/enable/3",
-      "/sys/class/net/ens1f1np1/ecn/roce_np/enable/5", "/sys/class/net/ens1f1np1/ecn/roce_rp/enable/3",
-      "/sys/class/net/ens1f1np1/ecn/roce_rp/enable/5", "/sys/class/net/ens1f1np1/ecn/roce_np/cnp_dscp"};
-  EXPECT_EQ(written_since_backdate({"ens1f0np0", "ens1f1np1"}), expected);
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f0np0/ecn/roce_rp/enable/3"), "1");
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f1np1/ecn/roce_np/enable/5"), "1");
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f1np1/ecn/roce_np/enable/4"), "0\n");
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f1np1/ecn/roce_np/cnp_dscp"), "46");
+  // np 3 was on already: not written again (the driver would answer EPERM).
+  const std::set<std::string> expected = {enable("ens1f1np1", "roce_np", 5) + "=1", enable("ens1f1np1", "roce_rp", 3) + "=1",
+                                          enable("ens1f1np1", "roce_rp", 5) + "=1",
+                                          "/sys/class/net/ens1f1np1/ecn/roce_np/cnp_dscp=46"};
+  EXPECT_EQ(written(), expected);
+  EXPECT_EQ(tree_.read(enable("ens1f1np1", "roce_np", 5)), "1\n") << "what the show function prints";
 
   const HostState after = observe(spec);
-  EXPECT_EQ(*after.find_netdev("ens1f1np1")->ecn, nlohmann::json::parse(R"({"priorities": [3, 5], "cnpDscp": 46})"));
+  EXPECT_EQ(*after.find_netdev("ens1f1np1")->ecn, json::parse(R"({"via": "sysfs", "priorities": [3, 5], "cnpDscp": 46})"));
   EXPECT_TRUE(engine_->plan(spec, after).changes.empty());
+  kernel_->clear_writes();
+  EXPECT_TRUE(engine_->apply(*platform_, spec, "n").changes.empty());
+  EXPECT_EQ(kernel_->write_count(), 0u);
 }
 
-TEST_F(EcnTest, PrioritiesOffTheListAreTurnedOff) {
-  use_fixture("cx6dx-roce-vendor");
+TEST_F(VendorEcnTest, APlanThatTurnsDcqcnOffSaysWhere) {
   NodeSpec spec;
-  spec.interfaces.push_back(ecn_interface(netdev_name("ens1f1np1"), std::vector<int>{}, std::nullopt));
+  spec.interfaces.push_back(ecn_interface(netdev_name("ens1f0np0"), std::vector<int>{3}, std::nullopt));
+  const Report plan = engine_->plan(spec, observe(spec));
+  ASSERT_EQ(plan.changes.size(), 1u);
+  EXPECT_EQ(plan.changes[0].note,
+            "turns DCQCN off on priorities 0,1,2,4,5,6,7 (ecn.priorities is the exact set; NVIDIA's default and "
+            "practice is all eight)");
   const Report report = engine_->apply(*platform_, spec, "n");
   ASSERT_EQ(report.changes.size(), 1u);
-  EXPECT_EQ(report.changes[0].status, ChangeStatus::kApplied);
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f1np1/ecn/roce_np/enable/3"), "0");
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kApplied) << report.changes[0].error;
+  EXPECT_EQ(kernel_->write_count(), 14u) << "7 priorities at 2 points";
   EXPECT_TRUE(engine_->plan(spec, observe(spec)).changes.empty());
 }
 
-TEST_F(EcnTest, AFailedWriteRestoresBothPointsAsTheyWere) {
-  use_fixture("cx6dx-roce-vendor");
-  // A file the kernel refuses to write: a directory in its place (EISDIR).
-  const std::string refused = "/sys/class/net/ens1f1np1/ecn/roce_rp/enable/5";
-  fs::remove(tree_.root() + refused);
-  fs::create_directory(tree_.root() + refused);
+TEST_F(VendorEcnTest, AFailedWriteRestoresBothPointsAsTheyWere) {
+  // The firmware refuses one of the writes (MODIFY_CONG_STATUS failing: the store returns its errno).
+  const std::string refused = enable("ens1f1np1", "roce_rp", 5);
+  kernel_->refuse_next_write(refused, EIO);
   NodeSpec spec;
   spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), std::vector<int>{3}, std::nullopt));
   spec.interfaces.push_back(ecn_interface(netdev_name("ens1f1np1"), std::vector<int>{3, 5}, std::nullopt));
@@ -158,63 +141,165 @@ TEST_F(EcnTest, AFailedWriteRestoresBothPointsAsTheyWere) {
   EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack) << report.changes[0].error;
   EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
   EXPECT_NE(report.changes[1].error.find(refused), std::string::npos) << report.changes[1].error;
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f0np0/ecn/roce_np/enable/3"), "0");
+  EXPECT_NE(report.changes[1].error.find("Input/output error"), std::string::npos) << report.changes[1].error;
+  for (int p = 0; p < 8; ++p) {
+    EXPECT_EQ(tree_.read(enable("ens1f0np0", "roce_np", p)), "1\n") << p;
+    EXPECT_EQ(tree_.read(enable("ens1f0np0", "roce_rp", p)), "1\n") << p;
+  }
   // The half-applied change is reverted to its own mixed state: np 3 on, the rest off.
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f1np1/ecn/roce_np/enable/3"), "1\n");
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f1np1/ecn/roce_np/enable/5"), "0");
-  EXPECT_EQ(tree_.read("/sys/class/net/ens1f1np1/ecn/roce_rp/enable/3"), "0");
+  EXPECT_EQ(tree_.read(enable("ens1f1np1", "roce_np", 3)), "1\n");
+  EXPECT_EQ(tree_.read(enable("ens1f1np1", "roce_np", 5)), "0\n");
+  EXPECT_EQ(tree_.read(enable("ens1f1np1", "roce_rp", 3)), "0\n");
 }
 
-TEST_F(EcnTest, TheUpstreamDriverIsAClearErrorNamingItsDebugfsParameters) {
-  use_fixture("cx6dx-roce");  // no ecn/ directories: what the upstream mlx5 driver shows
-  // The upstream driver's DCQCN parameters of the first function only (debugfs is per function).
-  const std::string cc = "/sys/kernel/debug/mlx5/0000:3b:00.0/cc_params/";
-  for (const auto& [file, value] :
-       std::vector<std::pair<std::string, std::string>>{{"np_cnp_dscp", "48"},
-                                                        {"np_cnp_prio", "6"},
-                                                        {"np_cnp_prio_mode", "1"},
-                                                        {"np_min_time_between_cnps", "4"},
-                                                        {"rp_ai_rate", "5"},
-                                                        {"rp_hai_rate", "50"},
-                                                        {"rp_min_rate", "1"}}) {
-    tree_.write(cc + file, value + "\n");
+// The upstream driver: cx6dx-roce has no ecn/ directory; its debugfs cc_params and the firmware's
+// mask (fake mstconfig) are added per test.
+class UpstreamEcnTest : public test::ReconcilerOnFixture {
+ protected:
+  void SetUp() override {
+    use_fixture("cx6dx-roce", reconcilers::make_ecn_reconciler());
+    test::write_mlx5_cc_params(tree_.root(), "0000:3b:00.0");
+    test::write_mlx5_cc_params(tree_.root(), "0000:3b:00.1");
+    kernel_->add_mlx5_cc_params("0000:3b:00.0");
+    kernel_->add_mlx5_cc_params("0000:3b:00.1");
   }
-  NodeSpec spec;
-  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), std::vector<int>{3}, 48));
-  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_1"), std::nullopt, 48));
+  // Both functions show P1 and P2 (one adapter); mlx5_0 is function 0 -> P1, mlx5_1 -> P2.
+  void firmware_masks(const std::string& p1, const std::string& p2) {
+    for (const char* pci : {"0000:3b:00.0", "0000:3b:00.1"}) {
+      tools_.firmware({"add-device", pci, "ConnectX6DX", "ROCE_CC_PRIO_MASK_P1=255," + p1,
+                       "ROCE_CC_PRIO_MASK_P2=255," + p2});
+    }
+  }
+  test::FakeTools tools_;
+};
 
+TEST_F(UpstreamEcnTest, ShowReadsDebugfsAndNoFirmware) {
+  firmware_masks("255,255", "255,255");
+  const HostState state = observe(NodeSpec{});
+  const json& ecn = *state.find_netdev("ens1f0np0")->ecn;
+  EXPECT_EQ(ecn["via"], "firmware");
+  EXPECT_EQ(ecn["cnpDscp"], 48);
+  EXPECT_EQ(ecn["dcqcn"]["rp_hai_rate"], 50);
+  EXPECT_FALSE(ecn.contains("priorities")) << "mstconfig is asked only for what a spec manages";
+  EXPECT_TRUE(tools_.mstconfig_calls().empty());
+}
+
+TEST_F(UpstreamEcnTest, AtTheFirmwareDefaultAllEightPrioritiesHaveNothingToDo) {
+  firmware_masks("255,255", "255,255");
+  NodeSpec spec;
+  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), kAll, 48));
+  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_1"), kAll, 48));
   const HostState state = observe(spec);
-  ASSERT_TRUE(state.find_netdev("ens1f0np0")->ecn.has_value());
-  EXPECT_EQ((*state.find_netdev("ens1f0np0")->ecn)["dcqcn"]["rp_hai_rate"], 50);
-  EXPECT_FALSE(state.find_netdev("ens1f1np1")->ecn.has_value());
+  EXPECT_EQ((*state.find_netdev("ens1f1np1")->ecn)["firmware"], "ROCE_CC_PRIO_MASK_P2");
+  const Report plan = engine_->plan(spec, state);
+  EXPECT_TRUE(plan.errors.empty()) << plan.errors[0].to_string();
+  EXPECT_TRUE(plan.changes.empty());
+  EXPECT_EQ(tools_.mstconfig_calls(), (std::vector<std::string>{"-d 0000:3b:00.0 -e q ROCE_CC_PRIO_MASK_P1",
+                                                                 "-d 0000:3b:00.1 -e q ROCE_CC_PRIO_MASK_P2"}));
+}
+
+TEST_F(UpstreamEcnTest, AMaskOffTheSpecIsStagedOnceAndWaitsForTheReboot) {
+  firmware_masks("8,8", "255,255");  // someone restricted DCQCN to priority 3 on port 1
+  NodeSpec spec;
+  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), kAll, 26));
+  const Report plan = engine_->plan(spec, observe(spec));
+  ASSERT_TRUE(plan.errors.empty()) << plan.errors[0].to_string();
+  ASSERT_EQ(plan.changes.size(), 2u);
+  EXPECT_EQ(plan.changes[0].field, "ecn.priorities");
+  EXPECT_EQ(plan.changes[0].current, json({3}));
+  EXPECT_EQ(plan.changes[0].desired, json(kAll));
+  EXPECT_EQ(plan.changes[0].requires_, "reboot");
+  EXPECT_EQ(plan.changes[0].via, "mstconfig ROCE_CC_PRIO_MASK_P1 of 0000:3b:00.0 (firmware, loaded at boot)");
+  EXPECT_EQ(plan.changes[1].field, "ecn.cnpDscp");
+  EXPECT_EQ(plan.changes[1].via, "debugfs mlx5/0000:3b:00.0/cc_params/np_cnp_dscp");
 
   const Report report = engine_->apply(*platform_, spec, "n");
-  EXPECT_TRUE(report.changes.empty());
-  ASSERT_EQ(report.errors.size(), 2u);
-  EXPECT_EQ(report.errors[0].kind, ErrorKind::kNotSupported);
-  EXPECT_EQ(report.errors[0].message,
-            "ECN per priority is not exposed by the driver of ens1f0np0 (no /sys/class/net/ens1f0np0/ecn: the "
-            "upstream mlx5 driver has none; DCQCN parameters in debugfs mlx5/0000:3b:00.0/cc_params: np_cnp_dscp=48, "
-            "np_cnp_prio=6, np_cnp_prio_mode=1, np_min_time_between_cnps=4 and 3 rp_* reaction-point parameters, "
-            "which are device-wide, not per priority); use the vendor (MLNX/DOCA-OFED) mlx5 driver, or remove ecn "
-            "from this interface");
-  EXPECT_EQ(report.errors[0].where, "fabric.yaml (rdmaDevice mlx5_0 port 1)");
-  EXPECT_EQ(report.errors[1].kind, ErrorKind::kNotSupported);
-  EXPECT_NE(report.errors[1].message.find("no DCQCN parameters in debugfs mlx5/0000:3b:00.1/cc_params either"),
-            std::string::npos)
-      << report.errors[1].message;
+  ASSERT_TRUE(report.errors.empty()) << report.errors[0].to_string();
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kPendingReboot) << report.changes[0].error;
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kApplied) << report.changes[1].error;
+  EXPECT_TRUE(report.pending_reboot);
+  EXPECT_EQ(tools_.mstconfig_sets(), 1u);
+  const std::vector<std::string> calls = tools_.mstconfig_calls();
+  EXPECT_NE(std::find(calls.begin(), calls.end(), "-y -d 0000:3b:00.0 set ROCE_CC_PRIO_MASK_P1=255"), calls.end());
+  EXPECT_EQ(tree_.read("/sys/kernel/debug/mlx5/0000:3b:00.0/cc_params/np_cnp_dscp"), "26\n");
+
+  // Later runs report the staged mask and write nothing.
+  const Report again = engine_->apply(*platform_, spec, "n");
+  ASSERT_EQ(again.changes.size(), 1u);
+  EXPECT_EQ(again.changes[0].status, ChangeStatus::kPendingReboot);
+  EXPECT_EQ(tools_.mstconfig_sets(), 1u);
+
+  tools_.firmware({"reboot", "cold", tree_.root()});
+  EXPECT_TRUE(engine_->plan(spec, observe(spec)).changes.empty());
 }
 
-TEST_F(EcnTest, ARecordedStateWithoutEcnSaysSo) {
-  use_fixture("cx6dx-roce");
+TEST_F(UpstreamEcnTest, AMaskSomeoneStagedForTheNextBootIsSetBack) {
+  firmware_masks("255,8", "255,255");  // running 255, next boot 8
   NodeSpec spec;
-  spec.interfaces.push_back(ecn_interface(netdev_name("ens1f0np0"), std::vector<int>{3}, std::nullopt));
-  HostState state = observe(spec);
+  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), kAll, std::nullopt));
+  const Report plan = engine_->plan(spec, observe(spec));
+  ASSERT_EQ(plan.changes.size(), 1u);
+  EXPECT_EQ(plan.changes[0].current, json::parse(R"({"nextBoot": [3]})"));
+  EXPECT_FALSE(plan.changes[0].requires_.has_value()) << "the running firmware is right";
+  const Report report = engine_->apply(*platform_, spec, "n");
+  ASSERT_EQ(report.changes.size(), 1u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kApplied) << report.changes[0].error;
+  EXPECT_FALSE(report.pending_reboot);
+  EXPECT_TRUE(engine_->plan(spec, observe(spec)).changes.empty());
+}
+
+TEST_F(UpstreamEcnTest, WithoutDebugfsTheCnpDscpErrorSaysWhatToMount) {
+  firmware_masks("255,255", "255,255");
+  fs::remove_all(tree_.root() + "/sys/kernel/debug");
+  NodeSpec spec;
+  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), kAll, 48));
+  const Report plan = engine_->plan(spec, observe(spec));
+  ASSERT_EQ(plan.errors.size(), 1u);
+  EXPECT_EQ(plan.errors[0].kind, ErrorKind::kNotSupported);
+  EXPECT_NE(plan.errors[0].message.find("cannot set the CNP DSCP of ens1f0np0: no /sys/kernel/debug/mlx5: mount debugfs"),
+            std::string::npos)
+      << plan.errors[0].message;
+}
+
+TEST_F(UpstreamEcnTest, AnAdapterMstconfigCannotOpenIsAnErrorWithItsMessage) {
+  // No fake firmware device: mstconfig cannot open it (-E- Failed to open the device).
+  NodeSpec spec;
+  spec.interfaces.push_back(ecn_interface(rdma_device("mlx5_0"), kAll, std::nullopt));
+  const Report plan = engine_->plan(spec, observe(spec));
+  ASSERT_EQ(plan.errors.size(), 1u);
+  EXPECT_NE(plan.errors[0].message.find("ECN per priority on ens1f0np0 (upstream mlx5 driver: only the firmware's "
+                                        "ROCE_CC_PRIO_MASK_P<n>) cannot be read: "),
+            std::string::npos)
+      << plan.errors[0].message;
+  EXPECT_NE(plan.errors[0].message.find("Failed to open the device"), std::string::npos) << plan.errors[0].message;
+}
+
+TEST_F(UpstreamEcnTest, ARecordedStateWithoutTheMaskSaysSo) {
+  firmware_masks("255,255", "255,255");
+  NodeSpec spec;
+  spec.interfaces.push_back(ecn_interface(netdev_name("ens1f0np0"), kAll, std::nullopt));
+  HostState state = observe(NodeSpec{});  // as `show` records it: no firmware query
   state.recorded_from = "gpu-01.json";
   const Report plan = engine_->plan(spec, state);
   ASSERT_EQ(plan.errors.size(), 1u);
-  EXPECT_EQ(plan.errors[0].kind, ErrorKind::kNotFound);
-  EXPECT_NE(plan.errors[0].message.find("not in the recorded state gpu-01.json"), std::string::npos);
+  EXPECT_NE(plan.errors[0].message.find("is not in the recorded state gpu-01.json"), std::string::npos)
+      << plan.errors[0].message;
+}
+
+TEST_F(UpstreamEcnTest, ANetdevOfAnotherDriverIsNotManaged) {
+  NodeSpec spec;
+  spec.interfaces.push_back(ecn_interface(netdev_name("ens1f0np0"), kAll, std::nullopt));
+  HostState state = observe(spec);
+  state.find_netdev("ens1f0np0");
+  for (NetdevState& n : state.netdevs) {
+    if (n.name == "ens1f0np0") {
+      n.ecn.reset();
+      n.driver = "ice";
+    }
+  }
+  const Report plan = engine_->plan(spec, state);
+  ASSERT_EQ(plan.errors.size(), 1u);
+  EXPECT_NE(plan.errors[0].message.find("ens1f0np0 is driven by ice"), std::string::npos) << plan.errors[0].message;
 }
 
 }  // namespace
