@@ -1,25 +1,32 @@
-// The qos reconciler, over the kernel's DCB netlink (what `dcb app`, `dcb pfc` and mlnx_qos use):
-//   qos.dscpToPriority  the DSCP entries of the IEEE app table, exactly the spec's set; new entries
-//                       are added before replaced ones are deleted (`dcb app replace`)
+// The qos reconciler, over the kernel's DCB netlink (what `dcb app`, `dcb pfc` and mlnx_qos use), the
+// one path on every driver version: no mlx5 driver source (upstream or MLNX/DOCA-OFED) defines a
+// qos/trust or qos/dscp2prio sysfs file, so none is used.
+//   qos.dscpToPriority  the DSCP entries of the IEEE app table
 //   qos.pfc             the priorities with PFC on: read-modify-write of ieee_pfc.pfc_en only
-//   qos.trust           the app-trust table (newer kernels). Without it the driver derives trust from
-//                       the table (mlx5 trusts DSCP once it holds DSCP entries), so trust dscp is
-//                       carried by dscpToPriority and trust pcp by removing the DSCP entries.
-// A netdev whose driver has no DCB gets a "not supported" error in the plan, never a silent no-op.
+//   qos.trust           the app-trust table where the driver has one (dcbnl_setapptrust: lan966x,
+//                       sparx5, ksz); otherwise the driver derives trust from the app table.
 //
-// Vendor sysfs: where the driver exposes /sys/class/net/<n>/qos/trust (MLNX_OFED's mlx5), trust
-// and DSCP -> priority go through its files, as mlnx_qos does: qos/trust reads and takes "pcp" or
-// "dscp"; qos/dscp2prio reads as a title line and one "<dscp> <prio>" row per DSCP (all 64, the
-// firmware default being dscp / 8), and takes one "<dscp> <prio>" per write. That table cannot
-// drop a row, so there the spec's dscpToPriority is the set of rows that must hold, not the whole
-// table. PFC still goes through DCB netlink, as mlnx_qos does with those files too.
+// How the table is written depends on the driver's own ieee_setapp/ieee_delapp:
+//  - mlx5_core (drivers/net/ethernet/mellanox/mlx5/core/en_dcbnl.c) keeps a 64-entry firmware table
+//    behind the app list. mlx5e_dcbnl_ieee_setapp replaces a DSCP's entry itself (an add of the new
+//    priority alone; a delete of the old one would be refused with ENOENT by
+//    mlx5e_dcbnl_ieee_delapp, which takes only the current priority), the first DSCP entry turns
+//    DSCP trust on, a delete resets the DSCP to priority 0 and the last one turns PCP trust back on.
+//    A DSCP without an entry keeps whatever the firmware holds, which depends on the host's history,
+//    so under trust dscp rdmactl makes the table whole: every DSCP gets an entry, the spec's rows
+//    and dscp >> 3 for the others (what `mlnx_qos --trust dscp` writes, mlnx-tools
+//    setDefaultAppEntry "#firmware default"). Two hosts with one spec then hold the same table.
+//    Trust is carried by the table: trust dscp = all 64 entries, trust pcp = none.
+//  - other drivers: the DSCP entries are exactly the spec's; new entries are added before the
+//    replaced ones are deleted (the generic dcb_ieee_setapp keeps several priorities per DSCP).
+// A netdev whose driver has no DCB gets a "not supported" error in the plan, never a silent no-op.
 #include "reconcilers/qos/qos.h"
 
 #include <linux/dcbnl.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
-#include <sstream>
 
 #include "agent/platform/dcbnl.h"
 #include "reconcilers/resource.h"
@@ -28,16 +35,19 @@ namespace rdmactl::reconcilers {
 namespace {
 
 constexpr const char* kName = "qos";
+constexpr const char* kVia = "dcbnl";
+constexpr const char* kMlx5Driver = "mlx5_core";
+constexpr int kDscpCount = 64;
 
 bool wants_qos(const InterfaceSpec& iface) {
   return iface.qos.trust || iface.qos.dscp_to_priority || iface.qos.pfc;
 }
 
-// The netdev's driver, for messages: /sys/class/net/<n>/device/driver -> .../mlx5_core.
-std::string driver_of(const HostFs& fs, const NetdevState& n) {
-  if (auto link = fs.read_link("/sys/class/net/" + n.name + "/device/driver")) {
-    return link->substr(link->find_last_of('/') + 1);
-  }
+// Whether the driver's DSCP table is mlx5's: 64 firmware entries mirrored by the app list.
+bool full_table_driver(const NetdevState& n) { return n.driver == kMlx5Driver; }
+
+std::string driver_name(const NetdevState& n) {
+  if (!n.driver.empty()) return n.driver;
   return n.kind.empty() ? std::string("its driver") : n.kind;
 }
 
@@ -55,6 +65,16 @@ nlohmann::json dscp_map_json(const std::map<int, int>& spec) {
   return map;
 }
 
+// The whole mlx5 table for a spec: its rows, and dscp >> 3 for every other DSCP.
+nlohmann::json full_table(const std::optional<std::map<int, int>>& rows) {
+  std::map<int, int> table;
+  for (int dscp = 0; dscp < kDscpCount; ++dscp) table[dscp] = dscp >> 3;
+  if (rows) {
+    for (const auto& [dscp, priority] : *rows) table[dscp] = priority;
+  }
+  return dscp_map_json(table);
+}
+
 nlohmann::json pfc_json(uint8_t mask) {
   nlohmann::json list = nlohmann::json::array();
   for (int p = 0; p < 8; ++p) {
@@ -69,56 +89,32 @@ uint8_t pfc_mask(const nlohmann::json& list) {
   return mask;
 }
 
-constexpr const char* kVendorSysfs = "vendor-sysfs";
-
-std::string vendor_dir(const std::string& netdev) { return "/sys/class/net/" + netdev + "/qos"; }
-
-bool uses_vendor_sysfs(const NetdevState& n) { return n.qos && n.qos->value("source", "") == kVendorSysfs; }
-
-// The rows of a qos/dscp2prio read: "<dscp> <prio>" lines; the title line and anything else that
-// is not exactly two numbers in range is skipped.
-std::map<int, int> parse_dscp2prio(const std::string& text) {
-  std::map<int, int> map;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream row(line);
-    int dscp = -1;
-    int priority = -1;
-    std::string rest;
-    if (!(row >> dscp >> priority) || (row >> rest)) continue;
-    if (dscp >= 0 && dscp <= 63 && priority >= 0 && priority <= 7) map[dscp] = priority;
+// DSCP entries from a {"26": 3, ...} map, in ascending DSCP order.
+std::vector<DcbApp> apps_of(const nlohmann::json& map) {
+  std::map<int, int> sorted;
+  for (const auto& [dscp, priority] : map.items()) sorted[std::stoi(dscp)] = priority.get<int>();
+  std::vector<DcbApp> apps;
+  for (const auto& [dscp, priority] : sorted) {
+    apps.push_back({kDcbSelectorDscp, static_cast<uint8_t>(priority), static_cast<uint16_t>(dscp)});
   }
-  return map;
+  return apps;
 }
 
-// The qos of a netdev whose driver has the vendor qos/ files; PFC from DCB netlink.
-nlohmann::json observe_vendor(DcbClient& dcb, const HostFs& fs, const NetdevState& n) {
-  const std::string dir = vendor_dir(n.name);
-  auto trust = fs.read(dir + "/trust");
-  if (!trust) return {{"error", trust.error().to_string()}};
-  nlohmann::json qos = {{"source", kVendorSysfs}, {"trust", *trust}};
-  auto table = fs.read(dir + "/dscp2prio");
-  if (!table) return {{"error", table.error().to_string()}};
-  qos["dscpToPriority"] = dscp_map_json(parse_dscp2prio(*table));
-  auto ieee = dcb.get_ieee(n.name);
-  if (ieee && ieee->pfc_enable) {
-    qos["pfc"] = pfc_json(*ieee->pfc_enable);
-  } else {
-    qos["pfcUnavailable"] = ieee ? "the driver of " + n.name + " reports no IEEE PFC"
-                                 : "PFC on " + n.name + " through DCB netlink: " + ieee.error().message;
+std::vector<DcbApp> dscp_entries(const std::vector<DcbApp>& apps) {
+  std::vector<DcbApp> out;
+  for (const DcbApp& app : apps) {
+    if (app.selector == kDcbSelectorDscp) out.push_back(app);
   }
-  return qos;
+  return out;
 }
 
 // The observed qos of a netdev in the spec's form; "notSupported" says why when DCB is absent.
-nlohmann::json observe_netdev(DcbClient& dcb, const HostFs& fs, const NetdevState& n) {
-  if (fs.exists(vendor_dir(n.name) + "/trust")) return observe_vendor(dcb, fs, n);
+nlohmann::json observe_netdev(DcbClient& dcb, const NetdevState& n) {
   auto ieee = dcb.get_ieee(n.name);
   if (!ieee) {
     if (ieee.error().kind == ErrorKind::kNotSupported) {
-      return {{"notSupported", "DCB (trust, dscpToPriority, pfc) is not supported by " + driver_of(fs, n) +
-                                   " on " + n.name}};
+      return {{"notSupported", "DCB (trust, dscpToPriority, pfc) is not supported by " + driver_name(n) + " on " +
+                                   n.name}};
     }
     return {{"error", ieee.error().to_string()}};
   }
@@ -129,6 +125,7 @@ nlohmann::json observe_netdev(DcbClient& dcb, const HostFs& fs, const NetdevStat
     qos["trust"] = !ieee->trust->empty() && ieee->trust->front() == kDcbSelectorDscp ? "dscp" : "pcp";
     qos["trustTable"] = true;
   } else {
+    // As mlnx_qos reads it (getTrust): DSCP entries mean DSCP trust.
     qos["trust"] = has_dscp ? "dscp" : "pcp";
   }
   return qos;
@@ -157,7 +154,7 @@ class QosReconciler final : public Reconciler {
     if (!socket) return socket.error();
     DcbClient dcb(**socket);
     for (NetdevState& n : state.netdevs) {
-      if (wanted.count(n.name)) n.qos = observe_netdev(dcb, platform.fs(), n);
+      if (wanted.count(n.name)) n.qos = observe_netdev(dcb, n);
     }
     return ok();
   }
@@ -186,32 +183,79 @@ class QosReconciler final : public Reconciler {
         out.errors.push_back(selector_error(iface, make_error(ErrorKind::kNotSupported, why)));
         continue;
       }
-      diff_netdev(iface, n, qos, out);
+      if (full_table_driver(n)) {
+        diff_full_table(iface, n, qos, out);
+      } else {
+        diff_entries(iface, n, qos, out);
+      }
+      diff_pfc(iface, n, qos, out);
     }
   }
 
   Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
     auto netdev = netdev_for_change(state, change);
     if (!netdev) return netdev.error();
-    if (uses_vendor_sysfs(**netdev) && change.field != "qos.pfc") return apply_vendor(platform.fs(), **netdev, change);
+    const NetdevState& n = **netdev;
     auto socket = platform.dcb_socket();
     if (!socket) return socket.error();
     DcbClient dcb(**socket);
-    const std::string& ifname = (*netdev)->name;
-    if (change.field == "qos.pfc") return dcb.set_pfc_enable(ifname, pfc_mask(change.desired));
-    if (change.field == "qos.dscpToPriority") return apply_dscp_map(dcb, ifname, change.desired);
-    if (change.field == "qos.trust") return apply_trust(dcb, ifname, change);
+    if (change.field == "qos.pfc") return dcb.set_pfc_enable(n.name, pfc_mask(change.desired));
+    if (change.field == "qos.dscpToPriority") {
+      return full_table_driver(n) ? apply_full_table(dcb, n.name, change.desired)
+                                  : apply_entries(dcb, n.name, change.desired);
+    }
+    if (change.field == "qos.trust") {
+      // mlx5: trust follows the table, which the qos.dscpToPriority change beside this one writes.
+      if (full_table_driver(n)) return ok();
+      return apply_trust(dcb, n.name, change);
+    }
     return unknown_field(change);
   }
 
  private:
-  static void diff_netdev(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
-                          DiffResult& out) {
+  // mlx5: trust dscp is the whole table, trust pcp an empty one.
+  static void diff_full_table(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
+                              DiffResult& out) {
     const std::string resource = netdev_resource(n.name);
-    if (uses_vendor_sysfs(n)) {
-      diff_vendor(iface, n, qos, out);
+    const bool has_rows = iface.qos.dscp_to_priority && !iface.qos.dscp_to_priority->empty();
+    std::optional<std::string> trust = iface.qos.trust;
+    if (trust == std::string("pcp") && has_rows) {
+      out.errors.push_back(selector_error(
+          iface, make_error(ErrorKind::kInvalidSpec,
+                            "trust pcp with dscpToPriority cannot hold on " + n.name + ": " + n.driver +
+                                " trusts DSCP as soon as its app table has a DSCP entry (mlx5e_dcbnl_ieee_setapp); "
+                                "set trust: dscp, or drop dscpToPriority")));
       return;
     }
+    // A table without a trust asks for DSCP trust all the same: that is what its entries do.
+    if (!trust && iface.qos.dscp_to_priority) trust = "dscp";
+    if (!trust) return;
+    const std::string current_trust = qos.value("trust", "");
+    if (iface.qos.trust && current_trust != *trust) {
+      Change change = make_change(resource, "qos.trust", current_trust, *trust, kName, true);
+      change.via = kVia;
+      change.note = "carried by qos.dscpToPriority: " + n.driver + " trusts DSCP exactly while its app table has " +
+                    "DSCP entries";
+      out.changes.push_back(std::move(change));
+    }
+    const nlohmann::json desired = *trust == "dscp" ? full_table(iface.qos.dscp_to_priority) : nlohmann::json::object();
+    const nlohmann::json& current = qos["dscpToPriority"];
+    if (current == desired) return;
+    Change change = make_change(resource, "qos.dscpToPriority", current, desired, kName, true);
+    change.via = kVia;
+    if (desired.empty()) {
+      change.note = "every DSCP entry is deleted: " + n.driver + " resets each to priority 0 and trusts PCP after the last";
+    } else {
+      change.note = "all 64 DSCPs get an entry (the spec's rows, dscp >> 3 for the rest), so that the firmware table "
+                    "does not depend on the host's history";
+      if (current_trust != "dscp") change.note += "; the first entry turns DSCP trust on";
+    }
+    out.changes.push_back(std::move(change));
+  }
+
+  static void diff_entries(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
+                           DiffResult& out) {
+    const std::string resource = netdev_resource(n.name);
     if (iface.qos.trust && qos.value("trust", "") != *iface.qos.trust) {
       // Without an app-trust table, trust follows the DSCP entries: dscp needs some.
       const bool carried = qos.contains("trustTable") || *iface.qos.trust == "pcp" ||
@@ -222,86 +266,90 @@ class QosReconciler final : public Reconciler {
                               "trust dscp on " + n.name + " needs the kernel's DCB app-trust table or "
                                                           "dscpToPriority entries, which make the driver trust DSCP")));
       } else {
-        out.changes.push_back(make_change(resource, "qos.trust", qos.value("trust", ""), *iface.qos.trust, kName, true));
+        Change change = make_change(resource, "qos.trust", qos.value("trust", ""), *iface.qos.trust, kName, true);
+        change.via = kVia;
+        out.changes.push_back(std::move(change));
       }
     }
     if (iface.qos.dscp_to_priority) {
       const nlohmann::json desired = dscp_map_json(*iface.qos.dscp_to_priority);
       if (qos["dscpToPriority"] != desired) {
-        out.changes.push_back(make_change(resource, "qos.dscpToPriority", qos["dscpToPriority"], desired, kName, true));
+        Change change = make_change(resource, "qos.dscpToPriority", qos["dscpToPriority"], desired, kName, true);
+        change.via = kVia;
+        out.changes.push_back(std::move(change));
       }
     }
-    diff_pfc(iface, n, qos, out);
-  }
-
-  static void diff_vendor(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
-                          DiffResult& out) {
-    const std::string resource = netdev_resource(n.name);
-    if (iface.qos.trust && qos.value("trust", "") != *iface.qos.trust) {
-      out.changes.push_back(make_change(resource, "qos.trust", qos.value("trust", ""), *iface.qos.trust, kName, true));
-    }
-    if (iface.qos.dscp_to_priority) {
-      // Only the spec's rows: the driver's table always holds all 64.
-      const nlohmann::json& table = qos["dscpToPriority"];
-      nlohmann::json current = nlohmann::json::object();
-      for (const auto& [dscp, priority] : *iface.qos.dscp_to_priority) {
-        const std::string key = std::to_string(dscp);
-        current[key] = table.contains(key) ? table[key] : nlohmann::json(nullptr);
-      }
-      const nlohmann::json desired = dscp_map_json(*iface.qos.dscp_to_priority);
-      if (current != desired) {
-        out.changes.push_back(make_change(resource, "qos.dscpToPriority", current, desired, kName, true));
-      }
-    }
-    diff_pfc(iface, n, qos, out);
   }
 
   static void diff_pfc(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos, DiffResult& out) {
-    const std::string resource = netdev_resource(n.name);
-    if (iface.qos.pfc) {
-      if (!qos.contains("pfc")) {
-        const std::string why = qos.contains("pfcUnavailable") ? qos["pfcUnavailable"].get<std::string>()
-                                                               : "PFC is not supported by the driver of " + n.name;
-        out.errors.push_back(selector_error(iface, make_error(ErrorKind::kNotSupported, why)));
-      } else {
-        const nlohmann::json desired(*iface.qos.pfc);
-        if (qos["pfc"] != desired) {
-          out.changes.push_back(make_change(resource, "qos.pfc", qos["pfc"], desired, kName, true));
-        }
-      }
+    if (!iface.qos.pfc) return;
+    if (!qos.contains("pfc")) {
+      out.errors.push_back(selector_error(
+          iface, make_error(ErrorKind::kNotSupported, "PFC is not supported by " + driver_name(n) + " on " + n.name)));
+      return;
+    }
+    const nlohmann::json desired(*iface.qos.pfc);
+    if (qos["pfc"] != desired) {
+      Change change = make_change(netdev_resource(n.name), "qos.pfc", qos["pfc"], desired, kName, true);
+      change.via = kVia;
+      if (full_table_driver(n)) change.note = n.driver + " bounces the link when PFC changes (mlx5_toggle_port_link)";
+      out.changes.push_back(std::move(change));
     }
   }
 
-  // Vendor files: one "<dscp> <prio>" write per row (the driver's store takes one pair), and the
-  // trust word. A null in `desired` (a rollback of a row the table lacked) is left alone.
-  static Result<void> apply_vendor(const HostFs& fs, const NetdevState& n, const Change& change) {
-    const std::string dir = vendor_dir(n.name);
-    if (change.field == "qos.trust") return fs.write(dir + "/trust", change.desired.get<std::string>());
-    if (change.field != "qos.dscpToPriority") return unknown_field(change);
-    for (const auto& [dscp, priority] : change.desired.items()) {
-      if (priority.is_null()) continue;
-      if (change.current.is_object() && change.current.value(dscp, nlohmann::json()) == priority) continue;
-      if (auto r = fs.write(dir + "/dscp2prio", dscp + " " + std::to_string(priority.get<int>())); !r) return r;
+  // mlx5: one IEEE_SET with every entry that differs (an add replaces the DSCP's entry), then one
+  // IEEE_DEL of the entries `desired` lacks, each with its current priority (the only one
+  // mlx5e_dcbnl_ieee_delapp takes). Sets come first so that a table that stays non-empty never
+  // passes through PCP trust.
+  Result<void> apply_full_table(DcbClient& dcb, const std::string& ifname, const nlohmann::json& desired) {
+    auto ieee = dcb.get_ieee(ifname);
+    if (!ieee) return ieee.error();
+    std::vector<DcbApp> current = dscp_entries(ieee->apps);
+    const std::vector<DcbApp> wanted = apps_of(desired);
+    if (rearm_.count(ifname) && !wanted.empty() && !current.empty()) {
+      // A refused firmware write sent mlx5 back to PCP trust while entries remained
+      // (mlx5e_dcbnl_ieee_setapp's fw_err path), and only the first entry after the last delete
+      // turns DSCP trust on again: empty the table, then write it whole.
+      if (auto r = dcb.delete_apps(ifname, current); !r) return r;
+      current.clear();
     }
+    std::vector<DcbApp> set;
+    for (const DcbApp& app : wanted) {
+      if (std::find(current.begin(), current.end(), app) == current.end()) set.push_back(app);
+    }
+    std::vector<DcbApp> remove;
+    for (const DcbApp& app : current) {
+      const bool kept = std::any_of(wanted.begin(), wanted.end(), [&](const DcbApp& w) { return w.protocol == app.protocol; });
+      if (!kept) remove.push_back(app);
+    }
+    if (!set.empty()) {
+      if (auto r = dcb.add_apps(ifname, set); !r) {
+        rearm_.insert(ifname);
+        return r;
+      }
+    }
+    if (!remove.empty()) {
+      if (auto r = dcb.delete_apps(ifname, remove); !r) {
+        rearm_.insert(ifname);
+        return r;
+      }
+    }
+    // The table went through empty (or ends empty, PCP), so trust agrees with it again.
+    rearm_.erase(ifname);
     return ok();
   }
 
   // The DSCP entries become exactly `desired`: add what is new, then delete what it replaces.
-  static Result<void> apply_dscp_map(DcbClient& dcb, const std::string& ifname, const nlohmann::json& desired) {
+  static Result<void> apply_entries(DcbClient& dcb, const std::string& ifname, const nlohmann::json& desired) {
     auto ieee = dcb.get_ieee(ifname);
     if (!ieee) return ieee.error();
-    std::vector<DcbApp> wanted;
-    for (const auto& [dscp, priority] : desired.items()) {
-      wanted.push_back({kDcbSelectorDscp, static_cast<uint8_t>(priority.get<int>()),
-                        static_cast<uint16_t>(std::stoi(dscp))});
-    }
+    const std::vector<DcbApp> wanted = apps_of(desired);
     std::vector<DcbApp> add;
     for (const DcbApp& app : wanted) {
       if (std::find(ieee->apps.begin(), ieee->apps.end(), app) == ieee->apps.end()) add.push_back(app);
     }
     std::vector<DcbApp> remove;
-    for (const DcbApp& app : ieee->apps) {
-      if (app.selector != kDcbSelectorDscp) continue;
+    for (const DcbApp& app : dscp_entries(ieee->apps)) {
       if (std::find(wanted.begin(), wanted.end(), app) == wanted.end()) remove.push_back(app);
     }
     if (!add.empty()) {
@@ -322,12 +370,13 @@ class QosReconciler final : public Reconciler {
     // No trust table: trust dscp comes with the DSCP entries (qos.dscpToPriority, applied next);
     // trust pcp means no DSCP entries.
     if (dscp) return ok();
-    std::vector<DcbApp> remove;
-    for (const DcbApp& app : ieee->apps) {
-      if (app.selector == kDcbSelectorDscp) remove.push_back(app);
-    }
+    const std::vector<DcbApp> remove = dscp_entries(ieee->apps);
     return remove.empty() ? ok() : dcb.delete_apps(ifname, remove);
   }
+
+  // mlx5 netdevs whose firmware refused a table write during this run: their trust may be PCP
+  // while the app table still has entries, so the next write empties the table first.
+  std::set<std::string> rearm_;
 };
 
 }  // namespace

@@ -378,14 +378,15 @@ TEST(DcbClient, GetReadsTheNetdevsStateWithOneRequestAndNoWrite) {
   EXPECT_EQ(f.kernel.write_count(), 0u);
 }
 
-TEST(DcbClient, AddAppsAppendsToTheTable) {
+TEST(DcbClient, AddAppsPutsNewEntriesAtTheHeadOfTheTable) {
   DcbFixture f;
   ASSERT_TRUE(f.dcb.add_apps("eth0", {{kDcbSelectorDscp, 3, 24}, {kDcbSelectorDscp, 6, 48}}));
   EXPECT_EQ(f.kernel.write_count(), 1u);
   Result<DcbIeeeState> state = f.dcb.get_ieee("eth0");
   ASSERT_TRUE(state);
+  // dcb_app_add inserts at the head (list_add), so dcbnl_ieee_fill lists the newest first.
   const std::vector<DcbApp> expected = {
-      {kDcbSelectorDscp, 3, 26}, {kDcbSelectorDscp, 3, 24}, {kDcbSelectorDscp, 6, 48}};
+      {kDcbSelectorDscp, 6, 48}, {kDcbSelectorDscp, 3, 24}, {kDcbSelectorDscp, 3, 26}};
   EXPECT_EQ(state->apps, expected);
 }
 

@@ -85,13 +85,20 @@ dcb_app raw_app(const DcbApp& app) {
   return raw;
 }
 
+ieee_pfc mlx5_getpfc(const FakeMlx5Dcb& hw);
+
 // dcbnl_ieee_fill, in its attribute order.
 MnlMessage ieee_fill(const nlmsghdr* request, const std::string& name, const FakeDcbNetdev& dev) {
   MnlMessage reply = dcb_reply(request, RTM_GETDCB, DCB_CMD_IEEE_GET);
   reply.put_str(DCB_ATTR_IFNAME, name);
   const MnlMessage::Nest ieee = reply.nest_start(DCB_ATTR_IEEE);
   if (dev.ets) reply.put(DCB_ATTR_IEEE_ETS, &*dev.ets, sizeof *dev.ets);
-  if (dev.pfc) reply.put(DCB_ATTR_IEEE_PFC, &*dev.pfc, sizeof *dev.pfc);
+  if (dev.mlx5) {
+    const ieee_pfc pfc = mlx5_getpfc(*dev.mlx5);
+    reply.put(DCB_ATTR_IEEE_PFC, &pfc, sizeof pfc);
+  } else if (dev.pfc) {
+    reply.put(DCB_ATTR_IEEE_PFC, &*dev.pfc, sizeof *dev.pfc);
+  }
   const MnlMessage::Nest table = reply.nest_start(DCB_ATTR_IEEE_APP_TABLE);
   for (const DcbApp& app : dev.apps) {
     const dcb_app raw = raw_app(app);
@@ -123,38 +130,148 @@ int read_app_entry(const nlattr* attr, DcbApp& out) {
   return 0;
 }
 
+// dcb_ieee_setapp (net/dcb/dcbnl.c): several priorities per protocol are allowed, an exact
+// duplicate (selector, protocol and priority) is EEXIST, and dcb_app_add inserts at the head.
+int generic_setapp(FakeDcbNetdev& dev, const DcbApp& app) {
+  if (std::find(dev.apps.begin(), dev.apps.end(), app) != dev.apps.end()) return EEXIST;
+  dev.apps.insert(dev.apps.begin(), app);
+  return 0;
+}
+
+// dcb_ieee_delapp: removes the entry matching selector, protocol and priority exactly; ENOENT
+// otherwise.
+int generic_delapp(FakeDcbNetdev& dev, const DcbApp& app) {
+  auto found = std::find(dev.apps.begin(), dev.apps.end(), app);
+  if (found == dev.apps.end()) return ENOENT;
+  dev.apps.erase(found);
+  return 0;
+}
+
+// The firmware's answer to a QPDPM write refused by failure injection: mlx5_cmd_exec maps a bad
+// command status to an errno; which one depends on the status, so the model uses EIO.
+constexpr int kFirmwareError = EIO;
+
+// mlx5e_set_trust_state -> mlx5e_update_trust_state_hw: a QPTS write, even of the same value.
+void mlx5_set_trust(FakeMlx5Dcb& hw, int trust) {
+  hw.trust = trust;
+  ++hw.trust_writes;
+}
+
+// mlx5e_set_dscp2prio: QPDPM read-modify-write of one DSCP; the cache follows on success.
+int mlx5_set_dscp2prio(FakeMlx5Dcb& hw, uint16_t dscp, uint8_t priority) {
+  if (auto refused = hw.refuse_dscp.find(dscp); refused != hw.refuse_dscp.end()) {
+    hw.refuse_dscp.erase(refused);
+    return kFirmwareError;
+  }
+  // QPDPM's prio is a 4-bit field (mlx5_ifc_qpdpm_dscp_reg_bits) and the driver never range-checks
+  // app->priority: MLX5_SET16 masks it.
+  hw.dscp2prio[dscp] = priority & 0x0f;
+  ++hw.dscp2prio_writes;
+  return 0;
+}
+
+// mlx5e_dcbnl_ieee_setapp.
+int mlx5_setapp(FakeDcbNetdev& dev, const DcbApp& app) {
+  FakeMlx5Dcb& hw = *dev.mlx5;
+  if (!hw.vport_group_manager || !hw.dscp_supported) return EOPNOTSUPP;
+  if (app.selector != IEEE_8021QAZ_APP_SEL_DSCP || app.protocol >= 64) return EINVAL;
+  // "Save the old entry info": the old entry is assumed to hold the cached firmware priority.
+  const DcbApp old{IEEE_8021QAZ_APP_SEL_DSCP, hw.dscp2prio[app.protocol], app.protocol};
+  // "Check if need to switch to dscp trust state": the first DSCP entry turns DSCP trust on,
+  // before the table is written.
+  if (hw.dscp_app_cnt == 0) mlx5_set_trust(hw, FakeMlx5Dcb::kTrustDscp);
+  // "Skip the fw command if new and old mapping are the same".
+  if (app.priority != hw.dscp2prio[app.protocol]) {
+    if (const int err = mlx5_set_dscp2prio(hw, app.protocol, app.priority); err != 0) {
+      // fw_err: trust goes back to PCP even while other DSCP entries remain; the list and the
+      // counter are left as they were.
+      mlx5_set_trust(hw, FakeMlx5Dcb::kTrustPcp);
+      return err;
+    }
+  }
+  // "Delete the old entry if exists", then add the new one: one list entry per DSCP, no EEXIST.
+  const bool is_new = generic_delapp(dev, old) != 0;
+  if (const int err = generic_setapp(dev, app); err != 0) return err;
+  if (is_new) ++hw.dscp_app_cnt;
+  return 0;
+}
+
+// mlx5e_dcbnl_ieee_delapp.
+int mlx5_delapp(FakeDcbNetdev& dev, const DcbApp& app) {
+  FakeMlx5Dcb& hw = *dev.mlx5;
+  if (!hw.vport_group_manager || !hw.dscp_supported) return EOPNOTSUPP;
+  if (app.selector != IEEE_8021QAZ_APP_SEL_DSCP || app.protocol >= 64) return EINVAL;
+  // "Skip if no dscp app entry".
+  if (hw.dscp_app_cnt == 0) return ENOENT;
+  // "Check if the entry matches fw setting": a delete must name the current priority.
+  if (app.priority != hw.dscp2prio[app.protocol]) return ENOENT;
+  if (const int err = generic_delapp(dev, app); err != 0) return err;
+  // "Reset the priority mapping back to zero": to 0, not to any default.
+  if (const int err = mlx5_set_dscp2prio(hw, app.protocol, 0); err != 0) {
+    // fw_err: the entry is gone from the list but the counter is not decremented.
+    mlx5_set_trust(hw, FakeMlx5Dcb::kTrustPcp);
+    return err;
+  }
+  // "Check if need to switch to pcp trust state": the last delete turns PCP trust back on.
+  if (--hw.dscp_app_cnt == 0) mlx5_set_trust(hw, FakeMlx5Dcb::kTrustPcp);
+  return 0;
+}
+
+// mlx5e_dcbnl_ieee_getpfc: pfc_cap = mlx5_max_tc + 1 (8), pfc_en from PFCC, delay = the cable
+// length only where the port has buffers. (requests/indications carry pause counters: 0 here.)
+ieee_pfc mlx5_getpfc(const FakeMlx5Dcb& hw) {
+  ieee_pfc pfc{};
+  pfc.pfc_cap = IEEE_8021QAZ_MAX_TCS;
+  pfc.pfc_en = hw.pfc_en;
+  if (hw.buffer_supported) pfc.delay = hw.cable_len;
+  return pfc;
+}
+
+// mlx5e_dcbnl_ieee_setpfc: pfc_en written (tx and rx) and the link toggled only when it changes;
+// a delay is taken only when non-zero, below MLX5E_MAX_CABLE_LENGTH (1000) and different; pfc_cap,
+// mbc, requests and indications are ignored.
+int mlx5_setpfc(FakeMlx5Dcb& hw, const ieee_pfc& pfc) {
+  if (pfc.pfc_en != hw.pfc_en) {
+    if (hw.refuse_pfc) return kFirmwareError;
+    hw.pfc_en = pfc.pfc_en;
+    ++hw.link_toggles;  // mlx5_toggle_port_link
+  }
+  if (pfc.delay != 0 && pfc.delay < 1000 && pfc.delay != hw.cable_len) hw.cable_len = pfc.delay;
+  return 0;
+}
+
 // dcbnl_ieee_set: each present attribute in the kernel's order; the first driver error stops
 // the rest (earlier ones stay applied) and becomes the status.
 int ieee_set(FakeDcbNetdev& dev, const nlattr* const* ieee) {
-  if (const nlattr* ets = ieee[DCB_ATTR_IEEE_ETS]; ets != nullptr) {
-    if (!dev.ets) return EOPNOTSUPP;
+  // An attribute whose op the driver lacks is skipped without an error (`if (ieee[...] &&
+  // ops->ieee_set...)`); only the app table and app trust are refused.
+  if (const nlattr* ets = ieee[DCB_ATTR_IEEE_ETS]; ets != nullptr && dev.ets) {
     std::memcpy(&*dev.ets, mnl_attr_get_payload(ets), sizeof *dev.ets);
   }
   if (const nlattr* pfc = ieee[DCB_ATTR_IEEE_PFC]; pfc != nullptr) {
-    if (!dev.pfc) return EOPNOTSUPP;
     ieee_pfc written{};
     std::memcpy(&written, mnl_attr_get_payload(pfc), sizeof written);
-    // As mlx5e_dcbnl_ieee_setpfc: the capability is the hardware's, the rest is configuration.
-    dev.pfc->pfc_en = written.pfc_en;
-    dev.pfc->mbc = written.mbc;
-    dev.pfc->delay = written.delay;
+    if (dev.mlx5) {
+      if (const int err = mlx5_setpfc(*dev.mlx5, written); err != 0) return err;
+    } else if (dev.pfc) {
+      // The generic model's driver keeps what it is given, pfc_cap excepted.
+      dev.pfc->pfc_en = written.pfc_en;
+      dev.pfc->mbc = written.mbc;
+      dev.pfc->delay = written.delay;
+    }
   }
   if (const nlattr* table = ieee[DCB_ATTR_IEEE_APP_TABLE]; table != nullptr) {
+    // dcbnl_app_table_setdel: entries in message order, ops->ieee_setapp ?: dcb_ieee_setapp.
     for (const nlattr* attr : nested_entries(table)) {
       DcbApp app;
       const int rc = read_app_entry(attr, app);
       if (rc < 0) continue;
       if (rc > 0) return rc;
-      // dcb_ieee_setapp refuses an exact duplicate (selector, protocol and priority) with
-      // EEXIST; drivers with their own ieee_setapp differ (mlx5 deletes the old DSCP mapping
-      // and re-adds, so a duplicate "succeeds"). The fake refuses, so that a reconciler that
-      // re-adds entries already present is caught rather than passing on the lenient drivers.
-      // The same DSCP with another priority is a second entry, as in dcb_app_list.
-      if (std::find(dev.apps.begin(), dev.apps.end(), app) != dev.apps.end()) return EEXIST;
-      dev.apps.push_back(app);
+      if (const int err = dev.mlx5 ? mlx5_setapp(dev, app) : generic_setapp(dev, app); err != 0) return err;
     }
   }
   if (const nlattr* table = ieee[kDcbAttrAppTrustTable]; table != nullptr) {
+    // No dcbnl_setapptrust (mlx5 has none): EOPNOTSUPP.
     if (!dev.trust) return EOPNOTSUPP;
     std::vector<uint8_t> selectors;
     for (const nlattr* attr : nested_entries(table)) {
@@ -172,8 +289,8 @@ int ieee_set(FakeDcbNetdev& dev, const nlattr* const* ieee) {
   return 0;
 }
 
-// dcbnl_ieee_del: only the app table can be deleted from; a missing entry is dcb_ieee_delapp's
-// ENOENT.
+// dcbnl_ieee_del: only the app table (ops->ieee_delapp ?: dcb_ieee_delapp), entries in message
+// order, the first error stops the rest.
 int ieee_del(FakeDcbNetdev& dev, const nlattr* const* ieee) {
   const nlattr* table = ieee[DCB_ATTR_IEEE_APP_TABLE];
   if (table == nullptr) return 0;
@@ -182,9 +299,7 @@ int ieee_del(FakeDcbNetdev& dev, const nlattr* const* ieee) {
     const int rc = read_app_entry(attr, app);
     if (rc < 0) continue;
     if (rc > 0) return rc;
-    auto found = std::find(dev.apps.begin(), dev.apps.end(), app);
-    if (found == dev.apps.end()) return ENOENT;
-    dev.apps.erase(found);
+    if (const int err = dev.mlx5 ? mlx5_delapp(dev, app) : generic_delapp(dev, app); err != 0) return err;
   }
   return 0;
 }
@@ -221,6 +336,44 @@ FakeDcbNetdev& FakeDcbKernel::add_netdev(const std::string& name) {
   ets.tc_tsa[0] = IEEE_8021QAZ_TSA_ETS;
   dev.ets = ets;
   dev.dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_IEEE;
+  return netdevs_[name] = std::move(dev);
+}
+
+std::array<uint8_t, 64> mlx5_default_dscp2prio() {
+  std::array<uint8_t, 64> table{};
+  for (size_t dscp = 0; dscp < table.size(); ++dscp) table[dscp] = static_cast<uint8_t>(dscp >> 3);
+  return table;
+}
+
+FakeDcbNetdev& FakeDcbKernel::add_mlx5_netdev(const std::string& name, const Mlx5Boot& boot) {
+  FakeDcbNetdev dev;
+  FakeMlx5Dcb hw;
+  // mlx5e_trust_initialize: trust and the DSCP table are read from the firmware, never written.
+  hw.trust = boot.trust;
+  hw.dscp2prio = boot.dscp2prio.value_or(mlx5_default_dscp2prio());
+  dev.mlx5 = hw;
+  // mlx5e_dcbnl_initialize: DCBX capabilities (host mode), then mlx5e_ets_init rewrites ETS: every
+  // TC vendor-TSA at 100%, priority 0 on TC 1 and priority 1 on TC 0. (Its ETS validation rules
+  // are not modelled: rdmactl never writes ETS.)
+  dev.dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_CEE | DCB_CAP_DCBX_VER_IEEE;
+  ieee_ets ets{};
+  ets.ets_cap = IEEE_8021QAZ_MAX_TCS;
+  for (int tc = 0; tc < IEEE_8021QAZ_MAX_TCS; ++tc) {
+    ets.tc_tx_bw[tc] = 100;
+    ets.tc_tsa[tc] = IEEE_8021QAZ_TSA_VENDOR;
+    ets.prio_tc[tc] = static_cast<uint8_t>(tc);
+  }
+  ets.prio_tc[0] = 1;
+  ets.prio_tc[1] = 0;
+  dev.ets = ets;
+  // mlx5e_dcbnl_init_app -> mlx5e_dcbnl_dscp_app(INIT): only under DSCP trust, every DSCP 0..63 is
+  // added with its firmware priority (dcb_ieee_setapp, so the list ends up 63..0), count 64.
+  if (hw.trust == FakeMlx5Dcb::kTrustDscp) {
+    for (uint16_t dscp = 0; dscp < 64; ++dscp) {
+      generic_setapp(dev, {IEEE_8021QAZ_APP_SEL_DSCP, hw.dscp2prio[dscp], dscp});
+    }
+    dev.mlx5->dscp_app_cnt = 64;
+  }
   return netdevs_[name] = std::move(dev);
 }
 

@@ -1,6 +1,8 @@
-// The qos reconciler on a stateful fake of the kernel's DCB netlink: plan lists exactly the
-// changes, apply converges the fake's state, a second apply writes nothing, replaced DSCP entries
-// are added before the old ones go, and a driver without DCB is reported, never skipped.
+// The qos reconciler on the generic model of the kernel's DCB netlink: a driver without its own
+// ieee_setapp/ieee_delapp, whose app table is net/dcb/dcbnl.c's (dcb_ieee_setapp keeps several
+// priorities per DSCP). Plan lists exactly the changes, apply converges the fake's state, a second
+// apply writes nothing, replaced DSCP entries are added before the old ones go, and a driver
+// without DCB is reported, never skipped. mlx5's own rules are tested in roce_lossless_mlx5_test.
 #include "reconcilers/qos/qos.h"
 
 #include <gtest/gtest.h>
@@ -90,7 +92,8 @@ TEST_F(QosTest, TheProfileExpandsToTrustDscpMapAndPfc) {
   iface.roce.tos = 104;  // set by the user: kept
   full.interfaces.push_back(iface);
   expand_qos_profiles(full);
-  EXPECT_EQ(full.interfaces[0].ecn.priorities, std::vector<int>{5});
+  EXPECT_EQ(full.interfaces[0].ecn.priorities, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}))
+      << "DCQCN on every priority, as NVIDIA keeps it";
   EXPECT_EQ(full.interfaces[0].ecn.cnp_dscp, 48);
   EXPECT_EQ(full.interfaces[0].roce.mode, "v2");
   EXPECT_EQ(full.interfaces[0].roce.tos, 104);
@@ -110,7 +113,8 @@ TEST_F(QosTest, PlansApplyConvergesAndASecondApplyWritesNothing) {
   EXPECT_FALSE(report.has_failures()) << to_json(report).dump(2);
   EXPECT_EQ(report.count(ChangeStatus::kApplied), 3u);
   const test::FakeDcbNetdev& dev = kernel_.netdev("ens1f0np0");
-  EXPECT_EQ(dev.apps, (std::vector<DcbApp>{{kDcbSelectorDscp, 3, 26}, {kDcbSelectorDscp, 6, 48}}));
+  // dcb_app_add puts each new entry at the head: newest first.
+  EXPECT_EQ(dev.apps, (std::vector<DcbApp>{{kDcbSelectorDscp, 6, 48}, {kDcbSelectorDscp, 3, 26}}));
   ASSERT_TRUE(dev.pfc.has_value());
   EXPECT_EQ(dev.pfc->pfc_en, 0x08);
   EXPECT_EQ(dev.pfc->pfc_cap, 8) << "read-modify-write keeps the hardware's capability";
@@ -137,7 +141,7 @@ TEST_F(QosTest, AReplacedMappingIsAddedBeforeTheOldEntryIsDeleted) {
   }
   EXPECT_EQ(writes, (std::vector<uint8_t>{DCB_CMD_IEEE_SET, DCB_CMD_IEEE_DEL}));
   EXPECT_EQ(kernel_.netdev("ens1f0np0").apps,
-            (std::vector<DcbApp>{{kDcbSelectorDscp, 3, 26}, {kDcbSelectorDscp, 6, 48}}));
+            (std::vector<DcbApp>{{kDcbSelectorDscp, 6, 48}, {kDcbSelectorDscp, 3, 26}}));
 }
 
 TEST_F(QosTest, ADriverWithoutDcbIsReportedAndNothingIsWritten) {
