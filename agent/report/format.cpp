@@ -129,9 +129,9 @@ std::string render_text(const Report& report) {
       std::string notes = plan && c.status == ChangeStatus::kPlanned ? "" : change_status_name(c.status);
       if (c.disruptive) notes += std::string(notes.empty() ? "" : ", ") + "disruptive";
       if (c.requires_) notes += std::string(notes.empty() ? "" : ", ") + "requires " + *c.requires_;
+      if (!c.via.empty()) notes += std::string(notes.empty() ? "" : ", ") + "via " + c.via;
       if (!notes.empty()) out << "  (" << notes << ")";
       out << "\n";
-      if (!c.via.empty()) out << "      via " << c.via << "\n";
       if (!c.note.empty()) out << "      " << c.note << "\n";
       if (!c.error.empty()) out << "      " << c.error << "\n";
     }

@@ -234,8 +234,7 @@ class QosReconciler final : public Reconciler {
     if (iface.qos.trust && current_trust != *trust) {
       Change change = make_change(resource, "qos.trust", current_trust, *trust, kName, true);
       change.via = kVia;
-      change.note = "carried by qos.dscpToPriority: " + n.driver + " trusts DSCP exactly while its app table has " +
-                    "DSCP entries";
+      change.note = "carried by qos.dscpToPriority: " + n.driver + " trusts DSCP while its app table has DSCP entries";
       out.changes.push_back(std::move(change));
     }
     const nlohmann::json desired = *trust == "dscp" ? full_table(iface.qos.dscp_to_priority) : nlohmann::json::object();
@@ -244,11 +243,10 @@ class QosReconciler final : public Reconciler {
     Change change = make_change(resource, "qos.dscpToPriority", current, desired, kName, true);
     change.via = kVia;
     if (desired.empty()) {
-      change.note = "every DSCP entry is deleted: " + n.driver + " resets each to priority 0 and trusts PCP after the last";
+      change.note = "every DSCP entry is deleted: " + n.driver + " resets each to priority 0, then trusts PCP";
     } else {
-      change.note = "all 64 DSCPs get an entry (the spec's rows, dscp >> 3 for the rest), so that the firmware table "
-                    "does not depend on the host's history";
-      if (current_trust != "dscp") change.note += "; the first entry turns DSCP trust on";
+      change.note = "all 64 DSCPs get an entry (dscp >> 3 where the spec has no row): the firmware table then does "
+                    "not depend on the host's history";
     }
     out.changes.push_back(std::move(change));
   }
@@ -292,7 +290,7 @@ class QosReconciler final : public Reconciler {
     if (qos["pfc"] != desired) {
       Change change = make_change(netdev_resource(n.name), "qos.pfc", qos["pfc"], desired, kName, true);
       change.via = kVia;
-      if (full_table_driver(n)) change.note = n.driver + " bounces the link when PFC changes (mlx5_toggle_port_link)";
+      if (full_table_driver(n)) change.note = n.driver + " bounces the link to change PFC (mlx5_toggle_port_link)";
       out.changes.push_back(std::move(change));
     }
   }
