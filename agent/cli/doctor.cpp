@@ -41,17 +41,20 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
 void register_doctor(CLI::App& app, const GlobalOptions& global, Command& command) {
   auto opts = std::make_shared<DoctorOptions>();
   CLI::App* sub = app.add_subcommand("doctor", "Check the RDMA health of this host, with a fix for each finding");
-  sub->add_option("-f,--file", opts->spec, "A spec, to also check the link layer against linkType");
+  sub->add_option("-f,--file", opts->spec, "A spec, to also check the link layer against linkType and name its roce.tos in fixes");
   sub->add_option("--state", opts->state_file, "Check a recorded state (`show --format json`) instead of this host");
   sub->add_option("--format", opts->format, "text (default) or json");
   sub->footer(
       "Checks: port ACTIVE and LinkUp; rate against the adapter's best and full link width; link layer\n"
       "against the spec; a RoCE v2 GID for every IPv4 address of a RoCE netdev (and which GID index\n"
       "tests should use); RoCE MTU (netdev MTU of at least 4200; 9000 is the norm); PFC on the\n"
-      "priority DSCP 26 maps to, ECN on each PFC priority (where DCB was observed); PCIe width and\n"
-      "speed against the device's maximum and the port rate; error counters (symbol_error,\n"
-      "link_downed, port_rcv_errors, local_link_integrity_errors, excessive_buffer_overrun_errors);\n"
-      "a subnet manager for InfiniBand ports.\n\n"
+      "priority DSCP 26 maps to, ECN on each PFC priority (where DCB was observed); the traffic\n"
+      "class NCCL and perftest send by default (0, i.e. DSCP 0) on a priority without PFC, or the one\n"
+      "the DOCA/MLNX-OFED driver forces (tc/<port>/traffic_class), with the NCCL_IB_TC and perftest\n"
+      "settings that fix it (-f: the spec's roce.tos); PCIe width and speed against the device's\n"
+      "maximum, and its bandwidth against the ACTIVE ports of every function sharing the link;\n"
+      "error counters (symbol_error, link_downed, port_rcv_errors, local_link_integrity_errors,\n"
+      "excessive_buffer_overrun_errors); a subnet manager for InfiniBand ports.\n\n"
       "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed.\n\n"
       "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml");
   sub->callback([opts, &global, &command] {

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include "agent/platform/rdma_sysfs.h"
 
@@ -66,6 +69,112 @@ std::string ipv4_gid(const std::string& ipv4) {
   return buf;
 }
 
+// --- Traffic class of applications ---------------------------------------------------------------
+// What RDMA applications send when nobody tells them otherwise:
+// - NCCL: src/transport/net_ib/connect.cc, NCCL_PARAM(IbTc, "IB_TC", -1) falls back to
+//   NCCL_IB_TC_DEFAULT 0 (and NCCL_PARAM(IbSl, "IB_SL", -1) to NCCL_IB_SL_DEFAULT 0); ncclIbRtrQp puts
+//   it in ah_attr.grh.traffic_class. NCCL does not use rdma_cm, so roce.tos does not reach it.
+// - perftest without -R: perftest_parameters.c, --tclass with user_param->traffic_class = 0 and -S
+//   (DEF_SL 0); ctx_modify_qp_to_rtr puts them in ah_attr.grh.traffic_class and ah_attr.sl. With -R,
+//   rdma_cm uses the device's default ToS (configfs default_roce_tos, the spec's roce.tos).
+// - mlx5 (qp.c mlx5_set_path) sends traffic_class >> 2 as the RoCE v2 DSCP; under trust dscp the
+//   port's dscp2prio table picks the priority, under trust pcp the QP's SL does (eth_prio = sl & 7).
+// - MLNX_OFED/DOCA mlx5, drivers/infiniband/hw/mlx5/main_ext.c ("mlx5_force_tc"): a global value in
+//   /sys/class/infiniband/<dev>/tc/<port>/traffic_class overrides the traffic class of every GRH QP
+//   of the port (tclass_get_tclass_locked), whatever the application asked for.
+// A DSCP with no dscpToPriority entry: mlx5's firmware table starts at dscp >> 3 (mlnx_qos output)
+// and en_dcbnl.c mlx5e_dcbnl_ieee_delapp resets a deleted entry to priority 0; both give 0 for
+// DSCP 0, and 0 is what this check assumes for any DSCP the observed table does not list.
+struct DscpPriority {
+  int priority = 0;
+  bool from_table = false;  // false: no entry, priority 0 assumed
+};
+
+DscpPriority dscp_priority(const nlohmann::json& qos, int dscp) {
+  const std::string key = std::to_string(dscp);
+  if (qos.contains("dscpToPriority") && qos["dscpToPriority"].is_object() && qos["dscpToPriority"].contains(key) &&
+      qos["dscpToPriority"][key].is_number_integer()) {
+    return {qos["dscpToPriority"][key].get<int>(), true};
+  }
+  return {0, false};
+}
+
+bool pfc_on(const nlohmann::json& qos, int priority) {
+  for (const auto& p : qos["pfc"]) {
+    if (p.is_number_integer() && p.get<int>() == priority) return true;
+  }
+  return false;
+}
+
+// "priority 3 (its dscpToPriority entry for DSCP 26)", or for a DSCP the table does not list,
+// "priority 0 (dscpToPriority has no entry for DSCP 0, so the driver uses priority 0)".
+std::string describe_mapping(int dscp, const DscpPriority& m) {
+  return "priority " + std::to_string(m.priority) +
+         (m.from_table ? " (its dscpToPriority entry for DSCP " + std::to_string(dscp) + ")"
+                       : " (dscpToPriority has no entry for DSCP " + std::to_string(dscp) +
+                             ", so the driver uses priority 0)");
+}
+
+// The ToS byte that lands on a lossless priority: the DSCP of the first PFC priority that has one
+// (26 when it is among them, the RoCE convention), shifted left 2 with ECT(0) in the ECN bits,
+// as roce.tos writes it (106 = 26 << 2 | 2). nullopt when no DSCP maps to a PFC priority.
+std::optional<int> lossless_tos(const nlohmann::json& qos) {
+  if (!qos.contains("dscpToPriority") || !qos["dscpToPriority"].is_object()) return std::nullopt;
+  for (const auto& pfc : qos["pfc"]) {
+    if (!pfc.is_number_integer()) continue;
+    std::optional<int> best;
+    for (const auto& [key, prio] : qos["dscpToPriority"].items()) {
+      if (!prio.is_number_integer() || prio.get<int>() != pfc.get<int>()) continue;
+      const int dscp = std::atoi(key.c_str());
+      if (!best || dscp == 26 || (*best != 26 && dscp < *best)) best = dscp;
+    }
+    if (best) return *best << 2 | 2;
+  }
+  return std::nullopt;
+}
+
+// --- PCIe links ---------------------------------------------------------------------------------
+// "0000:3b:00.1" -> "0000:3b:00": functions of one device (same domain:bus:device) sit behind one
+// upstream port and share its link; every function's Link Status reports that one link.
+std::string pci_device_of(const std::string& bdf) {
+  const auto dot = bdf.rfind('.');
+  return dot == std::string::npos ? bdf : bdf.substr(0, dot);
+}
+
+// "8.0 GT/s PCIe" -> "Gen3"; "" when the speed is not understood.
+std::string pcie_generation(const std::string& speed) {
+  double gts = 0;
+  if (std::sscanf(speed.c_str(), "%lf", &gts) != 1) return {};
+  static const std::pair<double, const char*> kGens[] = {{2.5, "Gen1"},  {5, "Gen2"},  {8, "Gen3"},   {16, "Gen4"},
+                                                          {32, "Gen5"}, {64, "Gen6"}, {128, "Gen7"}};
+  for (const auto& [rate, gen] : kGens) {
+    if (std::fabs(gts - rate) < 0.01) return gen;
+  }
+  return {};
+}
+
+// "a and b", "a, b and c".
+std::string join_and(const std::vector<std::string>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  }
+  return out;
+}
+
+// What a port must carry: its rate while ACTIVE. A down port's sysfs rate is a driver default, not a
+// negotiated line rate (mlx5_query_port_roce starts from 4X QDR), so counting it would invent load;
+// the next doctor run after the port comes up counts it.
+double active_rate(const DeviceState& d, std::vector<double>* rates = nullptr) {
+  double sum = 0;
+  for (const PortState& p : d.ports) {
+    if (p.state != "ACTIVE" || p.rate_gbps <= 0) continue;
+    sum += p.rate_gbps;
+    if (rates) rates->push_back(p.rate_gbps);
+  }
+  return sum;
+}
+
 class Doctor {
  public:
   Doctor(const HostState& state, const NodeSpec* spec) : state_(state), spec_(spec) {}
@@ -77,6 +186,14 @@ class Doctor {
           "load the driver (mlx5_ib for ConnectX, rdma_rxe for Soft-RoCE: `rdma link add rxe0 type rxe "
           "netdev eth0`) and check `rdma dev`");
     }
+    // Functions of one PCI device share one link: group them once, lowest function first.
+    for (const DeviceState& d : state_.devices) {
+      if (!d.pci.empty() && d.pcie.width && *d.pcie.width > 0) links_[pci_device_of(d.pci)].push_back(&d);
+    }
+    for (auto& [slot, functions] : links_) {
+      std::sort(functions.begin(), functions.end(),
+                [](const DeviceState* a, const DeviceState* b) { return a->pci < b->pci; });
+    }
     for (const DeviceState& d : state_.devices) {
       check_pcie(d);
       for (const PortState& p : d.ports) {
@@ -87,6 +204,7 @@ class Doctor {
         if (p.link_layer == "Ethernet") {
           check_roce(d, p);
           check_lossless(d, p);
+          check_traffic_class(d, p);
         }
       }
     }
@@ -238,20 +356,120 @@ class Doctor {
     }
   }
 
+  // Applications' traffic class (NCCL, perftest; sources above the Doctor class): with PFC on some
+  // priority, RoCE traffic that keeps the default traffic class 0 (DSCP 0) lands on the priority
+  // DSCP 0 maps to; when that one has no PFC, the traffic is lossy although the host looks lossless.
+  // Only under trust dscp, where the DSCP picks the priority; under trust pcp the SL does, which the
+  // host cannot observe or force, so that case is a note. No PFC at all is check_lossless's finding.
+  void check_traffic_class(const DeviceState& d, const PortState& p) {
+    const NetdevState* netdev = p.netdev.empty() ? nullptr : state_.find_netdev(p.netdev);
+    if (!netdev || !netdev->qos || !netdev->qos->is_object()) return;
+    const nlohmann::json& qos = *netdev->qos;
+    if (!qos.contains("pfc") || !qos["pfc"].is_array() || qos["pfc"].empty()) return;
+    const std::string resource = port_resource(d, p);
+    const std::string pfc = qos["pfc"].dump();
+    const std::string trust = qos.value("trust", "");
+    if (trust == "pcp") {
+      if (pfc_on(qos, 0)) return;
+      const int first = qos["pfc"][0].is_number_integer() ? qos["pfc"][0].get<int>() : 0;
+      report_.notes.push_back(
+          {resource, "trust is pcp on " + netdev->name + ": RoCE's priority is the QP's service level, and NCCL "
+                     "(NCCL_IB_SL) and perftest (--sl) default to SL 0, priority 0, which has no PFC (PFC is on " +
+                     pfc + "): run them with NCCL_IB_SL=" + std::to_string(first) + " and ib_write_bw --sl=" +
+                     std::to_string(first)});
+      return;
+    }
+    if (trust != "dscp") return;  // trust unknown: which priority DSCP 0 lands on is unknown too
+    const std::string tc_file =
+        "/sys/class/infiniband/" + d.name + "/tc/" + std::to_string(p.port) + "/traffic_class";
+    if (p.forced_traffic_class) {
+      const int tc = *p.forced_traffic_class;
+      const DscpPriority forced = dscp_priority(qos, tc >> 2);
+      if (pfc_on(qos, forced.priority)) {
+        report_.notes.push_back(
+            {resource, "the vendor driver forces traffic class " + std::to_string(tc) + " on every QP of " + d.name +
+                           " port " + std::to_string(p.port) + " (tc/" + std::to_string(p.port) +
+                           "/traffic_class): DSCP " + std::to_string(tc >> 2) + " -> priority " +
+                           std::to_string(forced.priority) + ", which has PFC, whatever NCCL_IB_TC, perftest "
+                           "--tclass or rdma_cm's ToS say"});
+        return;
+      }
+      // DSCP 26 on a priority without PFC is check_lossless's error already: one finding, not two.
+      if (tc >> 2 == 26 && forced.from_table) return;
+      const auto tos = wanted_tos(d, p, qos);
+      add("traffic-class", "warning", resource,
+          "the vendor driver forces traffic class " + std::to_string(tc) + " on every QP of " + d.name + " port " +
+              std::to_string(p.port) + " (tc/" + std::to_string(p.port) + "/traffic_class), i.e. DSCP " +
+              std::to_string(tc >> 2) + ", which " + netdev->name + " maps to " +
+              describe_mapping(tc >> 2, forced) + "; PFC is on " + pfc +
+              " only, so all RoCE traffic of the port is dropped under congestion",
+          tos ? "force a lossless traffic class instead: `echo " + std::to_string(tos->first) + " > " + tc_file +
+                    "` (" + tos->second + "), or `echo -1` to stop forcing one"
+              : "map a DSCP to a PFC priority (qos.dscpToPriority), then write its ToS (DSCP << 2 | 2) to " +
+                    tc_file + ", or `echo -1` to stop forcing one");
+      return;
+    }
+    const DscpPriority zero = dscp_priority(qos, 0);
+    if (pfc_on(qos, zero.priority)) return;
+    std::string fix;
+    if (const auto tos = wanted_tos(d, p, qos)) {
+      const std::string t = std::to_string(tos->first);
+      fix = "give RoCE applications the ToS " + t + " (" + tos->second + "): `export NCCL_IB_TC=" + t +
+            "` for NCCL; `ib_write_bw -R` (rdma_cm then uses the default ToS that roce: {tos: " + t +
+            "} sets) or `ib_write_bw --tclass=" + t + "` for perftest";
+      if (netdev->driver.empty() || netdev->driver == "mlx5_core") {
+        fix += "; with the DOCA/MLNX-OFED mlx5 driver, `echo " + t + " > " + tc_file +
+               "` forces it on every QP of the port";
+      }
+    } else {
+      fix = "map a DSCP to a PFC priority (qos.dscpToPriority), then give applications its ToS (DSCP << 2 | 2): "
+            "NCCL_IB_TC, ib_write_bw -R with roce.tos, or ib_write_bw --tclass";
+    }
+    add("traffic-class", "warning", resource,
+        "NCCL (NCCL_IB_TC unset) and perftest without -R send RoCE on " + d.name + " port " +
+            std::to_string(p.port) + " with traffic class 0, i.e. DSCP 0, which " + netdev->name + " maps to " +
+            describe_mapping(0, zero) + "; PFC is on " + pfc + " only, so that traffic is dropped under congestion",
+        fix);
+  }
+
+  // The ToS to tell applications: the spec's roce.tos for this port when it gives one, else the
+  // DSCP of the first PFC priority (lossless_tos); with a few words saying where it came from.
+  std::optional<std::pair<int, std::string>> wanted_tos(const DeviceState& d, const PortState& p,
+                                                        const nlohmann::json& qos) const {
+    if (spec_) {
+      for (const InterfaceSpec& iface : spec_->interfaces) {
+        if (!iface.roce.tos || !selects(iface.selector, d, p)) continue;
+        const int tos = *iface.roce.tos;
+        return std::make_pair(tos, "the spec's roce.tos: DSCP " + std::to_string(tos >> 2) + " -> priority " +
+                                       std::to_string(dscp_priority(qos, tos >> 2).priority));
+      }
+    }
+    const auto tos = lossless_tos(qos);
+    if (!tos) return std::nullopt;
+    return std::make_pair(*tos, "DSCP " + std::to_string(*tos >> 2) + " -> priority " +
+                                    std::to_string(dscp_priority(qos, *tos >> 2).priority) + ", which has PFC");
+  }
+
+  // PCIe: the link's width and speed against the device's best, and its bandwidth against the
+  // ports it carries. Functions of one device (a dual-port ConnectX as mlx5_0 on .0 and mlx5_1 on
+  // .1) share one link: they are checked once, together, on the lowest function; a function that
+  // reports no link width (an SR-IOV VF, whose link registers read zero) stays out of the group.
   void check_pcie(const DeviceState& d) {
     if (d.pci.empty() || !d.pcie.width) return;
+    const auto group = links_.find(pci_device_of(d.pci));
+    if (group == links_.end() || group->second.size() < 2) return check_pcie_single(d);
+    if (group->second.front() == &d) check_pcie_shared(group->second);
+  }
+
+  void check_pcie_single(const DeviceState& d) {
     const std::string resource = "pci/" + d.pci;
-    const bool narrow = d.pcie.max_width && *d.pcie.width < *d.pcie.max_width;
-    const bool slow = !d.pcie.max_speed.empty() && d.pcie.speed != d.pcie.max_speed &&
-                      pcie_bandwidth_gbps(d.pcie.speed, 1) < pcie_bandwidth_gbps(d.pcie.max_speed, 1);
-    if (narrow || slow) {
+    if (pcie_below_best(d.pcie)) {
       add("pcie-link", "warning", resource,
           "PCIe link runs x" + std::to_string(*d.pcie.width) + " at " + d.pcie.speed + "; " + d.name +
               " can do x" + std::to_string(d.pcie.max_width.value_or(*d.pcie.width)) + " at " + d.pcie.max_speed,
           "reseat the card or move it to a full-width slot of its generation; check the BIOS slot settings");
     }
-    double rate = 0;
-    for (const PortState& p : d.ports) rate += p.rate_gbps;
+    const double rate = active_rate(d);
     const double pcie = pcie_bandwidth_gbps(d.pcie.speed, *d.pcie.width);
     if (pcie > 0 && rate > pcie) {
       add("pcie-bandwidth", "error", resource,
@@ -259,6 +477,64 @@ class Doctor {
               " Gb/s, less than the " + format_gbps(rate) + " Gb/s of " + d.name + "'s ports",
           "100 Gb/s needs PCIe Gen3 x16 (or Gen4 x8); 200 Gb/s needs Gen4 x16; 400 Gb/s needs Gen5 x16");
     }
+  }
+
+  // One finding per shortfall of a shared link, naming every function on it. The link must carry
+  // all its ACTIVE ports at line rate at once (NCCL and storage drive both ports of a card), so
+  // their rates are summed. A warning when each device alone fits (only concurrent traffic is
+  // capped), an error when one device alone already exceeds the link.
+  void check_pcie_shared(const std::vector<const DeviceState*>& functions) {
+    const DeviceState& first = *functions.front();
+    const PcieLink& link = first.pcie;  // function 0 holds the link's control; all report its status
+    std::vector<std::string> names;
+    std::vector<std::string> bdfs{first.pci};
+    for (const DeviceState* f : functions) {
+      names.push_back(f->name);
+      if (f != &first) bdfs.push_back(f->pci.substr(f->pci.rfind('.')));
+    }
+    const std::string who = join_and(names) + " (" + join_and(bdfs) + ")";
+    const std::string resource = "pci/" + first.pci;
+    if (pcie_below_best(link)) {
+      add("pcie-link", "warning", resource,
+          "PCIe link runs x" + std::to_string(*link.width) + " at " + link.speed + "; " + who +
+              " share it and can do x" + std::to_string(link.max_width.value_or(*link.width)) + " at " +
+              link.max_speed,
+          "reseat the card or move it to a full-width slot of its generation; check the BIOS slot settings");
+    }
+    std::vector<double> rates;
+    double total = 0;
+    double largest_device = 0;
+    for (const DeviceState* f : functions) {
+      const double device = active_rate(*f, &rates);
+      total += device;
+      largest_device = std::max(largest_device, device);
+    }
+    const double pcie = pcie_bandwidth_gbps(link.speed, *link.width);
+    if (pcie <= 0 || total <= pcie) return;
+    std::string run_at;
+    if (std::all_of(rates.begin(), rates.end(), [&](double r) { return r == rates.front(); })) {
+      run_at = (rates.size() > 1 ? std::to_string(rates.size()) + " x " : "") + format_gbps(rates.front()) + " Gb/s";
+    } else {
+      std::vector<std::string> parts;
+      for (double r : rates) parts.push_back(format_gbps(r));
+      run_at = parts.front();
+      for (size_t i = 1; i < parts.size(); ++i) run_at += " + " + parts[i];
+      run_at += " = " + format_gbps(total) + " Gb/s";
+    }
+    const std::string gen = pcie_generation(link.speed);
+    add("pcie-bandwidth", largest_device > pcie ? "error" : "warning", resource,
+        who + " share one PCIe " + (gen.empty() ? link.speed : gen) + " x" + std::to_string(*link.width) +
+            " link (" + format_gbps(pcie) + " Gb/s) but their ports run at " + run_at,
+        "together the ports need more than the link carries: move the card to a slot with enough bandwidth "
+        "(Gen4 x16 carries 252 Gb/s, Gen5 x16 504 Gb/s), or expect about " + format_gbps(pcie) +
+            " Gb/s in total when all ports are busy");
+  }
+
+  static bool pcie_below_best(const PcieLink& link) {
+    const bool narrow = link.max_width && *link.width < *link.max_width;
+    const bool slow = !link.max_speed.empty() && link.speed != link.max_speed &&
+                      pcie_bandwidth_gbps(link.speed, 1) < pcie_bandwidth_gbps(link.max_speed, 1);
+    return narrow || slow;
   }
 
   // The spec's linkType against the port's link layer: the firmware setting is in effect only
@@ -291,6 +567,8 @@ class Doctor {
   const HostState& state_;
   const NodeSpec* spec_;
   DoctorReport report_;
+  // PCI device (domain:bus:device) -> its functions that report a link, lowest function first.
+  std::map<std::string, std::vector<const DeviceState*>> links_;
 };
 
 }  // namespace

@@ -14,14 +14,17 @@
 namespace rdmactl {
 
 struct Finding {
-  std::string check;     // port-state, port-rate, link-layer, roce-gid, roce-mtu, pfc, ecn, pcie-link, pcie-bandwidth, error-counters, subnet-manager
+  // port-state, port-rate, link-layer, roce-gid, roce-mtu, pfc, ecn, traffic-class, pcie-link,
+  // pcie-bandwidth, error-counters, subnet-manager
+  std::string check;
   std::string severity;  // "error": RDMA is broken or degraded; "warning": likely to hurt
   std::string resource;  // rdma/<dev>/<port>, netdev/<name>, pci/<bdf>
   std::string message;   // what is wrong, with the observed values
   std::string fix;       // what to do about it
 };
 
-// Facts a user needs that are not problems: which GID index a test should use for each address.
+// Facts a user needs that are not problems: which GID index a test should use for each address,
+// the traffic class a vendor driver forces on every QP, the SL applications need under trust pcp.
 struct Note {
   std::string resource;
   std::string message;
@@ -40,7 +43,7 @@ const std::vector<std::string>& doctor_error_counters();
 double pcie_bandwidth_gbps(const std::string& speed, int width);
 
 // Runs every check. `spec` (merged for this node) enables the checks that compare with intent
-// (link layer); may be null.
+// (link layer) and gives the ToS the traffic-class fix names (roce.tos); may be null.
 DoctorReport run_doctor(const HostState& state, const NodeSpec* spec);
 
 nlohmann::json to_json(const DoctorReport& report);

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace rdmactl {
 namespace {
@@ -24,6 +27,9 @@ PortState roce_port() {
             {3, "0000:0000:0000:0000:0000:ffff:c0a8:640b", "RoCE v2", "ens1f0np0"}};
   for (const std::string& c : doctor_error_counters()) p.counters[c] = 0;
   p.counters["port_xmit_data"] = 123456789;
+  // DOCA-OFED's tc/1/traffic_class "Global tclass=106": every QP sends DSCP 26, whatever the
+  // application asked for, so NCCL's default traffic class 0 is no concern on this host.
+  p.forced_traffic_class = 106;
   return p;
 }
 
@@ -63,6 +69,7 @@ HostState healthy_host() {
   eth.name = "ens1f0np0";
   eth.mtu = 9000;
   eth.state = "up";
+  eth.driver = "mlx5_core";
   eth.addresses = {"192.168.100.11/24", "fd00:100::11/64"};
   // The roce-lossless profile, converged.
   eth.qos = nlohmann::json::parse(R"({"trust": "dscp", "dscpToPriority": {"26": 3, "48": 6}, "pfc": [3]})");
@@ -81,10 +88,14 @@ PortState& ib(HostState& s) { return s.devices[1].ports[0]; }
 TEST(Doctor, AHealthyHostHasNoFindingsAndNamesTheGidIndexForTests) {
   const DoctorReport report = run_doctor(healthy_host(), nullptr);
   EXPECT_TRUE(report.findings.empty()) << to_json(report).dump(2);
-  ASSERT_EQ(report.notes.size(), 1u);
+  ASSERT_EQ(report.notes.size(), 2u);
   EXPECT_EQ(report.notes[0].resource, "rdma/mlx5_0/1");
   EXPECT_EQ(report.notes[0].message,
             "RoCE v2 GID index 3 is 192.168.100.11: use it for tests (ib_write_bw -x 3, NCCL_IB_GID_INDEX=3)");
+  EXPECT_EQ(report.notes[1].resource, "rdma/mlx5_0/1");
+  EXPECT_EQ(report.notes[1].message,
+            "the vendor driver forces traffic class 106 on every QP of mlx5_0 port 1 (tc/1/traffic_class): DSCP 26 "
+            "-> priority 3, which has PFC, whatever NCCL_IB_TC, perftest --tclass or rdma_cm's ToS say");
 }
 
 struct Planted {
@@ -166,6 +177,268 @@ INSTANTIATE_TEST_SUITE_P(
                 "ECN (DCQCN) is not on at both points for lossless priority 3 of ens1f0np0: congestion is left "
                 "to PFC pauses alone, which spread to other flows"}),
     [](const ::testing::TestParamInfo<Planted>& info) { return std::string(info.param.name); });
+
+// --- Traffic class of applications (NCCL_IB_TC, perftest --tclass, the vendor's forced class) ---
+
+// mlx5's firmware dscp2prio table as the vendor qos/dscp2prio file shows it (dscp >> 3, the
+// mlnx_qos output in att/netarbiter's OUTPUTSAMPLE), with the roce-lossless rows written over it.
+nlohmann::json full_mlx5_table() {
+  nlohmann::json table = nlohmann::json::object();
+  for (int dscp = 0; dscp < 64; ++dscp) table[std::to_string(dscp)] = dscp >> 3;
+  table["48"] = 6;
+  return table;
+}
+
+struct TrafficClassCase {
+  const char* name;
+  std::function<void(HostState&)> plant;
+  bool finding;             // a traffic-class finding on rdma/mlx5_0/1
+  const char* message = "";    // the finding's exact message, when there is one
+  const char* fix_has = "";    // a fragment the fix must hold, when there is a finding
+  const char* fix_lacks = "";  // a fragment the fix must not hold ("" for none)
+  const char* note_has = "";   // a fragment of a note on rdma/mlx5_0/1 ("" for none beyond the GID's)
+};
+
+class DoctorTrafficClass : public ::testing::TestWithParam<TrafficClassCase> {};
+
+TEST_P(DoctorTrafficClass, FindsLossyDefaultTrafficClass) {
+  const TrafficClassCase& c = GetParam();
+  HostState state = healthy_host();
+  c.plant(state);
+  const DoctorReport report = run_doctor(state, nullptr);
+  std::vector<const Finding*> found;
+  for (const Finding& f : report.findings) {
+    if (f.check == "traffic-class") found.push_back(&f);
+  }
+  if (!c.finding) {
+    EXPECT_TRUE(found.empty()) << to_json(report).dump(2);
+  } else {
+    ASSERT_EQ(found.size(), 1u) << to_json(report).dump(2);
+    EXPECT_EQ(found[0]->severity, "warning");
+    EXPECT_EQ(found[0]->resource, "rdma/mlx5_0/1");
+    EXPECT_EQ(found[0]->message, c.message);
+    EXPECT_NE(found[0]->fix.find(c.fix_has), std::string::npos) << found[0]->fix;
+    if (*c.fix_lacks) {
+      EXPECT_EQ(found[0]->fix.find(c.fix_lacks), std::string::npos) << found[0]->fix;
+    }
+  }
+  std::vector<std::string> notes;  // beyond the GID index note
+  for (const Note& n : report.notes) {
+    if (n.message.rfind("RoCE v2 GID index", 0) != 0) notes.push_back(n.message);
+  }
+  if (*c.note_has) {
+    ASSERT_EQ(notes.size(), 1u) << to_json(report).dump(2);
+    EXPECT_NE(notes[0].find(c.note_has), std::string::npos) << notes[0];
+  } else {
+    EXPECT_TRUE(notes.empty()) << to_json(report).dump(2);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, DoctorTrafficClass,
+    ::testing::Values(
+        // An inbox driver: no tc/ directory, so applications' own traffic class decides.
+        TrafficClassCase{"Pfc3AndDscp0WithoutEntry", [](HostState& s) { roce(s).forced_traffic_class.reset(); }, true,
+                         "NCCL (NCCL_IB_TC unset) and perftest without -R send RoCE on mlx5_0 port 1 with traffic "
+                         "class 0, i.e. DSCP 0, which ens1f0np0 maps to priority 0 (dscpToPriority has no entry for "
+                         "DSCP 0, so the driver uses priority 0); PFC is on [3] only, so that traffic is dropped "
+                         "under congestion",
+                         "give RoCE applications the ToS 106 (DSCP 26 -> priority 3, which has PFC): `export "
+                         "NCCL_IB_TC=106` for NCCL; `ib_write_bw -R` (rdma_cm then uses the default ToS that roce: "
+                         "{tos: 106} sets) or `ib_write_bw --tclass=106` for perftest; with the DOCA/MLNX-OFED mlx5 "
+                         "driver, `echo 106 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class` forces it on every QP "
+                         "of the port",
+                         "", ""},
+        // The vendor's full dscp2prio table: DSCP 0's own row says priority 0.
+        TrafficClassCase{"Pfc3AndFullTableDscp0To0",
+                         [](HostState& s) {
+                           roce(s).forced_traffic_class.reset();
+                           (*s.netdevs[0].qos)["dscpToPriority"] = full_mlx5_table();
+                         },
+                         true,
+                         "NCCL (NCCL_IB_TC unset) and perftest without -R send RoCE on mlx5_0 port 1 with traffic "
+                         "class 0, i.e. DSCP 0, which ens1f0np0 maps to priority 0 (its dscpToPriority entry for "
+                         "DSCP 0); PFC is on [3] only, so that traffic is dropped under congestion",
+                         "`export NCCL_IB_TC=106`", ""},
+        // Without a DSCP 26 row, the ToS comes from the first PFC priority's DSCP: 24 -> 3 gives 98.
+        TrafficClassCase{"TosFromTheFirstPfcPrioritysDscp",
+                         [](HostState& s) {
+                           roce(s).forced_traffic_class.reset();
+                           (*s.netdevs[0].qos)["dscpToPriority"] = {{"24", 3}, {"48", 6}};
+                           (*s.netdevs[0].qos)["pfc"] = {3, 6};
+                         },
+                         true,
+                         "NCCL (NCCL_IB_TC unset) and perftest without -R send RoCE on mlx5_0 port 1 with traffic "
+                         "class 0, i.e. DSCP 0, which ens1f0np0 maps to priority 0 (dscpToPriority has no entry for "
+                         "DSCP 0, so the driver uses priority 0); PFC is on [3,6] only, so that traffic is dropped "
+                         "under congestion",
+                         "`export NCCL_IB_TC=98`", ""},
+        // Another vendor's driver has no tc/<port>/traffic_class: no echo in the fix.
+        TrafficClassCase{"NotMlx5",
+                         [](HostState& s) {
+                           roce(s).forced_traffic_class.reset();
+                           s.netdevs[0].driver = "bnxt_en";
+                         },
+                         true,
+                         "NCCL (NCCL_IB_TC unset) and perftest without -R send RoCE on mlx5_0 port 1 with traffic "
+                         "class 0, i.e. DSCP 0, which ens1f0np0 maps to priority 0 (dscpToPriority has no entry for "
+                         "DSCP 0, so the driver uses priority 0); PFC is on [3] only, so that traffic is dropped "
+                         "under congestion",
+                         "`ib_write_bw --tclass=106`", "traffic_class"},
+        // DSCP 0 itself lands on a PFC priority: everything is lossless.
+        TrafficClassCase{"Dscp0OnAPfcPriority",
+                         [](HostState& s) {
+                           roce(s).forced_traffic_class.reset();
+                           (*s.netdevs[0].qos)["dscpToPriority"]["0"] = 3;
+                         },
+                         false, "", "", "", ""},
+        // Trust pcp: the SL picks the priority, which the host cannot see: a note, not a finding.
+        TrafficClassCase{"TrustPcp",
+                         [](HostState& s) {
+                           roce(s).forced_traffic_class.reset();
+                           (*s.netdevs[0].qos)["trust"] = "pcp";
+                           (*s.netdevs[0].qos)["dscpToPriority"] = nlohmann::json::object();
+                         },
+                         false, "", "", "",
+                         "default to SL 0, priority 0, which has no PFC (PFC is on [3]): run them with NCCL_IB_SL=3 "
+                         "and ib_write_bw --sl=3"},
+        // The vendor driver forces 106 (DSCP 26 -> 3, PFC on 3): no finding, a note.
+        TrafficClassCase{"ForcedClass106", [](HostState&) {}, false, "", "", "",
+                         "the vendor driver forces traffic class 106 on every QP of mlx5_0 port 1"},
+        // A forced class that lands on a lossy priority is worse: every QP of the port.
+        TrafficClassCase{"ForcedClassOnALossyPriority", [](HostState& s) { roce(s).forced_traffic_class = 8; }, true,
+                         "the vendor driver forces traffic class 8 on every QP of mlx5_0 port 1 (tc/1/traffic_class), "
+                         "i.e. DSCP 2, which ens1f0np0 maps to priority 0 (dscpToPriority has no entry for DSCP 2, so "
+                         "the driver uses priority 0); PFC is on [3] only, so all RoCE traffic of the port is dropped "
+                         "under congestion",
+                         "`echo 106 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class`", "", ""},
+        // No PFC anywhere: the pfc check's finding, not this one.
+        TrafficClassCase{"NoPfcAnywhere",
+                         [](HostState& s) {
+                           roce(s).forced_traffic_class.reset();
+                           (*s.netdevs[0].qos)["pfc"] = nlohmann::json::array();
+                         },
+                         false, "", "", "", ""},
+        // DCB not observed (a driver without it): nothing to say.
+        TrafficClassCase{"QosNotObserved",
+                         [](HostState& s) {
+                           roce(s).forced_traffic_class.reset();
+                           s.netdevs[0].qos.reset();
+                         },
+                         false, "", "", "", ""}),
+    [](const ::testing::TestParamInfo<TrafficClassCase>& info) { return std::string(info.param.name); });
+
+TEST(Doctor, TrafficClassFixUsesTheSpecsRoceTos) {
+  HostState state = healthy_host();
+  roce(state).forced_traffic_class.reset();
+  (*state.netdevs[0].qos)["dscpToPriority"]["24"] = 3;
+  NodeSpec spec;
+  InterfaceSpec iface;
+  iface.selector = {Selector::Kind::kName, "ens1f0np0", 1};
+  iface.roce.tos = 98;
+  spec.interfaces.push_back(iface);
+  const DoctorReport report = run_doctor(state, &spec);
+  ASSERT_EQ(report.findings.size(), 1u) << to_json(report).dump(2);
+  EXPECT_EQ(report.findings[0].check, "traffic-class");
+  EXPECT_EQ(report.findings[0].fix.rfind("give RoCE applications the ToS 98 (the spec's roce.tos: DSCP 24 -> "
+                                         "priority 3): `export NCCL_IB_TC=98`",
+                                         0),
+            0u)
+      << report.findings[0].fix;
+  // Without the spec, the table's DSCP 26 gives 106.
+  EXPECT_NE(run_doctor(state, nullptr).findings[0].fix.find("NCCL_IB_TC=106"), std::string::npos);
+}
+
+// --- PCIe links shared by the functions of one device ---
+
+// Two RDMA devices with one 100 GbE port each, on the PCI functions given, every link at `speed` x16.
+HostState two_functions(const std::string& pci0, const std::string& pci1, const std::string& speed,
+                        double rate = 100) {
+  HostState s;
+  s.node = "gpu-01";
+  for (const auto& [name, pci] : {std::pair{"mlx5_0", pci0}, std::pair{"mlx5_1", pci1}}) {
+    DeviceState d;
+    d.name = name;
+    d.pci = pci;
+    d.hca_type = rate > 100 ? "MT4123" : "MT4125";
+    d.pcie = {speed, 16, speed, 16};
+    PortState p = roce_port();
+    p.netdev = "";  // no netdev: only the PCIe checks have something to say
+    p.rate_gbps = rate;
+    d.ports = {p};
+    s.devices.push_back(d);
+  }
+  return s;
+}
+
+std::vector<const Finding*> pcie_findings(const DoctorReport& report) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : report.findings) {
+    if (f.check.rfind("pcie-", 0) == 0) out.push_back(&f);
+  }
+  return out;
+}
+
+TEST(DoctorPcie, TwoFunctionsOfOneDeviceOnGen3x16CannotCarryTwo100GPorts) {
+  const DoctorReport report = run_doctor(two_functions("0000:3b:00.0", "0000:3b:00.1", "8.0 GT/s PCIe"), nullptr);
+  const auto found = pcie_findings(report);
+  ASSERT_EQ(found.size(), 1u) << to_json(report).dump(2);  // once for the link, not once per function
+  EXPECT_EQ(found[0]->check, "pcie-bandwidth");
+  EXPECT_EQ(found[0]->severity, "warning");  // either port alone fits
+  EXPECT_EQ(found[0]->resource, "pci/0000:3b:00.0");
+  EXPECT_EQ(found[0]->message,
+            "mlx5_0 and mlx5_1 (0000:3b:00.0 and .1) share one PCIe Gen3 x16 link (126 Gb/s) but their ports run at "
+            "2 x 100 Gb/s");
+}
+
+TEST(DoctorPcie, Gen4x16CarriesTwo100GPorts) {
+  const DoctorReport report = run_doctor(two_functions("0000:3b:00.0", "0000:3b:00.1", "16.0 GT/s PCIe"), nullptr);
+  EXPECT_TRUE(pcie_findings(report).empty()) << to_json(report).dump(2);
+}
+
+TEST(DoctorPcie, FunctionsOfDifferentDevicesDoNotShareALink) {
+  // Same bus, different device numbers; and different buses: each has its own Gen3 x16 for 100 Gb/s.
+  for (const auto& [a, b] : {std::pair{"0000:3b:00.0", "0000:3b:01.0"}, std::pair{"0000:3b:00.0", "0000:5e:00.1"}}) {
+    const DoctorReport report = run_doctor(two_functions(a, b, "8.0 GT/s PCIe"), nullptr);
+    EXPECT_TRUE(pcie_findings(report).empty()) << a << " " << b << ": " << to_json(report).dump(2);
+  }
+}
+
+TEST(DoctorPcie, ADownPortIsNotCounted) {
+  HostState state = two_functions("0000:3b:00.0", "0000:3b:00.1", "8.0 GT/s PCIe");
+  state.devices[1].ports[0].state = "DOWN";
+  state.devices[1].ports[0].phys_state = "Disabled";
+  const DoctorReport report = run_doctor(state, nullptr);
+  EXPECT_TRUE(pcie_findings(report).empty()) << to_json(report).dump(2);
+}
+
+TEST(DoctorPcie, ASharedLinkBelowItsBestIsReportedOnce) {
+  HostState state = two_functions("0000:3b:00.0", "0000:3b:00.1", "16.0 GT/s PCIe");
+  for (DeviceState& d : state.devices) d.pcie.width = 8;  // both functions report the one x8 link
+  const DoctorReport report = run_doctor(state, nullptr);
+  const auto found = pcie_findings(report);
+  ASSERT_EQ(found.size(), 2u) << to_json(report).dump(2);
+  EXPECT_EQ(found[0]->check, "pcie-link");
+  EXPECT_EQ(found[0]->message,
+            "PCIe link runs x8 at 16.0 GT/s PCIe; mlx5_0 and mlx5_1 (0000:3b:00.0 and .1) share it and can do x16 at "
+            "16.0 GT/s PCIe");
+  EXPECT_EQ(found[1]->check, "pcie-bandwidth");
+  EXPECT_EQ(found[1]->message,
+            "mlx5_0 and mlx5_1 (0000:3b:00.0 and .1) share one PCIe Gen4 x8 link (126 Gb/s) but their ports run at "
+            "2 x 100 Gb/s");
+}
+
+TEST(DoctorPcie, OneDeviceAloneOverTheSharedLinkIsAnError) {
+  HostState state = two_functions("0000:3b:00.0", "0000:3b:00.1", "8.0 GT/s PCIe", 200);
+  state.devices[1].ports[0].rate_gbps = 25;
+  const DoctorReport report = run_doctor(state, nullptr);
+  const auto found = pcie_findings(report);
+  ASSERT_EQ(found.size(), 1u) << to_json(report).dump(2);
+  EXPECT_EQ(found[0]->severity, "error");
+  EXPECT_EQ(found[0]->message,
+            "mlx5_0 and mlx5_1 (0000:3b:00.0 and .1) share one PCIe Gen3 x16 link (126 Gb/s) but their ports run at "
+            "200 + 25 = 225 Gb/s");
+}
 
 TEST(Doctor, ComparesTheLinkLayerWithTheSpec) {
   NodeSpec spec;
