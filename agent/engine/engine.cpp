@@ -160,6 +160,17 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
       spdlog::error("{}: {}", describe(change), change.error);
     }
   }
+  // A field apply did not write that no longer matches the spec changed as a side effect (taking a
+  // link down drops its IPv6 addresses): no change of the report can say so, the errors must.
+  for (const Change& drifted : remaining.changes) {
+    if (find_change(report.changes, drifted)) continue;
+    Error e = make_error(ErrorKind::kVerification,
+                         "verification failed: " + drifted.resource + " " + drifted.field + " shows " +
+                             drifted.current.dump() + " after apply, which did not change it (a side effect)",
+                         drifted.resource);
+    spdlog::error("{}", e.to_string());
+    report.errors.push_back(std::move(e));
+  }
   for (const Error& e : remaining.errors) report.errors.push_back(e);
   rollback(platform, spec, node, *before, report);
   return report;
@@ -169,41 +180,104 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
                       const HostState& before, Report& report) {
   report.rolled_back = true;
   spdlog::warn("rolling back {} change(s)", report.revert_plan.size());
-  // The revert plan is in reverse order of apply; a change that failed half-way is reverted too,
-  // since apply is read-modify-write and reverting an untouched field writes its own value back.
-  for (const Change& revert : report.revert_plan) {
-    auto it = std::find_if(report.changes.begin(), report.changes.end(),
-                           [&](const Change& c) { return same_field(c, revert); });
-    if (it == report.changes.end() || it->status == ChangeStatus::kPlanned ||
-        it->status == ChangeStatus::kPendingReboot) {
-      continue;
+  // Writes the reverts in the revert plan's order (reverse order of apply), of every change that
+  // was attempted or, with `only`, of those changes; returns the changes whose revert was written.
+  // A change that failed half-way is reverted too, since apply is read-modify-write and reverting
+  // an untouched field writes its own value back.
+  auto write_reverts = [&](const std::vector<Change*>* only) {
+    std::vector<Change*> written;
+    for (const Change& revert : report.revert_plan) {
+      auto it = std::find_if(report.changes.begin(), report.changes.end(),
+                             [&](const Change& c) { return same_field(c, revert); });
+      if (it == report.changes.end() || it->status == ChangeStatus::kPlanned ||
+          it->status == ChangeStatus::kPendingReboot) {
+        continue;
+      }
+      if (only && std::find(only->begin(), only->end(), &*it) == only->end()) continue;
+      Reconciler* reconciler = find(revert.reconciler);
+      spdlog::info("revert {}", describe(revert));
+      auto result = reconciler ? reconciler->apply(platform, before, revert)
+                               : Result<void>(make_error(ErrorKind::kPlatform, "no reconciler " + revert.reconciler));
+      if (!result) {
+        it->error += (it->error.empty() ? "" : "; ") + std::string("rollback failed: ") + result.error().to_string();
+        spdlog::error("rollback of {} failed: {}", describe(revert), result.error().to_string());
+        continue;
+      }
+      written.push_back(&*it);
+      if (it->status == ChangeStatus::kApplied) it->status = ChangeStatus::kRolledBack;
     }
-    Reconciler* reconciler = find(revert.reconciler);
-    spdlog::info("revert {}", describe(revert));
-    auto result = reconciler ? reconciler->apply(platform, before, revert)
-                             : Result<void>(make_error(ErrorKind::kPlatform, "no reconciler " + revert.reconciler));
-    if (!result) {
-      it->error += (it->error.empty() ? "" : "; ") + std::string("rollback failed: ") + result.error().to_string();
-      spdlog::error("rollback of {} failed: {}", describe(revert), result.error().to_string());
-      continue;
+    return written;
+  };
+  // Observes again: `reverted` changes whose field does not show its old value (they do not plan
+  // the same change, with the same `current`, as before apply), and the writes that would put
+  // back fields apply did not write but which changed as a side effect (a link taken down again
+  // drops its IPv6 addresses): a field that matched the spec before gets the spec's value, a
+  // change that was never attempted gets its old `current`.
+  struct Check {
+    std::vector<Change*> not_restored;
+    std::vector<Change> collateral;
+  };
+  auto check = [&](const std::vector<Change*>& reverted) -> Result<Check> {
+    auto after = observe(platform, &spec, node);
+    if (!after) return after.error();
+    const DiffResult again = diff(spec, *after);
+    Check out;
+    for (Change* change : reverted) {
+      const Change* planned = find_change(again.changes, *change);
+      if (!planned || planned->current != change->current) out.not_restored.push_back(change);
     }
-    if (it->status == ChangeStatus::kApplied) it->status = ChangeStatus::kRolledBack;
+    for (const Change& now : again.changes) {
+      if (now.requires_) continue;  // firmware: no write takes effect before a reboot
+      const Change* original = find_change(report.changes, now);
+      if (!original) {
+        out.collateral.push_back(now);
+      } else if (original->status == ChangeStatus::kPlanned && original->current != now.current) {
+        Change back = now;
+        back.desired = original->current;
+        out.collateral.push_back(back);
+      }
+    }
+    return out;
+  };
+  auto write_collateral = [&](const std::vector<Change>& writes) {
+    for (const Change& write : writes) {
+      Reconciler* reconciler = find(write.reconciler);
+      spdlog::info("put back {}", describe(write));
+      auto result = reconciler ? reconciler->apply(platform, before, write)
+                               : Result<void>(make_error(ErrorKind::kPlatform, "no reconciler " + write.reconciler));
+      if (!result) spdlog::error("putting back {} failed: {}", describe(write), result.error().to_string());
+    }
+  };
+
+  // Verify the rollback, the reverts of failed changes included.
+  auto checked = check(write_reverts(nullptr));
+  if (checked && (!checked->not_restored.empty() || !checked->collateral.empty())) {
+    // A later revert can undo an earlier one: taking a link down again drops its IPv6 addresses
+    // (addrconf_ifdown, without keep_addr_on_down) after they were put back. The reverts are
+    // read-modify-write, so writing those that did not take once more is safe.
+    spdlog::warn("{} reverted field(s) do not show their old value and {} other field(s) changed: writing them again",
+                 checked->not_restored.size(), checked->collateral.size());
+    write_reverts(&checked->not_restored);
+    write_collateral(checked->collateral);
+    checked = check(checked->not_restored);
   }
-  // Verify the rollback: each reverted field must show its old value again, i.e. plan the same
-  // change (same `current`) as before apply.
-  auto after = observe(platform, &spec, node);
-  if (!after) {
-    report.errors.push_back(after.error());
+  if (!checked) {
+    report.errors.push_back(checked.error());
     return;
   }
-  const DiffResult again = diff(spec, *after);
-  for (Change& change : report.changes) {
-    if (change.status != ChangeStatus::kRolledBack) continue;
-    const Change* planned = find_change(again.changes, change);
-    if (!planned || planned->current != change.current) {
-      change.status = ChangeStatus::kFailed;
-      change.error = "rollback did not restore " + change.current.dump();
-    }
+  for (Change* change : checked->not_restored) {
+    const std::string why = "rollback did not restore " + change->current.dump();
+    spdlog::error("{}: {}", describe(*change), why);
+    if (change->status == ChangeStatus::kRolledBack) change->status = ChangeStatus::kFailed;
+    change->error += (change->error.empty() ? "" : "; ") + why;
+  }
+  for (const Change& left : checked->collateral) {
+    Error e = make_error(ErrorKind::kVerification,
+                         "rollback did not restore " + left.resource + " " + left.field + ": it shows " +
+                             left.current.dump() + ", not " + left.desired.dump() + " as before apply",
+                         left.resource);
+    spdlog::error("{}", e.to_string());
+    report.errors.push_back(std::move(e));
   }
 }
 

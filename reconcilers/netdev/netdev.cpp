@@ -2,7 +2,12 @@
 // port behind each from sysfs), plans mtu and state, and sets them one attribute per request.
 #include "reconcilers/netdev/netdev.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "reconcilers/resource.h"
 
@@ -100,9 +105,40 @@ class NetdevReconciler final : public Reconciler {
       return (*route)->set_mtu((*netdev)->ifindex, change.desired.get<unsigned>());
     }
     if (change.field == "state") {
-      return (*route)->set_admin_state((*netdev)->ifindex, change.desired.get<std::string>() == "up");
+      const bool up = change.desired.get<std::string>() == "up";
+      // Taking a link down drops all its IPv6 addresses (addrconf_ifdown() in net/ipv6/addrconf.c,
+      // unless net.ipv6.conf.<if>.keep_addr_on_down is set), also those it had while it was down
+      // before apply brought it up. A write back to the observed state (a rollback's revert) puts
+      // them back, in the kernel's order, so that the host is as it was.
+      if (up || (*netdev)->state != "down") return (*route)->set_admin_state((*netdev)->ifindex, up);
+      return take_down_keeping_ipv6(**route, (*netdev)->ifindex);
     }
     return unknown_field(change);
+  }
+
+ private:
+  static Result<void> take_down_keeping_ipv6(RouteSocket& route, int ifindex) {
+    auto before = route.dump_addresses();
+    if (!before) return before.error();
+    std::vector<std::string> ipv6;  // newest first, as the kernel lists them
+    for (const AddressInfo& a : *before) {
+      if (a.ifindex == ifindex && a.family == AF_INET6 && !a.link_local()) ipv6.push_back(a.cidr);
+    }
+    if (auto r = route.set_admin_state(ifindex, false); !r) return r;
+    if (ipv6.empty()) return ok();
+    auto after = route.dump_addresses();
+    if (!after) return after.error();
+    std::set<std::string> kept;
+    for (const AddressInfo& a : *after) {
+      if (a.ifindex == ifindex) kept.insert(a.cidr);
+    }
+    // The kernel puts a new IPv6 address before the others of its scope (ipv6_link_dev_addr), so
+    // adding the oldest first gives back the same order.
+    for (auto it = ipv6.rbegin(); it != ipv6.rend(); ++it) {
+      if (kept.count(*it)) continue;
+      if (auto r = route.add_address(ifindex, *it); !r) return r;
+    }
+    return ok();
   }
 };
 

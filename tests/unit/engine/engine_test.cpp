@@ -10,12 +10,28 @@
 namespace rdmactl {
 namespace {
 
-// A device with integer knobs. The spec's sysctl entries name the knobs to converge.
+// A device with string knobs. The spec's sysctl entries name the knobs to converge. Every apply
+// is logged as "key=value", so tests see what was attempted and in which order.
 struct FakeDevice {
   std::map<std::string, std::string> knobs;
-  std::set<std::string> fail_on;     // apply returns an error for these knobs
-  std::set<std::string> ignore_on;   // apply "succeeds" but the value does not change
+  std::set<std::string> fail_writes;  // "key=value": apply returns an error and writes nothing
+  std::set<std::string> half_writes;  // "key=value": the value is written, then apply returns an error
+  std::set<std::string> ignore_on;    // apply "succeeds" but the value does not change
+  std::map<std::string, std::string> lands_as;  // "key=value" -> what the device keeps instead
+  // "key=value" -> another knob that writing it also sets, as bringing a link down drops its
+  // IPv6 addresses.
+  std::map<std::string, std::pair<std::string, std::string>> side_effects;
+  // "key=value" -> how many observes after that write still show the old value (settles late).
+  std::map<std::string, int> settles_after;
+  std::vector<std::string> applied;  // every apply call, in order, failed ones too
   int writes = 0;
+  int observes = 0;
+
+  struct Settling {
+    std::string old_value;
+    int observes_left = 0;
+  };
+  std::map<std::string, Settling> settling;
 };
 
 class FakeReconciler final : public Reconciler {
@@ -23,7 +39,12 @@ class FakeReconciler final : public Reconciler {
   explicit FakeReconciler(FakeDevice* device) : device_(device) {}
   const char* name() const override { return "fake"; }
   Result<void> observe(Platform&, const NodeSpec*, HostState& state) override {
+    ++device_->observes;
     state.sysctl = device_->knobs;
+    for (auto it = device_->settling.begin(); it != device_->settling.end();) {
+      state.sysctl[it->first] = it->second.old_value;
+      it = --it->second.observes_left > 0 ? std::next(it) : device_->settling.erase(it);
+    }
     return ok();
   }
   void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const override {
@@ -44,9 +65,27 @@ class FakeReconciler final : public Reconciler {
   }
   Result<void> apply(Platform&, const HostState&, const Change& change) override {
     const std::string key = change.resource.substr(5);
-    if (device_->fail_on.count(key)) return make_error(ErrorKind::kPlatform, "injected failure", change.resource, EIO);
+    const std::string value = change.desired.get<std::string>();
+    const std::string write = key + "=" + value;
+    device_->applied.push_back(write);
+    if (device_->fail_writes.count(write)) {
+      return make_error(ErrorKind::kPlatform, "injected failure writing " + write, change.resource, EIO);
+    }
     ++device_->writes;
-    if (!device_->ignore_on.count(key)) device_->knobs[key] = change.desired.get<std::string>();
+    if (device_->ignore_on.count(key)) return ok();
+    const std::string old_value = device_->knobs[key];
+    auto lands = device_->lands_as.find(write);
+    device_->knobs[key] = lands == device_->lands_as.end() ? value : lands->second;
+    if (auto side = device_->side_effects.find(write); side != device_->side_effects.end()) {
+      device_->knobs[side->second.first] = side->second.second;
+    }
+    device_->settling.erase(key);
+    if (auto late = device_->settles_after.find(write); late != device_->settles_after.end()) {
+      device_->settling[key] = {old_value, late->second};
+    }
+    if (device_->half_writes.count(write)) {
+      return make_error(ErrorKind::kPlatform, "injected failure after writing " + write, change.resource, EIO);
+    }
     return ok();
   }
 
@@ -94,7 +133,7 @@ TEST_F(EngineTest, KeepsTheObservedValuesAsARevertPlanInReverseOrder) {
 }
 
 TEST_F(EngineTest, AFailedApplyRollsBackWhatWasApplied) {
-  device_.fail_on = {"b"};
+  device_.fail_writes = {"b=2"};
   Report report = engine_->apply(platform_, spec_, "n1");
   ASSERT_EQ(report.changes.size(), 2u);
   EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
@@ -135,6 +174,153 @@ TEST_F(EngineTest, PlanIsPureAndListsChangesInTableOrder) {
   EXPECT_EQ(plan.changes[1].resource, "fake/b");
   EXPECT_EQ(plan.changes[0].status, ChangeStatus::kPlanned);
   EXPECT_EQ(device_.writes, 0);
+}
+
+TEST_F(EngineTest, AFailureInTheMiddleNeverAttemptsTheLaterChanges) {
+  spec_.sysctl["c"] = "2";
+  device_.fail_writes = {"b=2"};
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 3u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[1].error, "fake/b: injected failure writing b=2 (Input/output error)");
+  EXPECT_EQ(report.changes[2].status, ChangeStatus::kPlanned) << "c comes after the failure";
+  EXPECT_TRUE(report.changes[2].error.empty()) << report.changes[2].error;
+  // a, then b (refused); the rollback writes b's and a's old values back, last first; c never.
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1"}));
+  EXPECT_EQ(device_.knobs, (std::map<std::string, std::string>{{"a", "1"}, {"b", "1"}, {"c", "1"}}));
+  EXPECT_TRUE(report.rolled_back);
+  EXPECT_TRUE(report.has_failures());
+  EXPECT_EQ(report.count(ChangeStatus::kApplied), 0u);
+}
+
+TEST_F(EngineTest, ARevertThatFailsIsReportedOnItsChange) {
+  device_.fail_writes = {"b=2", "a=1"};  // b is refused, then so is a's way back
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  // a still has the new value: it stays applied, and says why it could not be undone.
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kApplied);
+  EXPECT_EQ(report.changes[0].error, "rollback failed: fake/a: injected failure writing a=1 (Input/output error)");
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[1].error, "fake/b: injected failure writing b=2 (Input/output error)");
+  EXPECT_EQ(device_.knobs.at("a"), "2");
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1"}));
+  EXPECT_TRUE(report.rolled_back);
+  EXPECT_TRUE(report.has_failures());
+}
+
+TEST_F(EngineTest, ARevertThatDoesNotRestoreTheOldValueFailsItsChange) {
+  device_.fail_writes = {"b=2"};
+  device_.lands_as = {{"a=1", "3"}};  // the way back "succeeds" but the device keeps 3
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[0].error, "rollback did not restore \"1\"");
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(device_.knobs.at("a"), "3");
+  // The way back is written a second time before the engine gives up on it.
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1", "a=1"}));
+  EXPECT_TRUE(report.rolled_back);
+}
+
+TEST_F(EngineTest, ARevertUndoneByALaterRevertIsWrittenAgain) {
+  spec_.sysctl["c"] = "2";
+  device_.fail_writes = {"c=2"};
+  device_.side_effects = {{"a=1", {"b", "9"}}};  // a's way back clobbers b, already reverted
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 3u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kRolledBack) << report.changes[1].error;
+  EXPECT_TRUE(report.changes[1].error.empty()) << report.changes[1].error;
+  EXPECT_EQ(report.changes[2].status, ChangeStatus::kFailed);
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "c=2", "c=1", "b=1", "a=1", "b=1"}));
+  EXPECT_EQ(device_.knobs, (std::map<std::string, std::string>{{"a", "1"}, {"b", "1"}, {"c", "1"}}));
+}
+
+TEST_F(EngineTest, ASideEffectOnAFieldApplyDidNotWriteFailsVerifyAndIsPutBack) {
+  device_.side_effects = {{"a=2", {"c", "7"}}};  // c matched the spec; writing a changes it too
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kRolledBack);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_EQ(report.errors[0].kind, ErrorKind::kVerification);
+  EXPECT_EQ(report.errors[0].to_string(),
+            "fake/c: verification failed: fake/c value shows \"7\" after apply, which did not change it (a side effect)");
+  EXPECT_TRUE(report.rolled_back);
+  EXPECT_TRUE(report.has_failures()) << "a rollback is always a failure (exit 1)";
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1", "c=1"}));
+  EXPECT_EQ(device_.knobs, (std::map<std::string, std::string>{{"a", "1"}, {"b", "1"}, {"c", "1"}}));
+}
+
+TEST_F(EngineTest, AChangeNeverAttemptedButClobberedByARevertIsPutBack) {
+  spec_.sysctl["c"] = "2";
+  device_.fail_writes = {"b=2"};
+  device_.side_effects = {{"a=1", {"c", "7"}}};  // a's way back changes c, which was never written
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 3u);
+  EXPECT_EQ(report.changes[2].status, ChangeStatus::kPlanned);
+  EXPECT_TRUE(report.errors.empty()) << report.errors[0].to_string();
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1", "c=1"}));
+  EXPECT_EQ(device_.knobs, (std::map<std::string, std::string>{{"a", "1"}, {"b", "1"}, {"c", "1"}}));
+}
+
+TEST_F(EngineTest, ASideEffectThatCannotBePutBackIsAnError) {
+  device_.side_effects = {{"a=2", {"c", "7"}}};
+  device_.lands_as = {{"c=1", "8"}};
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.errors.size(), 2u);
+  EXPECT_EQ(report.errors[1].kind, ErrorKind::kVerification);
+  EXPECT_EQ(report.errors[1].to_string(),
+            "fake/c: rollback did not restore fake/c value: it shows \"8\", not \"1\" as before apply");
+  EXPECT_EQ(device_.knobs.at("c"), "8");
+}
+
+TEST_F(EngineTest, AChangeThatFailsHalfWayIsRevertedAndItsRevertChecked) {
+  device_.half_writes = {"b=2"};  // b's value is written, then the apply reports an error
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[1].error, "fake/b: injected failure after writing b=2 (Input/output error)");
+  EXPECT_EQ(device_.knobs, (std::map<std::string, std::string>{{"a", "1"}, {"b", "1"}, {"c", "1"}}));
+
+  // The same, but b's way back does not take: the report must say b was left changed.
+  device_.knobs = {{"a", "1"}, {"b", "1"}, {"c", "1"}};
+  device_.lands_as = {{"b=1", "5"}};
+  report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[1].error,
+            "fake/b: injected failure after writing b=2 (Input/output error); rollback did not restore \"1\"");
+  EXPECT_EQ(device_.knobs.at("b"), "5");
+}
+
+TEST_F(EngineTest, AValueThatSettlesLatePassesVerifyOnARetry) {
+  device_.settles_after = {{"b=2", 1}};  // the first observe after the write still shows b=1
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kApplied);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kApplied);
+  EXPECT_TRUE(report.changes[1].error.empty()) << report.changes[1].error;
+  EXPECT_FALSE(report.rolled_back);
+  EXPECT_FALSE(report.has_failures());
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2"})) << "nothing rolled back";
+  // One observe to plan, then verify twice: the first saw b=1, the second b=2.
+  EXPECT_EQ(device_.observes, 3);
+  EXPECT_EQ(device_.knobs.at("b"), "2");
+}
+
+TEST_F(EngineTest, AValueThatNeverSettlesFailsAfterEveryRetry) {
+  device_.settles_after = {{"b=2", 100}};
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[1].error, "verification failed: the host shows \"1\" after apply");
+  EXPECT_TRUE(report.rolled_back);
+  // One observe to plan, kVerifyRetries to verify, one to check the rollback.
+  EXPECT_EQ(device_.observes, 1 + kVerifyRetries + 1);
 }
 
 // Every spec field has a reconciler in the product table, in the order that makes apply safe
