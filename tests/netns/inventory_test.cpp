@@ -35,31 +35,58 @@ class FixtureHost : public NetnsTest {
   }
 };
 
+// The member of `list` whose "name" is `name`; a test failure naming what is missing otherwise.
+// (Non-const: a const nlohmann::json's operator[] on a missing key is undefined, not a failure.)
+nlohmann::json* named(nlohmann::json& list, const std::string& name, const std::string& what) {
+  if (!list.is_array()) {
+    ADD_FAILURE() << what << " is not a list: " << list.dump();
+    return nullptr;
+  }
+  for (auto& item : list) {
+    if (item.is_object() && item.value("name", "") == name) return &item;
+  }
+  ADD_FAILURE() << "no " << name << " in " << what << ": " << list.dump();
+  return nullptr;
+}
+
 TEST_F(FixtureHost, ShowMapsEachRdmaPortToItsNetdevWithGidsAndPcie) {
   std::string out;
   ASSERT_EQ(rdmactl({"show", "--format", "json"}, &out), 0);
-  const auto state = nlohmann::json::parse(out);
+  auto state = nlohmann::json::parse(out);
   ASSERT_EQ(state["devices"].size(), 2u) << out;
-  const auto& mlx5_0 = state["devices"][0];
-  EXPECT_EQ(mlx5_0["name"], "mlx5_0");
-  EXPECT_EQ(mlx5_0["pci"], "0000:3b:00.0");
-  EXPECT_EQ(mlx5_0["fwVersion"], "22.39.1002");
-  EXPECT_EQ(mlx5_0["pcie"], nlohmann::json::parse(R"({"speed": "16.0 GT/s PCIe", "width": 16,
+  nlohmann::json* mlx5_0 = named(state["devices"], "mlx5_0", "show's devices");
+  ASSERT_NE(mlx5_0, nullptr);
+  EXPECT_EQ((*mlx5_0)["pci"], "0000:3b:00.0");
+  EXPECT_EQ((*mlx5_0)["fwVersion"], "22.39.1002");
+  EXPECT_EQ((*mlx5_0)["pcie"], nlohmann::json::parse(R"({"speed": "16.0 GT/s PCIe", "width": 16,
       "maxSpeed": "16.0 GT/s PCIe", "maxWidth": 16})"));
-  const auto& port = mlx5_0["ports"][0];
+  ASSERT_TRUE((*mlx5_0)["ports"].is_array() && !(*mlx5_0)["ports"].empty()) << out;
+  auto& port = (*mlx5_0)["ports"][0];
+  EXPECT_EQ(port["port"], 1);
   EXPECT_EQ(port["state"], "ACTIVE");
   EXPECT_EQ(port["linkLayer"], "Ethernet");
   EXPECT_EQ(port["rateGbps"], 100);
   EXPECT_EQ(port["netdev"], "ens1f0np0");
+  ASSERT_TRUE(port["gids"].is_array() && port["gids"].size() > 3) << port.dump();
   EXPECT_EQ(port["gids"][3], nlohmann::json::parse(R"({"index": 3,
       "gid": "0000:0000:0000:0000:0000:ffff:c0a8:640b", "type": "RoCE v2", "netdev": "ens1f0np0"})"));
-  // The netdev itself comes from the namespace's kernel, its PCI address from the fixture.
-  for (const auto& n : state["netdevs"]) {
-    if (n["name"] != "ens1f0np0") continue;
-    EXPECT_EQ(n["mtu"], 9000);
-    EXPECT_EQ(n["pci"], "0000:3b:00.0");
-    EXPECT_EQ(n["addresses"], nlohmann::json::parse(R"(["192.168.100.11/24"])"));
-  }
+  nlohmann::json* mlx5_1 = named(state["devices"], "mlx5_1", "show's devices");
+  ASSERT_NE(mlx5_1, nullptr);
+  ASSERT_TRUE((*mlx5_1)["ports"].is_array() && !(*mlx5_1)["ports"].empty()) << out;
+  EXPECT_EQ((*mlx5_1)["ports"][0]["netdev"], "ens1f1np1");
+
+  // The netdevs themselves come from the namespace's kernel, their PCI addresses from the fixture.
+  nlohmann::json* f0 = named(state["netdevs"], "ens1f0np0", "show's netdevs");
+  ASSERT_NE(f0, nullptr);
+  EXPECT_EQ((*f0)["mtu"], 9000);
+  EXPECT_EQ((*f0)["state"], "up");
+  EXPECT_EQ((*f0)["pci"], "0000:3b:00.0");
+  EXPECT_EQ((*f0)["addresses"], nlohmann::json::parse(R"(["192.168.100.11/24"])"));
+  nlohmann::json* f1 = named(state["netdevs"], "ens1f1np1", "show's netdevs");
+  ASSERT_NE(f1, nullptr);
+  EXPECT_EQ((*f1)["mtu"], 9000);
+  EXPECT_EQ((*f1)["pci"], "0000:3b:00.1");
+  EXPECT_EQ((*f1)["addresses"], nlohmann::json::parse(R"(["192.168.101.11/24"])"));
 }
 
 TEST_F(FixtureHost, DoctorIsQuietOnAHealthyHostAndFindsALowMtu) {

@@ -3,11 +3,10 @@
 // tests/fake-tools first in PATH: what show observes, the plan, apply converging with opensm.conf
 // edited in two lines only and OpenSM (re)started at most once, a second apply that writes nothing,
 // the disable path, a remote master and how verify judges the election, a missing opensm.conf, the
-// revert of an appended line, and missing tools.
+// rollback of a failed start to the same bytes, and missing tools.
 //
-// Most tests run the engine's steps for this one reconciler themselves (Engine::observe, the
-// reconciler's diff, apply in order, observe again and diff) so that they can look between them;
-// EngineApplies runs the whole Engine::apply.
+// Apply, verify and rollback run through the real Engine::apply (with the fixture's netdevs and
+// this one reconciler); plans use the reconciler's diff on Engine::observe.
 #include "reconcilers/subnet_manager/subnet_manager.h"
 
 #include <gtest/gtest.h>
@@ -94,14 +93,15 @@ NodeSpec sm_spec(std::optional<bool> enabled, std::optional<int> priority, bool 
   return spec;
 }
 
-// What the engine's apply does for one reconciler: the plan, each change's apply result, and the
-// verify diff (observe again).
-struct Converge {
-  std::vector<Change> planned;
-  std::vector<Error> plan_errors;
-  std::vector<std::string> apply_errors;
-  DiffResult verify;
-};
+// "field: current -> desired (status)" of every change of a report, for messages and checks.
+std::vector<std::string> statuses(const Report& report) {
+  std::vector<std::string> out;
+  for (const Change& c : report.changes) {
+    out.push_back(c.field + ": " + c.current.dump() + " -> " + c.desired.dump() + " (" +
+                  change_status_name(c.status) + ")");
+  }
+  return out;
+}
 
 class SubnetManagerTest : public test::ReconcilerOnFixture {
  protected:
@@ -153,23 +153,8 @@ class SubnetManagerTest : public test::ReconcilerOnFixture {
     reconciler_->diff(spec, observe_for(&spec), out);
     return out;
   }
-  Converge converge(const NodeSpec& spec) {
-    Converge result;
-    const HostState before = observe_for(&spec);
-    DiffResult d;
-    reconciler_->diff(spec, before, d);
-    result.planned = d.changes;
-    result.plan_errors = d.errors;
-    if (!d.errors.empty()) return result;
-    for (const Change& c : d.changes) {
-      if (auto r = reconciler_->apply(*platform_, before, c); !r) {
-        result.apply_errors.push_back(r.error().to_string());
-        return result;
-      }
-    }
-    reconciler_->diff(spec, observe_for(&spec), result.verify);
-    return result;
-  }
+  // The whole Engine::apply: plan, apply in order, verify (with its retries), roll back on failure.
+  Report apply(const NodeSpec& spec) { return engine_->apply(*platform_, spec, "n"); }
 
   Reconciler* reconciler_ = nullptr;
   test::TempTree state_;
@@ -226,17 +211,20 @@ TEST_F(SubnetManagerTest, ApplyConvergesAndASecondApplyWritesNothing) {
   std::filesystem::permissions(tree_.root() + kConf,
                                std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const NodeSpec spec = sm_spec(true, 15);
-  const Converge first = converge(spec);
-  ASSERT_TRUE(first.plan_errors.empty()) << messages(first.plan_errors);
-  ASSERT_EQ(first.planned.size(), 3u);
-  ASSERT_TRUE(first.apply_errors.empty()) << first.apply_errors[0];
-  EXPECT_TRUE(first.verify.changes.empty());
-  EXPECT_TRUE(first.verify.errors.empty()) << messages(first.verify.errors);
+  const Report first = apply(spec);
+  ASSERT_TRUE(first.errors.empty()) << messages(first.errors);
+  EXPECT_EQ(statuses(first), (std::vector<std::string>{R"(priority: 0 -> 15 (applied))",
+                                                       R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (applied))",
+                                                       R"(enabled: false -> true (applied))"}));
+  EXPECT_FALSE(first.rolled_back);
+  EXPECT_FALSE(first.has_failures());
 
   EXPECT_EQ(tree_.read(kConf), converged_conf()) << "only the guid and sm_priority lines change";
   EXPECT_EQ(std::filesystem::status(tree_.root() + kConf).permissions() & std::filesystem::perms::mask,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
       << "the file's mode is kept";
+  EXPECT_EQ(state_.read("/units/opensm.enabled"), "enabled\n");
+  EXPECT_EQ(state_.read("/units/opensm.active"), "active\n");
   const auto log = calls();
   EXPECT_EQ(count_of(log, "systemctl enable --now opensm"), 1u);
   // OpenSM was stopped: enable --now starts it with the new file, no restart is needed.
@@ -247,11 +235,12 @@ TEST_F(SubnetManagerTest, ApplyConvergesAndASecondApplyWritesNothing) {
 
   const auto mtime = std::filesystem::last_write_time(tree_.root() + kConf);
   const size_t calls_before = calls().size();
-  const Converge second = converge(spec);
-  EXPECT_TRUE(second.planned.empty());
-  EXPECT_TRUE(second.plan_errors.empty()) << messages(second.plan_errors);
+  const Report second = apply(spec);
+  EXPECT_TRUE(second.changes.empty()) << testing::PrintToString(statuses(second));
+  EXPECT_TRUE(second.errors.empty()) << messages(second.errors);
   EXPECT_EQ(std::filesystem::last_write_time(tree_.root() + kConf), mtime);
   const auto again = calls();
+  ASSERT_GT(again.size(), calls_before) << "the second apply observes";
   for (size_t i = calls_before; i < again.size(); ++i) {
     EXPECT_TRUE(again[i].rfind("systemctl is-", 0) == 0 || again[i].rfind("sminfo ", 0) == 0) << again[i];
   }
@@ -259,11 +248,12 @@ TEST_F(SubnetManagerTest, ApplyConvergesAndASecondApplyWritesNothing) {
 
 TEST_F(SubnetManagerTest, ConfigChangesWhileRunningRestartOpensmOnce) {
   running_sm(0, kLocalGuid);
-  const Converge result = converge(sm_spec(true, 15));
-  ASSERT_EQ(result.planned.size(), 2u) << "priority and port; the service is already enabled and running";
-  ASSERT_TRUE(result.apply_errors.empty()) << result.apply_errors[0];
-  EXPECT_TRUE(result.verify.changes.empty());
-  EXPECT_TRUE(result.verify.errors.empty()) << messages(result.verify.errors);
+  const Report report = apply(sm_spec(true, 15));
+  ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
+  // priority and port; the service is already enabled and running.
+  EXPECT_EQ(statuses(report), (std::vector<std::string>{R"(priority: 0 -> 15 (applied))",
+                                                        R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (applied))"}));
+  EXPECT_FALSE(report.rolled_back);
   EXPECT_EQ(count_of(calls(), "systemctl restart opensm"), 1u);
   // The fake daemon reads its file when it starts: priority 15 in sminfo shows the restart came
   // after both lines were written.
@@ -274,15 +264,12 @@ TEST_F(SubnetManagerTest, DisablingLeavesTheConfigAndNeedsAMasterElsewhere) {
   running_sm(15, kLocalGuid);
   tree_.write(kConf, converged_conf());
   fake("sm/remote", std::string("1 ") + kRemoteGuid + " 10\n");
-  const Converge result = converge(sm_spec(false, std::nullopt, false));
-  ASSERT_EQ(result.planned.size(), 1u);
-  EXPECT_EQ(result.planned[0].field, "enabled");
-  EXPECT_EQ(result.planned[0].current, true);
-  EXPECT_EQ(result.planned[0].desired, false);
-  ASSERT_TRUE(result.apply_errors.empty()) << result.apply_errors[0];
-  EXPECT_TRUE(result.verify.changes.empty());
-  EXPECT_TRUE(result.verify.errors.empty()) << messages(result.verify.errors);
+  const Report report = apply(sm_spec(false, std::nullopt, false));
+  ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
+  EXPECT_EQ(statuses(report), std::vector<std::string>{"enabled: true -> false (applied)"});
+  EXPECT_FALSE(report.rolled_back);
   EXPECT_EQ(count_of(calls(), "systemctl disable --now opensm"), 1u);
+  EXPECT_EQ(state_.read("/units/opensm.enabled"), "disabled\n");
   EXPECT_EQ(state_.read("/units/opensm.active"), "inactive\n");
   EXPECT_EQ(tree_.read(kConf), converged_conf());
   EXPECT_EQ(observe_for(nullptr).subnet_manager["master"]["guid"], kRemoteGuid);
@@ -298,28 +285,44 @@ TEST_F(SubnetManagerTest, DisablingLeavesTheConfigAndNeedsAMasterElsewhere) {
 
 TEST_F(SubnetManagerTest, AHigherPriorityRemoteMasterIsFineForALowerPriorityLocalSm) {
   fake("sm/remote", std::string("1 ") + kRemoteGuid + " 15\n");
-  const Converge result = converge(sm_spec(true, 10));
-  ASSERT_TRUE(result.apply_errors.empty()) << result.apply_errors[0];
-  EXPECT_TRUE(result.verify.changes.empty());
-  EXPECT_TRUE(result.verify.errors.empty()) << messages(result.verify.errors);
+  const Report report = apply(sm_spec(true, 10));
+  ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
+  EXPECT_EQ(report.count(ChangeStatus::kApplied), 3u) << testing::PrintToString(statuses(report));
+  EXPECT_FALSE(report.rolled_back);
   EXPECT_EQ(observe_for(nullptr).subnet_manager["master"]["guid"], kRemoteGuid);
 
   // Equal priority: the lower GUID (the remote's) wins the election, so the local SM is standby.
-  EXPECT_TRUE(converge(sm_spec(true, 15)).verify.errors.empty());
+  const Report equal = apply(sm_spec(true, 15));
+  EXPECT_TRUE(equal.errors.empty()) << messages(equal.errors);
+  EXPECT_EQ(statuses(equal), std::vector<std::string>{"priority: 10 -> 15 (applied)"});
+  EXPECT_FALSE(equal.rolled_back);
+  EXPECT_EQ(observe_for(nullptr).subnet_manager["master"]["guid"], kRemoteGuid);
 }
 
-TEST_F(SubnetManagerTest, VerifyFailsWhenTheLocalSmShouldBeMasterButIsNot) {
-  // A remote SM with a lower priority that keeps mastership.
+TEST_F(SubnetManagerTest, AnElectionThatVerifyRejectsIsRolledBack) {
+  // A remote SM with a lower priority that keeps mastership: the local configuration takes, but
+  // this node's SM never becomes master, so verify fails and the engine undoes everything.
   fake("sm/remote", std::string("1 ") + kRemoteGuid + " 14 sticky\n");
-  const Converge result = converge(sm_spec(true, 15));
-  ASSERT_TRUE(result.apply_errors.empty()) << result.apply_errors[0];
-  EXPECT_TRUE(result.verify.changes.empty()) << "the local configuration did take";
-  ASSERT_EQ(result.verify.errors.size(), 1u);
-  EXPECT_EQ(result.verify.errors[0].kind, ErrorKind::kVerification);
-  EXPECT_EQ(result.verify.errors[0].message,
+  const Report report = apply(sm_spec(true, 15));
+  ASSERT_EQ(report.errors.size(), 1u) << messages(report.errors);
+  EXPECT_EQ(report.errors[0].kind, ErrorKind::kVerification);
+  EXPECT_EQ(report.errors[0].message,
             "this node's OpenSM (priority 15, port 0x946dae0300f14a20) should be master, but sminfo reports "
             "master 0x0002c90300001234 with priority 14 at lid 1");
-  EXPECT_EQ(result.verify.errors[0].where, "subnetManager");
+  EXPECT_EQ(report.errors[0].where, "subnetManager");
+  EXPECT_TRUE(report.rolled_back);
+  EXPECT_TRUE(report.has_failures());
+  EXPECT_EQ(statuses(report), (std::vector<std::string>{R"(priority: 0 -> 15 (rolled-back))",
+                                                        R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (rolled-back))",
+                                                        R"(enabled: false -> true (rolled-back))"}));
+  EXPECT_EQ(tree_.read(kConf), kOpensmConf) << "opensm.conf back to its bytes";
+  EXPECT_EQ(state_.read("/units/opensm.enabled"), "disabled\n");
+  EXPECT_EQ(state_.read("/units/opensm.active"), "inactive\n");
+  const auto log = calls();
+  EXPECT_EQ(count_of(log, "systemctl enable --now opensm"), 1u);
+  EXPECT_EQ(count_of(log, "systemctl disable --now opensm"), 1u);
+  // Once stopped, OpenSM reads the restored file when it next starts: no restart on the way back.
+  EXPECT_EQ(count_of(log, "systemctl restart opensm"), 0u);
 }
 
 TEST_F(SubnetManagerTest, AMissingConfigFileIsCreatedWithTheManagedLinesOnly) {
@@ -328,11 +331,11 @@ TEST_F(SubnetManagerTest, AMissingConfigFileIsCreatedWithTheManagedLinesOnly) {
   EXPECT_EQ(state.subnet_manager["local"]["configExists"], false);
   EXPECT_TRUE(state.subnet_manager["local"]["priority"].is_null());
 
-  const Converge result = converge(sm_spec(true, 15));
-  ASSERT_EQ(result.planned.size(), 3u);
-  EXPECT_TRUE(result.planned[0].current.is_null());
-  ASSERT_TRUE(result.apply_errors.empty()) << result.apply_errors[0];
-  EXPECT_TRUE(result.verify.errors.empty()) << messages(result.verify.errors);
+  const Report report = apply(sm_spec(true, 15));
+  ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
+  EXPECT_EQ(statuses(report), (std::vector<std::string>{R"(priority: null -> 15 (applied))",
+                                                        R"(port: null -> "0x946dae0300f14a20" (applied))",
+                                                        R"(enabled: false -> true (applied))"}));
   EXPECT_EQ(tree_.read(kConf), std::string("sm_priority 15\nguid ") + kLocalGuid + "\n");
 }
 
@@ -341,27 +344,24 @@ TEST_F(SubnetManagerTest, AFailedStartIsRevertedToTheSameBytes) {
   conf.erase(conf.find("sm_priority 0\n"), 14);  // no sm_priority line: apply appends one
   tree_.write(kConf, conf);
   fake("units/opensm.fail-start", "");
-  const NodeSpec spec = sm_spec(true, 15);
-  const HostState before = observe_for(&spec);
-  DiffResult d;
-  reconciler_->diff(spec, before, d);
-  ASSERT_EQ(d.changes.size(), 3u);
-  ASSERT_TRUE(reconciler_->apply(*platform_, before, d.changes[0]));
-  ASSERT_TRUE(reconciler_->apply(*platform_, before, d.changes[1]));
-  auto failed = reconciler_->apply(*platform_, before, d.changes[2]);
-  ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.error().message.rfind("systemctl enable --now opensm exited with 1: ", 0), 0u)
-      << failed.error().message;
-  EXPECT_NE(failed.error().message.find("Job for opensm.service failed"), std::string::npos)
-      << failed.error().message;
-  // The engine's rollback: every change reverted, in reverse order.
-  for (auto it = d.changes.rbegin(); it != d.changes.rend(); ++it) {
-    auto r = reconciler_->apply(*platform_, before, it->reverted());
-    EXPECT_TRUE(r) << r.error().to_string();
-  }
+  const Report report = apply(sm_spec(true, 15));
+  EXPECT_TRUE(report.errors.empty()) << messages(report.errors);
+  ASSERT_EQ(report.changes.size(), 3u);
+  EXPECT_EQ(statuses(report), (std::vector<std::string>{R"(priority: null -> 15 (rolled-back))",
+                                                        R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (rolled-back))",
+                                                        R"(enabled: false -> true (failed))"}));
+  const std::string& error = report.changes[2].error;
+  EXPECT_EQ(error.rfind("subnet-manager: systemctl enable --now opensm exited with 1: ", 0), 0u) << error;
+  EXPECT_NE(error.find("Job for opensm.service failed"), std::string::npos) << error;
+  EXPECT_EQ(error.find("rollback"), std::string::npos) << "the rollback itself went well: " << error;
+  EXPECT_TRUE(report.rolled_back);
+  EXPECT_TRUE(report.has_failures());
+  // The appended sm_priority line is removed again: the same bytes, not an equivalent file.
   EXPECT_EQ(tree_.read(kConf), conf);
+  // `enable --now` enabled the unit before its start failed: the rollback disables it again.
   EXPECT_EQ(state_.read("/units/opensm.enabled"), "disabled\n");
   EXPECT_EQ(state_.read("/units/opensm.active"), "inactive\n");
+  EXPECT_EQ(count_of(calls(), "systemctl disable --now opensm"), 1u);
 }
 
 TEST_F(SubnetManagerTest, MissingToolsLeaveShowWorkingAndNameThePackages) {
@@ -408,17 +408,6 @@ TEST_F(SubnetManagerTest, APortThatIsNotInfinibandOrNotThereIsAnError) {
   ASSERT_EQ(d.errors.size(), 1u) << messages(d.errors);
   EXPECT_EQ(d.errors[0].where, "subnetManager.port (rdmaDevice mlx5_0 port 2)");
   EXPECT_NE(d.errors[0].message.find("has no port 2"), std::string::npos) << d.errors[0].message;
-}
-
-TEST_F(SubnetManagerTest, EngineApplies) {
-  const NodeSpec spec = sm_spec(true, 15);
-  const Report planned = engine_->plan(spec, observe_for(&spec));
-  ASSERT_TRUE(planned.errors.empty()) << messages(planned.errors);
-  const Report report = engine_->apply(*platform_, spec, "n");
-  ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
-  ASSERT_EQ(report.changes.size(), 3u);
-  for (const Change& c : report.changes) EXPECT_EQ(c.status, ChangeStatus::kApplied) << c.field << ": " << c.error;
-  EXPECT_EQ(tree_.read(kConf), converged_conf());
 }
 
 }  // namespace
