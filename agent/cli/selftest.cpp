@@ -6,7 +6,6 @@
 
 #include "agent/cli/common.h"
 #include "agent/selftest/run.h"
-#include "agent/selftest/verdict.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -20,33 +19,9 @@ struct SelftestCommandOptions {
   bool allow_skip = false;
 };
 
-std::string fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 std::string subject(const SelftestResult& r) {
   if (r.test == "peer") return "peer " + r.peer;
   return r.test + " " + (r.device.empty() ? "?" : r.device) + "/" + std::to_string(r.port);
-}
-
-// "93.1 Gb/s (expected >= 90.0), latency 1.93 us (average 1.95, p99 2.40) passed", then the reason
-// on its own line when the test did not pass.
-std::string outcome_text(const SelftestResult& r) {
-  std::string text;
-  if (r.bandwidth_gbps) {
-    text += format_gbps(*r.bandwidth_gbps) + " Gb/s";
-    if (r.expected_gbps) text += " (expected >= " + format_gbps(*r.expected_gbps) + ")";
-  }
-  if (r.latency) {
-    text += std::string(text.empty() ? "" : ", ") + "latency " + fixed(r.latency->typical_us, 2) + " us (average " +
-            fixed(r.latency->average_us, 2) + ", p99 " + fixed(r.latency->p99_us, 2) + ")";
-  }
-  if (r.round_trip_us) text += std::string(text.empty() ? "" : ", ") + "round trip " + fixed(*r.round_trip_us, 2) + " us";
-  text += std::string(text.empty() ? "" : " ") + outcome_name(r.outcome) + "\n";
-  if (r.outcome != SelftestResult::Outcome::kPassed && !r.reason.empty()) text += "  " + r.reason + "\n";
-  return text;
 }
 
 std::string summary_text(const SelftestReport& report) {
@@ -80,6 +55,7 @@ int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptio
   options.min_bandwidth_ratio = opts.min_bandwidth_ratio;
   options.peers = opts.peers;
   options.loopback.duration = std::chrono::milliseconds(static_cast<long long>(opts.duration_s * 1000));
+  options.peer.bandwidth.duration = options.loopback.duration;
 
   // Text on a terminal is written as each test runs ("loopback mlx5_0/1 ... " first, the figures
   // when it ends); otherwise, with a terminal on stderr, progress goes there and the report, whole,
@@ -92,7 +68,7 @@ int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptio
     std::ostream& out = stream ? std::cout : std::cerr;
     progress = [&out, &streamed, stream](const SelftestResult& r, bool finished) {
       if (finished) {
-        out << outcome_text(r) << std::flush;
+        out << result_text(r) << std::flush;
         if (stream) ++streamed;
       } else {
         out << subject(r) << " ... " << std::flush;
@@ -110,7 +86,7 @@ int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptio
   } else {
     // Results that never ran (ports not ACTIVE, missing hardware) come last and had no progress line.
     for (size_t i = streamed; i < report.results.size(); ++i) {
-      std::cout << subject(report.results[i]) << " ... " << outcome_text(report.results[i]);
+      std::cout << subject(report.results[i]) << " ... " << result_text(report.results[i]);
     }
     std::cout << summary_text(report);
   }
@@ -128,12 +104,15 @@ void register_selftest(CLI::App& app, const GlobalOptions& global, Command& comm
   CLI::App* sub = app.add_subcommand("selftest", "Prove RDMA works here: loopback bandwidth and latency per port, peer tests");
   sub->add_option("-f,--file", opts->spec,
                   "A spec: test the ports its interfaces name, with its selftest.minBandwidthRatio and peers");
-  sub->add_option("--peer", opts->peers, "Also test against this node's `rdmactl serve` (repeatable)");
+  sub->add_option("--peer", opts->peers,
+                  "Also test against this node's `rdmactl serve`, ADDR or ADDR:PORT (default port " +
+                      std::to_string(kDefaultPeerPort) + "; repeatable)");
   sub->add_option("--format", opts->format, "text (default) or json");
   sub->add_option("--min-bandwidth-ratio", opts->min_bandwidth_ratio,
                   "Pass mark as a fraction of the port's rate (default: the spec's, else 0.9)")
       ->check(CLI::Range(0.0, 1000.0));
-  sub->add_option("--duration", opts->duration_s, "Seconds of RDMA WRITEs for the bandwidth figure (default 2)")
+  sub->add_option("--duration", opts->duration_s,
+                  "Seconds of RDMA WRITEs for each bandwidth figure, loopback and peer (default 2; peer at most 60)")
       ->check(CLI::Range(0.01, 3600.0));
   sub->add_flag("--allow-skip", opts->allow_skip,
                 "Exit 0 when there was nothing to test (no RDMA device, no ACTIVE port)");
@@ -146,6 +125,15 @@ void register_selftest(CLI::App& app, const GlobalOptions& global, Command& comm
       "with no known rate is skipped, not passed. Soft-RoCE (rxe) reports a rate far above what it can\n"
       "move: test it with a low ratio. The spec's selftest.enabled decides whether apply runs the\n"
       "self-test; this command runs it when asked.\n\n"
+      "Traffic class: on RoCE each test sends on the class the spec gives the port, so that a broken\n"
+      "lossless class fails: ToS = the interface's roce.tos (the roce-lossless profile: 106), else the\n"
+      "observed rdma_cm default_roce_tos, else 0; the priority (sent as the SL) = qos.dscpToPriority of\n"
+      "ToS >> 2 in the spec, else mlx5's default row (DSCP >> 3) under the spec's trust dscp, else the\n"
+      "observed table, else 0. Each test reports it (trafficClass; \"class ToS 106 (DSCP 26, priority 3)\").\n\n"
+      "Peers (selftest.peers, --peer ADDR[:PORT], port " + std::to_string(kDefaultPeerPort) + " by default): an rdma_cm connection\n"
+      "to the other node's `rdmactl serve` with that ToS set (RDMA_OPTION_ID_TOS), a buffer written,\n"
+      "read back and compared, round trip, then bandwidth measured and judged as the loopback's against\n"
+      "the local port's rate, and the data it wrote read back and compared.\n\n"
       "Exit codes: 0 passed; 1 failed, or skipped (nothing to test: no RDMA device, no ACTIVE port)\n"
       "unless --allow-skip; 64 usage; 65 invalid spec.\n\n"
       "Examples:\n"

@@ -6,7 +6,9 @@
 //
 // `--probe ADDR[:PORT]` is serve's diagnostic: it runs the peer self-test against another node's
 // responder once, prints the result and exits, to check a responder (or this host's path to it)
-// without the rest of the self-test.
+// without the rest of the self-test. It observes this host first, as the self-test does, for the
+// local port's rate (the bandwidth mark) and class (the ToS it connects with); without a spec the
+// class is the observed rdma_cm default, which apply set from the spec's roce.tos.
 #include <pthread.h>
 #include <signal.h>
 
@@ -23,7 +25,8 @@
 #include "agent/daemon/http_api.h"
 #include "agent/daemon/live_host.h"
 #include "agent/platform/netlink.h"
-#include "agent/selftest/peer.h"
+#include "agent/selftest/run.h"
+#include "agent/selftest/verdict.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -33,6 +36,8 @@ struct ServeOptions {
   std::string probe;
   std::string source;
   int timeout_ms = 10000;
+  double min_bandwidth_ratio = kDefaultMinBandwidthRatio;
+  double duration_s = 2.0;
   std::string format = "text";
   // The agent (with -f).
   std::string spec;
@@ -71,11 +76,14 @@ std::string render_peer_text(const SelftestResult& r) {
   if (r.bandwidth_gbps) {
     std::snprintf(figures, sizeof figures, ", %.3f Gb/s", *r.bandwidth_gbps);
     out += figures;
+    if (r.expected_gbps) out += " (expected >= " + format_gbps(*r.expected_gbps) + ")";
   }
+  if (r.traffic_class) out += ", on " + describe(*r.traffic_class);
   return out + "\n  " + r.reason + "\n";
 }
 
-int run_probe(const ServeOptions& opts) {
+// The process is already in --netns (run_serve entered it).
+int run_probe(const GlobalOptions& global, const ServeOptions& opts) {
   auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
   if (!format) return report_error(format.error());
   if (opts.timeout_ms <= 0) return report_error(make_error(ErrorKind::kUsage, "must be positive", "--timeout"));
@@ -84,6 +92,20 @@ int run_probe(const ServeOptions& opts) {
   PeerOptions options;
   options.port = peer->port;
   options.timeout = std::chrono::milliseconds(opts.timeout_ms);
+  options.min_bandwidth_ratio = opts.min_bandwidth_ratio;
+  options.bandwidth.duration = std::chrono::milliseconds(static_cast<long long>(opts.duration_s * 1000));
+  if (global.root != "/") {
+    spdlog::warn("--root {}: not observing this host's ports; the bandwidth has no mark and the ToS is 0", global.root);
+  } else {
+    GlobalOptions here = global;
+    here.netns.clear();
+    if (auto state = recorded_or_observed(here, "", nullptr); state) {
+      options.local_ports = peer_local_ports(*state, nullptr);
+    } else {
+      spdlog::warn("observing this host's ports: {}; the bandwidth has no mark and the ToS is 0",
+                   state.error().to_string());
+    }
+  }
   const SelftestResult result = run_peer_test(opts.probe, options, opts.source);
   if (*format == Format::kJson) {
     std::cout << to_json(result).dump(2) << "\n";
@@ -171,7 +193,7 @@ int run_serve(const GlobalOptions& global, const ServeOptions& opts) {
   if (!global.netns.empty()) {
     if (auto entered = enter_netns(global.netns); !entered) return report_error(entered.error());
   }
-  if (!opts.probe.empty()) return run_probe(opts);
+  if (!opts.probe.empty()) return run_probe(global, opts);
   auto listen = parse_peer_address(opts.rdma_listen);
   if (!listen) return report_error(listen.error());
   if (!opts.spec.empty()) return run_agent(global, opts, *listen);
@@ -211,6 +233,13 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       ->group("Diagnostics");
   sub->add_option("--timeout", opts->timeout_ms, "With --probe: milliseconds each step may take (default 10000)")
       ->group("Diagnostics");
+  sub->add_option("--min-bandwidth-ratio", opts->min_bandwidth_ratio,
+                  "With --probe: pass mark as a fraction of the local port's rate (default 0.9)")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->group("Diagnostics");
+  sub->add_option("--duration", opts->duration_s, "With --probe: seconds of RDMA WRITEs for the bandwidth (default 2, at most 60)")
+      ->check(CLI::Range(0.01, 60.0))
+      ->group("Diagnostics");
   sub->add_option("--format", opts->format, "With --probe: text (default) or json")->group("Diagnostics");
   sub->footer(
       "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
@@ -227,9 +256,14 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       "  GET  /v1/state       the host as last observed (JSON)\n"
       "  POST /v1/reconcile   queue a reconcile (202)          Authorization: Bearer <token>\n"
       "  POST /v1/selftest    run the self-test now (JSON)     Authorization: Bearer <token>\n\n"
-      "Other nodes' peer self-tests connect with\n"
-      "rdma_cm to port " + std::to_string(kDefaultPeerPort) + ", write a pattern into a buffer this node lends each\n"
-      "connection, read it back and measure round trip and bandwidth (one-sided RDMA: no CPU here).\n\n"
+      "Other nodes' peer self-tests connect with rdma_cm to port " + std::to_string(kDefaultPeerPort) +
+      " (not perftest's 18515;\n"
+      "--rdma-listen ADDR:PORT for another), write a pattern into the buffer this node lends each\n"
+      "connection (" + std::to_string(kPeerBufferBytes >> 20) + " MiB; at most " + std::to_string(PeerResponder::kMaxConnections) +
+      " connections at once), read it back and measure round trip and\n"
+      "bandwidth (one-sided RDMA: no CPU here). The connection takes ToS and SL from the client's\n"
+      "request. --probe observes this host first, for the local port's rate and traffic class, and\n"
+      "judges the bandwidth as the self-test does: that rate x --min-bandwidth-ratio.\n\n"
       "Examples:\n"
       "  rdmactl serve -f /etc/rdmactl/fabric.yaml --token-file /etc/rdmactl/token\n"
       "      the agent (packaging/systemd/rdmactl.service runs this)\n"
@@ -239,7 +273,8 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       "  Kubernetes (hostNetwork): livenessProbe httpGet /healthz, readinessProbe httpGet /readyz, port 9473\n"
       "  rdmactl serve                                  only answer peer self-tests, on every RDMA device\n"
       "  rdmactl serve --rdma-listen 192.168.100.11     only on the device with that address\n"
-      "  rdmactl serve --probe 192.168.100.12 --format json   check another node's responder");
+      "  rdmactl serve --probe 192.168.100.12 --format json   check another node's responder\n"
+      "  rdmactl serve --probe 10.99.0.2:18600 --min-bandwidth-ratio 0.0001 --duration 0.5   Soft-RoCE");
   sub->callback([opts, &global, &command] { command = [opts, &global] { return run_serve(global, *opts); }; });
 }
 

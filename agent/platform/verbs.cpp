@@ -157,7 +157,7 @@ Result<void> QueuePair::to_rtr(const QpPath& path, const QpEndpoint& remote) {
   attr.max_dest_rd_atomic = 1;
   attr.min_rnr_timer = 12;  // 0.64 ms, perftest's value
   attr.ah_attr.port_num = static_cast<uint8_t>(path.port);
-  attr.ah_attr.sl = 0;
+  attr.ah_attr.sl = path.sl;
   attr.ah_attr.src_path_bits = 0;
   if (path.gid_index >= 0) {
     // RoCE (and routed InfiniBand): addressed by GID; the GID's type decides RoCE v1 or v2 (UDP).
@@ -165,7 +165,7 @@ Result<void> QueuePair::to_rtr(const QpPath& path, const QpEndpoint& remote) {
     attr.ah_attr.grh.dgid = remote.gid;
     attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(path.gid_index);
     attr.ah_attr.grh.hop_limit = 64;
-    attr.ah_attr.grh.traffic_class = 0;
+    attr.ah_attr.grh.traffic_class = path.traffic_class;
   } else {
     attr.ah_attr.is_global = 0;
     attr.ah_attr.dlid = remote.lid;
@@ -174,7 +174,8 @@ Result<void> QueuePair::to_rtr(const QpPath& path, const QpEndpoint& remote) {
                    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
   if (int rc = ibv_modify_qp(get(), &attr, mask); rc != 0) {
     return verbs_error("ibv_modify_qp to RTR (remote QP " + std::to_string(remote.qp_num) + ", MTU " +
-                           std::to_string(mtu_bytes(path.mtu)) + ", GID index " + std::to_string(path.gid_index) + ")",
+                           std::to_string(mtu_bytes(path.mtu)) + ", GID index " + std::to_string(path.gid_index) +
+                           ", traffic class " + std::to_string(path.traffic_class) + ", SL " + std::to_string(path.sl) + ")",
                        rc, "QP " + std::to_string(qp_num()));
   }
   return ok();

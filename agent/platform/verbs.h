@@ -139,6 +139,10 @@ struct QpPath {
   int port = 1;
   int gid_index = -1;  // -1: LID addressing (InfiniBand)
   ibv_mtu mtu = IBV_MTU_1024;
+  // The class: the GRH traffic class (RoCE v2: the IP TOS byte; mlx5 programs its DSCP, rxe copies
+  // it whole) and the SL (mlx5 RoCE: the Ethernet priority, sl & 7; InfiniBand: the SL).
+  uint8_t traffic_class = 0;
+  uint8_t sl = 0;
 };
 
 class QueuePair {

@@ -18,8 +18,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kIpv4MappedPrefix = "0000:0000:0000:0000:0000:ffff:";
 constexpr const char* kZeroGid = "0000:0000:0000:0000:0000:0000:0000:0000";
-// Completions taken per ibv_poll_cq call.
-constexpr int kPollBatch = 16;
 // Spins between clock reads while waiting for a byte to change.
 constexpr int kSpinsPerClockRead = 1024;
 
@@ -52,46 +50,11 @@ const char* port_state_name(ibv_port_state state) {
   return "unknown";
 }
 
-// One side of the loopback: its queue pair, the CQ its sends complete on, and its buffer. Counts
-// posted and completed writes so that the send queue never overflows under selective signalling.
+// One side of the loopback: its queue pair (with its send queue's bookkeeping) and its buffer.
 struct Side {
-  verbs::QueuePair* qp = nullptr;
-  verbs::CompletionQueue* cq = nullptr;
-  verbs::MemoryRegion* mr = nullptr;
-  uint32_t depth = 0;
-  uint32_t signal_every = 1;
-  uint64_t posted = 0;
-  uint64_t completed = 0;  // writes known complete: every signalled completion covers signal_every
-  Clock::time_point last_completion{};
-
-  // Takes what completions there are; an error completion fails the test.
-  Result<int> poll() {
-    ibv_wc wcs[kPollBatch];
-    const int n = ibv_poll_cq(cq->get(), kPollBatch, wcs);
-    if (n < 0) return make_error(ErrorKind::kPlatform, "ibv_poll_cq failed");
-    for (int i = 0; i < n; ++i) {
-      if (wcs[i].status != IBV_WC_SUCCESS) {
-        return make_error(ErrorKind::kPlatform, "RDMA WRITE completed with an error: " + verbs::completion_error(wcs[i]));
-      }
-      completed += signal_every;
-    }
-    if (n > 0) last_completion = Clock::now();
-    return n;
-  }
-
-  // Waits (polling) until `free_slots` send-queue entries are free.
-  Result<void> make_room(uint32_t free_slots, std::chrono::milliseconds stall_timeout) {
-    const auto deadline = Clock::now() + stall_timeout;
-    while (posted - completed + free_slots > depth) {
-      auto n = poll();
-      if (!n) return n.error();
-      if (*n == 0 && Clock::now() > deadline) {
-        return make_error(ErrorKind::kTimeout, "no RDMA WRITE completed for " + std::to_string(stall_timeout.count()) +
-                                                   " ms (" + std::to_string(posted - completed) + " outstanding)");
-      }
-    }
-    return ok();
-  }
+  SendQueue sq;
+  const verbs::QueuePair* qp = nullptr;
+  const verbs::MemoryRegion* mr = nullptr;
 };
 
 // Waits until the byte at `p` reads `value`: how the receiving side of ib_write_lat learns that a
@@ -109,64 +72,6 @@ Result<void> wait_for_byte(const uint8_t* p, uint8_t value, std::chrono::millise
     }
   }
   return ok();
-}
-
-struct BandwidthMeasurement {
-  uint64_t bytes = 0;
-  double seconds = 0;
-  double gbps() const { return seconds > 0 ? static_cast<double>(bytes) * 8 / seconds / 1e9 : 0; }
-};
-
-// ib_write_bw: A writes message_bytes from its buffer into B's, keeping the send queue full; chains
-// of signal_every writes are posted at once with only the last one signalled.
-Result<BandwidthMeasurement> measure_bandwidth(Side& a, const verbs::MemoryRegion& target, const LoopbackOptions& o) {
-  const uint32_t chain = a.signal_every;
-  std::vector<ibv_sge> sges(chain);
-  std::vector<ibv_send_wr> wrs(chain);
-  for (uint32_t i = 0; i < chain; ++i) {
-    sges[i] = {a.mr->address(), static_cast<uint32_t>(o.message_bytes), a.mr->lkey()};
-    ibv_send_wr& wr = wrs[i];
-    wr = {};
-    wr.wr_id = i;
-    wr.sg_list = &sges[i];
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    wr.send_flags = i + 1 == chain ? IBV_SEND_SIGNALED : 0;
-    wr.wr.rdma.remote_addr = target.address();
-    wr.wr.rdma.rkey = target.rkey();
-    wr.next = i + 1 == chain ? nullptr : &wrs[i + 1];
-  }
-  const uint64_t limit = o.iterations > 0 ? (o.iterations + chain - 1) / chain * chain : 0;
-  const auto start = Clock::now();
-  const auto stop_posting_at = start + o.duration;
-  a.last_completion = start;
-  bool posting = true;
-  while (posting || a.completed < a.posted) {
-    if (posting) {
-      while (a.posted - a.completed + chain <= a.depth) {
-        ibv_send_wr* bad = nullptr;
-        if (int rc = ibv_post_send(a.qp->get(), wrs.data(), &bad); rc != 0) {
-          return make_errno_error("ibv_post_send of " + std::to_string(chain) + " RDMA WRITEs", rc);
-        }
-        a.posted += chain;
-        if ((limit > 0 && a.posted >= limit) || (limit == 0 && Clock::now() >= stop_posting_at)) {
-          posting = false;
-          break;
-        }
-      }
-    }
-    auto n = a.poll();
-    if (!n) return n.error();
-    if (*n == 0 && Clock::now() - a.last_completion > o.stall_timeout) {
-      return make_error(ErrorKind::kTimeout, "no RDMA WRITE completed for " + std::to_string(o.stall_timeout.count()) +
-                                                 " ms (" + std::to_string(a.posted - a.completed) + " outstanding, " +
-                                                 std::to_string(a.completed) + " completed)");
-    }
-  }
-  BandwidthMeasurement m;
-  m.bytes = a.completed * o.message_bytes;
-  m.seconds = std::chrono::duration<double>(a.last_completion - start).count();
-  return m;
 }
 
 // ib_write_lat: A writes latency_bytes into B's buffer; B sees the last byte change and writes back
@@ -189,13 +94,14 @@ Result<std::vector<double>> measure_latency(Side& a, Side& b, const LoopbackOpti
   ibv_send_wr wr_a = make_wr(a, b, sge_a);
   ibv_send_wr wr_b = make_wr(b, a, sge_b);
   auto post = [&](Side& side, ibv_send_wr& wr) -> Result<void> {
-    if (auto room = side.make_room(1, o.stall_timeout); !room) return room.error();
-    wr.send_flags = (side.posted % side.signal_every == side.signal_every - 1) ? IBV_SEND_SIGNALED : 0;
+    SendQueue& sq = side.sq;
+    if (auto room = sq.make_room(1, o.stall_timeout); !room) return room.error();
+    wr.send_flags = (sq.posted % sq.signal_every == sq.signal_every - 1) ? IBV_SEND_SIGNALED : 0;
     // Inline: the data travels in the work request, as ib_write_lat does for small messages.
     if (size <= side.qp->max_inline()) wr.send_flags |= IBV_SEND_INLINE;
     ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(side.qp->get(), &wr, &bad); rc != 0) return make_errno_error("ibv_post_send (latency)", rc);
-    ++side.posted;
+    if (int rc = ibv_post_send(sq.qp, &wr, &bad); rc != 0) return make_errno_error("ibv_post_send (latency)", rc);
+    ++sq.posted;
     return ok();
   };
   std::memset(a.mr->data(), 0, 2 * size);
@@ -220,8 +126,8 @@ Result<std::vector<double>> measure_latency(Side& a, Side& b, const LoopbackOpti
     const auto t1 = Clock::now();
     samples.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 2);
     // Completions are reaped outside the measured interval.
-    if (auto r = a.poll(); !r) return r.error();
-    if (auto r = b.poll(); !r) return r.error();
+    if (auto r = a.sq.poll(); !r) return r.error();
+    if (auto r = b.sq.poll(); !r) return r.error();
     if (static_cast<int>(samples.size()) >= kMinLatencySamples && t1 > give_up_at) break;
   }
   return samples;
@@ -342,7 +248,11 @@ Result<SelftestResult> run_loopback(const DeviceState& device, const PortState& 
   if (!qp_b) return qp_b.error();
 
   // Connect each QP to the other: same port, same GID (or LID), each other's QPN and PSN.
-  const verbs::QpPath path{port.port, gid_choice->index, port_attr->active_mtu};
+  verbs::QpPath path{port.port, gid_choice->index, port_attr->active_mtu};
+  if (o.traffic_class) {
+    path.traffic_class = static_cast<uint8_t>(o.traffic_class->tos);
+    path.sl = static_cast<uint8_t>(o.traffic_class->priority);
+  }
   verbs::QpEndpoint end_a = endpoint, end_b = endpoint;
   end_a.qp_num = qp_a->qp_num();
   end_a.psn = 0x1000;
@@ -360,13 +270,15 @@ Result<SelftestResult> run_loopback(const DeviceState& device, const PortState& 
   result.port = port.port;
   result.gid_index = gid_choice->index;
   result.gid = gid_choice->index >= 0 ? verbs::gid_to_string(endpoint.gid) : "";
+  result.traffic_class = o.traffic_class;
 
-  Side a{&*qp_a, &*cq_a, &*mr_a, depth, signal_every};
-  Side b{&*qp_b, &*cq_b, &*mr_b, depth, signal_every};
+  Side a{{qp_a->get(), cq_a->get(), depth, signal_every}, &*qp_a, &*mr_a};
+  Side b{{qp_b->get(), cq_b->get(), depth, signal_every}, &*qp_b, &*mr_b};
   std::string error;
   // A pattern that a write which did not land cannot leave behind (B's buffer starts zeroed).
   for (size_t i = 0; i < o.message_bytes; ++i) mr_a->data()[i] = static_cast<uint8_t>(i * 7 + 1);
-  auto bandwidth = measure_bandwidth(a, *mr_b, o);
+  auto bandwidth = measure_write_bandwidth(a.sq, {mr_a->address(), mr_a->lkey(), o.message_bytes},
+                                           {mr_b->address(), mr_b->rkey(), o.message_bytes}, o);
   if (!bandwidth) {
     error = "bandwidth: " + bandwidth.error().message;
   } else if (std::memcmp(mr_a->data(), mr_b->data(), o.message_bytes) != 0) {
@@ -398,7 +310,7 @@ Result<SelftestResult> run_loopback(const DeviceState& device, const PortState& 
   if (bandwidth) {
     char detail[96];
     std::snprintf(detail, sizeof detail, ", %llu x %zu B writes in %.2f s",
-                  static_cast<unsigned long long>(bandwidth->bytes / o.message_bytes), o.message_bytes, bandwidth->seconds);
+                  static_cast<unsigned long long>(bandwidth->writes), o.message_bytes, bandwidth->seconds);
     result.reason += detail;
   }
   return result;

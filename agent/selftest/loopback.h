@@ -1,42 +1,37 @@
-// The loopback self-test of one RDMA port: two RC queue pairs on the port, connected to each other,
-// measure RDMA WRITE bandwidth as ib_write_bw does and small-message latency as ib_write_lat does,
-// and the bandwidth is judged against the port's rate (agent/selftest/verdict.h).
+// The loopback self-test of one RDMA port: two RC queue pairs on the port, connected to each other
+// on the port's traffic class (agent/selftest/traffic_class.h), measure RDMA WRITE bandwidth as
+// ib_write_bw does and small-message latency as ib_write_lat does, and the bandwidth is judged
+// against the port's rate (agent/selftest/verdict.h).
 //
 // Loopback traffic goes through the adapter (and, on RoCE, its UDP/IP stack), not through the
 // cable: it proves the device, driver, GID table, memory registration and the QP state machine
 // work, and that the adapter moves data at the port's rate; the peer test proves the fabric.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
-#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/core/result.h"
 #include "agent/selftest/selftest.h"
+#include "agent/selftest/write_bandwidth.h"
 #include "agent/state/state.h"
 
 namespace rdmactl {
 
-struct LoopbackOptions {
+// The bandwidth part is agent/selftest/write_bandwidth.h's, which the peer test shares.
+struct LoopbackOptions : WriteBandwidthOptions {
   double min_bandwidth_ratio = kDefaultMinBandwidthRatio;
-  // ib_write_bw's defaults for a bandwidth figure: 64 KiB writes, 128 outstanding, a completion
-  // asked for every 16 writes (a completion per write costs the CPU more than the write).
-  size_t message_bytes = 64 * 1024;
-  uint32_t queue_depth = 128;
-  uint32_t signal_every = 16;
-  // Writes are posted for `duration`, or exactly `iterations` writes when that is not 0.
-  std::chrono::milliseconds duration{2000};
-  uint64_t iterations = 0;
   // Latency: ping-pong of small writes; stops after `latency_iterations` round trips, or after
   // `duration` once kMinLatencySamples were taken (a slow emulated device must not take minutes).
   int latency_iterations = 1000;
   size_t latency_bytes = 8;
-  // No completion and no write seen for this long: the test fails rather than hangs.
-  std::chrono::milliseconds stall_timeout{10000};
   // Addresses (CIDR) of the port's netdev, to prefer the GID of an address the netdev holds.
   std::vector<std::string> netdev_addresses;
+  // The class to send on (both QPs: GRH traffic class = tos, SL = priority); nullopt sends on
+  // class 0 (InfiniBand, or a caller that did not derive one).
+  std::optional<TrafficClass> traffic_class;
 };
 
 constexpr int kMinLatencySamples = 100;

@@ -20,6 +20,9 @@
 #include <map>
 #include <random>
 
+#include "agent/selftest/traffic_class.h"
+#include "agent/selftest/verdict.h"
+
 namespace rdmactl {
 namespace {
 
@@ -35,11 +38,6 @@ constexpr int kRoundTripSamples = 100;
 // lean on that, and a failure then names the offset of the operation that failed.
 constexpr size_t kDataChunk = size_t{64} << 10;
 constexpr size_t kRoundTripBytes = 64;
-// Bandwidth: a few MiB of 64 KiB RDMA WRITEs with a queue of them in flight (ib_write_bw's
-// defaults: 64 KiB, tx depth 128; 16 is plenty to keep one link busy and fits every device).
-constexpr size_t kBandwidthBytes = size_t{8} << 20;
-constexpr size_t kBandwidthMessage = size_t{64} << 10;
-constexpr int kSendQueueDepth = 16;
 // The outstanding RDMA READs this client asks the responder to accept.
 constexpr uint8_t kReadDepth = 1;
 constexpr int kListenBacklog = 16;
@@ -344,17 +342,53 @@ SelftestResult run_client(const PeerAddress& peer, const PeerOptions& options, c
   result.device = ibv_get_device_name(c.id->verbs->device);
   result.port = c.id->port_num;
 
+  // The class, set before the route is resolved: rdma_cm builds the path (traffic class, SL) from
+  // it, and the responder's QP takes both from the connect request.
+  ibv_port_attr port_attr{};
+  if (const int rc = ibv_query_port(c.id->verbs, c.id->port_num, &port_attr); rc != 0) {
+    return peer_failure(result, PeerStep::kRoute, "ibv_query_port: " + errno_text(rc));
+  }
+  const bool ethernet = port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
+  const PeerLocalPort* local = find_local_port(options, result.device, result.port);
+  result.traffic_class = peer_traffic_class(options, local, ethernet);
+  if (result.traffic_class) {
+    uint8_t tos = static_cast<uint8_t>(result.traffic_class->tos);
+    if (rdma_set_option(c.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) != 0) {
+      return peer_failure(result, PeerStep::kRoute, "rdma_set_option(RDMA_OPTION_ID_TOS, " + std::to_string(tos) +
+                                                        "): " + errno_text(errno));
+    }
+  }
+
   if (rdma_resolve_route(c.id.get(), timeout_ms) != 0) {
     return peer_failure(result, PeerStep::kRoute, "rdma_resolve_route: " + errno_text(errno));
   }
   if (auto e = expect_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline(), timeout); !e) {
     return peer_failure(result, PeerStep::kRoute, e.error().message);
   }
+  // What rdma_cm made of it (librdmacm copies the kernel's path record on ROUTE_RESOLVED): on RoCE
+  // the traffic class is the ToS set (cma_resolve_iboe_route), the SL its iboe_tos_to_sl().
+  std::string route_note;
+  if (ethernet && c.id->route.num_paths > 0 && c.id->route.path_rec != nullptr) {
+    const ibv_sa_path_rec& path = c.id->route.path_rec[0];
+    if (result.traffic_class && path.traffic_class != result.traffic_class->tos) {
+      return peer_failure(result, PeerStep::kRoute, "rdma_cm's route carries traffic class " +
+                                                        std::to_string(path.traffic_class) + ", not the ToS " +
+                                                        std::to_string(result.traffic_class->tos) + " set");
+    }
+    route_note = "; rdma_cm route: traffic class " + std::to_string(path.traffic_class) + ", SL " + std::to_string(path.sl);
+  }
 
-  // Resources on the device the route chose.
+  // Resources on the device the route chose: a send queue as deep as the loopback's.
+  ibv_device_attr device_attr{};
+  if (const int rc = ibv_query_device(c.id->verbs, &device_attr); rc != 0) {
+    return peer_failure(result, PeerStep::kResources, "ibv_query_device: " + errno_text(rc));
+  }
+  const uint32_t depth = std::max<uint32_t>(
+      1, std::min<uint32_t>({options.bandwidth.queue_depth, static_cast<uint32_t>(device_attr.max_qp_wr),
+                             static_cast<uint32_t>(device_attr.max_cqe)}));
   c.pd.reset(ibv_alloc_pd(c.id->verbs));
   if (!c.pd) return peer_failure(result, PeerStep::kResources, "ibv_alloc_pd: " + errno_text(errno));
-  c.cq.reset(ibv_create_cq(c.id->verbs, kSendQueueDepth * 2, nullptr, nullptr, 0));
+  c.cq.reset(ibv_create_cq(c.id->verbs, static_cast<int>(depth), nullptr, nullptr, 0));
   if (!c.cq) return peer_failure(result, PeerStep::kResources, "ibv_create_cq: " + errno_text(errno));
   auto written = register_buffer(c.pd.get(), options.buffer_bytes, IBV_ACCESS_LOCAL_WRITE, "pattern");
   if (!written) return peer_failure(result, PeerStep::kResources, written.error().to_string());
@@ -366,7 +400,8 @@ SelftestResult run_client(const PeerAddress& peer, const PeerOptions& options, c
   qp_attr.send_cq = c.cq.get();
   qp_attr.recv_cq = c.cq.get();
   qp_attr.qp_type = IBV_QPT_RC;
-  qp_attr.cap.max_send_wr = kSendQueueDepth;
+  qp_attr.sq_sig_all = 0;  // selective signalling in the bandwidth phase; the others signal every WR
+  qp_attr.cap.max_send_wr = depth;
   qp_attr.cap.max_recv_wr = 1;
   qp_attr.cap.max_send_sge = 1;
   qp_attr.cap.max_recv_sge = 1;
@@ -402,28 +437,35 @@ SelftestResult run_client(const PeerAddress& peer, const PeerOptions& options, c
   // The data check: seeded pattern written to the peer, read back into another buffer, compared.
   const size_t length = std::min<size_t>(options.buffer_bytes, grant->length);
   if (length == 0) return peer_failure(result, PeerStep::kConnect, "the responder lent an empty buffer");
-  const uint64_t seed = (uint64_t{std::random_device{}()} << 32) | std::random_device{}();
-  fill_pattern(std::span(c.written.bytes).first(length), seed);
   ibv_qp* qp = c.id->qp;
+  // Reads `n` bytes of the lent buffer back and compares them with what was written; `after` says
+  // which phase wrote them.
+  auto read_and_compare = [&](size_t n, uint64_t seed, const std::string& after) -> std::optional<SelftestResult> {
+    if (auto r = transfer(qp, c.cq.get(), IBV_WR_RDMA_READ, c.read_back.bytes.data(), n, c.read_back.mr->lkey, *grant,
+                          deadline());
+        !r) {
+      return peer_failure(result, PeerStep::kRead, std::to_string(n) + " bytes" + after + ": " + r.error().message);
+    }
+    const auto wrote = std::span<const uint8_t>(c.written.bytes).first(n);
+    const auto read = std::span<const uint8_t>(c.read_back.bytes).first(n);
+    if (auto at = first_difference(wrote, read)) {
+      char detail[200];
+      std::snprintf(detail, sizeof detail, "the %zu bytes read back%s differ from those written at offset %zu "
+                    "(wrote 0x%02x, read 0x%02x; pattern seed %016llx)",
+                    n, after.c_str(), *at, wrote[*at], read[*at], static_cast<unsigned long long>(seed));
+      return peer_failure(result, PeerStep::kCompare, detail);
+    }
+    return std::nullopt;
+  };
+  auto new_seed = [] { return (uint64_t{std::random_device{}()} << 32) | std::random_device{}(); };
+  const uint64_t seed = new_seed();
+  fill_pattern(std::span(c.written.bytes).first(length), seed);
   if (auto w = transfer(qp, c.cq.get(), IBV_WR_RDMA_WRITE, c.written.bytes.data(), length, c.written.mr->lkey, *grant,
                         deadline());
       !w) {
     return peer_failure(result, PeerStep::kWrite, std::to_string(length) + " bytes: " + w.error().message);
   }
-  if (auto r = transfer(qp, c.cq.get(), IBV_WR_RDMA_READ, c.read_back.bytes.data(), length, c.read_back.mr->lkey,
-                        *grant, deadline());
-      !r) {
-    return peer_failure(result, PeerStep::kRead, std::to_string(length) + " bytes: " + r.error().message);
-  }
-  const auto wrote = std::span<const uint8_t>(c.written.bytes).first(length);
-  const auto read = std::span<const uint8_t>(c.read_back.bytes).first(length);
-  if (auto at = first_difference(wrote, read)) {
-    char detail[160];
-    std::snprintf(detail, sizeof detail, "the %zu bytes read back differ from those written at offset %zu "
-                  "(wrote 0x%02x, read 0x%02x; pattern seed %016llx)",
-                  length, *at, wrote[*at], read[*at], static_cast<unsigned long long>(seed));
-    return peer_failure(result, PeerStep::kCompare, detail);
-  }
+  if (auto failed = read_and_compare(length, seed, "")) return *failed;
 
   // Round trip: small RDMA READs one after another; the median, as perftest's typical latency.
   std::vector<double> samples;
@@ -441,45 +483,33 @@ SelftestResult run_client(const PeerAddress& peer, const PeerOptions& options, c
   }
   result.round_trip_us = median(std::move(samples));
 
-  // Bandwidth: kBandwidthBytes of RDMA WRITEs, kSendQueueDepth in flight, over the lent buffer.
-  const size_t message = std::min(kBandwidthMessage, length);
-  const size_t messages = (kBandwidthBytes + message - 1) / message;
-  const size_t slots = std::max<size_t>(1, length / message);
-  size_t posted = 0;
-  size_t completed = 0;
-  const auto until = deadline();
-  const auto start = Clock::now();
-  while (completed < messages) {
-    while (posted < messages && posted - completed < static_cast<size_t>(kSendQueueDepth)) {
-      const size_t offset = (posted % slots) * message;
-      if (auto p = post(qp, IBV_WR_RDMA_WRITE, c.written.bytes.data() + offset, message, c.written.mr->lkey,
-                        grant->address + offset, grant->rkey, posted);
-          !p) {
-        return peer_failure(result, PeerStep::kBandwidth, "RDMA WRITE " + std::to_string(posted + 1) + ": " +
-                                                              p.error().message);
-      }
-      ++posted;
-    }
-    auto wc = poll_completion(c.cq.get(), until);
-    if (!wc) {
-      return peer_failure(result, PeerStep::kBandwidth, std::to_string(completed) + " of " + std::to_string(messages) +
-                                                            " RDMA WRITEs completed: " + wc.error().message);
-    }
-    if (wc->status != IBV_WC_SUCCESS) {
-      return peer_failure(result, PeerStep::kBandwidth, "RDMA WRITE " + std::to_string(wc->wr_id + 1) +
-                                                            ": completion status \"" + ibv_wc_status_str(wc->status) + "\"");
-    }
-    ++completed;
-  }
-  const auto elapsed = Clock::now() - start;
-  result.bandwidth_gbps = gigabits_per_second(messages * message, elapsed);
+  // Bandwidth, as the loopback measures it, of a fresh pattern over the lent buffer; then that
+  // buffer is read back: the figure counts only writes that landed whole.
+  WriteBandwidthOptions bandwidth = options.bandwidth;
+  bandwidth.duration = std::min<std::chrono::milliseconds>(bandwidth.duration, kMaxPeerBandwidthDuration);
+  bandwidth.stall_timeout = timeout;
+  bandwidth.message_bytes = std::min(bandwidth.message_bytes, length);
+  SendQueue queue{qp, c.cq.get(), depth, std::max<uint32_t>(1, std::min(bandwidth.signal_every, depth))};
+  const uint64_t bandwidth_seed = new_seed();
+  fill_pattern(std::span(c.written.bytes).first(length), bandwidth_seed);
+  auto measured = measure_write_bandwidth(queue, {reinterpret_cast<uintptr_t>(c.written.bytes.data()), c.written.mr->lkey, length},
+                                          {grant->address, grant->rkey, length}, bandwidth);
+  if (!measured) return peer_failure(result, PeerStep::kBandwidth, measured.error().message);
+  if (auto failed = read_and_compare(measured->covered_bytes, bandwidth_seed, " after the bandwidth phase")) return *failed;
+  result.bandwidth_gbps = measured->gbps();
 
-  result.outcome = SelftestResult::Outcome::kPassed;
-  char note[200];
-  std::snprintf(note, sizeof note, "%zu bytes written, read back and compared; %d round trips of %zu bytes; %zu MiB "
-                "in %zu KiB RDMA WRITEs", length, kRoundTripSamples, small, messages * message >> 20, message >> 10);
-  result.reason = note;
-  return result;
+  char note[240];
+  std::snprintf(note, sizeof note, "%zu bytes written, read back and compared; %d round trips of %zu bytes; %llu x %zu B "
+                "RDMA WRITEs in %.2f s, %zu bytes of them read back and compared",
+                length, kRoundTripSamples, small, static_cast<unsigned long long>(measured->writes),
+                bandwidth.message_bytes, measured->seconds, measured->covered_bytes);
+  std::string detail = note + route_note;
+  if (local && result.traffic_class) {
+    if (const std::string forced = forced_class_note(local->forced_traffic_class, *result.traffic_class); !forced.empty()) {
+      detail += "; " + forced;
+    }
+  }
+  return judge_peer(std::move(result), local, options.min_bandwidth_ratio, detail);
 }
 
 }  // namespace
@@ -587,9 +617,41 @@ std::optional<double> median(std::vector<double> samples) {
   return samples.size() % 2 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
 }
 
-std::optional<double> gigabits_per_second(uint64_t bytes, std::chrono::nanoseconds elapsed) {
-  if (elapsed.count() <= 0) return std::nullopt;
-  return static_cast<double>(bytes) * 8.0 / static_cast<double>(elapsed.count());
+const PeerLocalPort* find_local_port(const PeerOptions& options, const std::string& device, int port) {
+  for (const PeerLocalPort& p : options.local_ports) {
+    if (p.device == device && p.port == port) return &p;
+  }
+  return nullptr;
+}
+
+std::optional<TrafficClass> peer_traffic_class(const PeerOptions& options, const PeerLocalPort* local, bool ethernet) {
+  // InfiniBand: rdma_cm would ask the SA for a path of that QoS class instead; not a ToS.
+  if (!ethernet) return std::nullopt;
+  if (local && local->traffic_class) return local->traffic_class;
+  if (options.fallback_class) return options.fallback_class;
+  TrafficClass none;
+  none.source = kClassNone;
+  none.priority_source = kPriorityNone;
+  return none;
+}
+
+SelftestResult judge_peer(SelftestResult result, const PeerLocalPort* local, double min_ratio, const std::string& note) {
+  BandwidthFigures figures;
+  figures.measured_gbps = result.bandwidth_gbps;
+  figures.min_ratio = min_ratio;
+  if (local) {
+    figures.link_layer = local->link_layer;
+    figures.rate_gbps = local->rate_gbps;
+    figures.rate_text = local->rate_text;
+  }
+  const BandwidthVerdict verdict = judge_bandwidth(figures);
+  result.test = "peer";
+  result.outcome = verdict.outcome;
+  result.expected_gbps = verdict.expected_gbps;
+  result.reason = verdict.reason;
+  if (!local) result.reason += " (" + result.device + "/" + std::to_string(result.port) + " is not in the observed state)";
+  if (!note.empty()) result.reason += "; " + note;
+  return result;
 }
 
 const char* peer_step_name(PeerStep step) {

@@ -1,7 +1,12 @@
 // The peer test: rdma_cm connection to another node's `rdmactl serve`, which answers with a
 // registered buffer; this node RDMA WRITEs a seeded pattern into it, READs it back and compares,
-// then measures round trip (small RDMA READs, median) and bandwidth (RDMA WRITEs). Proves what the
-// loopback test cannot: the path between two nodes (addresses, routes, GIDs, MTU, lossless fabric).
+// measures round trip (small RDMA READs, median), then bandwidth with the loopback's measurement
+// (agent/selftest/write_bandwidth.h: 64 KiB WRITEs, 128 deep, for a duration) of a fresh pattern,
+// read back and compared again, and judged with the loopback's mark (agent/selftest/verdict.h:
+// the local port's rate x minBandwidthRatio). The connection carries the local port's traffic
+// class (agent/selftest/traffic_class.h) as its ToS (RDMA_OPTION_ID_TOS); the responder's side of
+// the connection takes ToS and SL from the connect request. Proves what the loopback cannot: the
+// path between two nodes (addresses, routes, GIDs, MTU, the lossless class across the fabric).
 //
 // Both ends live here: run_peer_test() is the client, PeerResponder the `rdmactl serve` side.
 // Wire format (rdma_cm private data, big-endian), version 1:
@@ -25,16 +30,49 @@
 
 #include "agent/core/result.h"
 #include "agent/selftest/selftest.h"
+#include "agent/selftest/write_bandwidth.h"
 
 namespace rdmactl {
 
-constexpr int kDefaultPeerPort = 18515;  // rdma_cm port `rdmactl serve` listens on
+// The rdma_cm port `rdmactl serve` listens on. Not perftest's 18515 (nor 18515+N, which parallel
+// perftest pairs use), rping's 7174, the librdmacm examples' 7471, qperf's 19765, UCX's 13337, RDS's
+// 18634/18635 or NFS/RDMA's 20049; below the ephemeral range (32768-60999), from which rdma_cm and
+// TCP pick ports of their own; unassigned at IANA.
+constexpr int kDefaultPeerPort = 18600;
+
+// The buffer the responder lends each connection, and the client's two of the same size: one
+// signalled chain of the bandwidth phase (16 writes of 64 KiB) writes all of it, so that the data
+// check after that phase covers every byte. perftest writes one buffer over and over likewise; the
+// figure does not need more. With PeerResponder::kMaxConnections, at most 16 MiB registered.
+constexpr size_t kPeerBufferBytes = size_t{1} << 20;
+
+// A local port as the client needs it: its rate for the verdict, the class to send on.
+struct PeerLocalPort {
+  std::string device;
+  int port = 0;
+  std::string link_layer;
+  double rate_gbps = 0;
+  std::string rate_text;
+  std::optional<TrafficClass> traffic_class;  // nullopt on InfiniBand
+  std::optional<int> forced_traffic_class;    // PortState::forced_traffic_class
+};
 
 struct PeerOptions {
   int port = kDefaultPeerPort;
-  size_t buffer_bytes = 1 << 20;
+  size_t buffer_bytes = kPeerBufferBytes;
+  // Bounds every wait: each rdma_cm step, each transfer, and a bandwidth phase without completions.
   std::chrono::milliseconds timeout{10000};
+  // The bandwidth phase (its stall_timeout is `timeout`); its duration is cut to
+  // kMaxPeerBandwidthDuration, well inside the responder's kMaxConnectionAge.
+  WriteBandwidthOptions bandwidth;
+  double min_bandwidth_ratio = kDefaultMinBandwidthRatio;
+  // This host's ports (run.h peer_local_ports): which one the route chose tells the rate and class.
+  std::vector<PeerLocalPort> local_ports;
+  // The class when the route's port is not among local_ports (spec_single_class); none: ToS 0.
+  std::optional<TrafficClass> fallback_class;
 };
+
+constexpr std::chrono::seconds kMaxPeerBandwidthDuration{60};
 
 SelftestResult run_peer_test(const std::string& address, const PeerOptions& options);
 
@@ -86,11 +124,20 @@ std::optional<size_t> first_difference(std::span<const uint8_t> a, std::span<con
 
 // The median of samples (mean of the middle two for an even count); nullopt when empty.
 std::optional<double> median(std::vector<double> samples);
-// Bytes moved in a time as Gb/s (10^9 bits per second); nullopt for a zero or negative time.
-std::optional<double> gigabits_per_second(uint64_t bytes, std::chrono::nanoseconds elapsed);
+
+// The local port the route chose, among options.local_ports; nullptr when not there.
+const PeerLocalPort* find_local_port(const PeerOptions& options, const std::string& device, int port);
+// The class the client sets on a connection from `local` (nullptr: not known): the port's own
+// (nullopt on InfiniBand, where no ToS is set), else the fallback, else ToS 0 ("none").
+std::optional<TrafficClass> peer_traffic_class(const PeerOptions& options, const PeerLocalPort* local,
+                                               bool ethernet);
+// The verdict of a peer test whose every step passed: the bandwidth against the local port's rate
+// x min_ratio, as the loopback's; `note` (what was moved and checked) follows the verdict's reason.
+SelftestResult judge_peer(SelftestResult result, const PeerLocalPort* local, double min_ratio, const std::string& note);
 
 // The steps of the test, in order; a failure names the step.
 enum class PeerStep { kAddress, kRoute, kConnect, kResources, kWrite, kRead, kCompare, kRoundTrip, kBandwidth };
+// (kRead and kCompare again after kBandwidth, for the data the bandwidth phase wrote.)
 const char* peer_step_name(PeerStep step);
 
 // A failed peer result: reason "<step>: <detail>", the rest of `partial` (device, port, peer) kept.
@@ -111,7 +158,7 @@ class PeerResponder {
   // bind_address "" or "0.0.0.0" listens on every RDMA device; an address binds to the device
   // that has it. buffer_bytes is lent to each connection.
   static Result<PeerResponder> listen(const std::string& bind_address, int port,
-                                      size_t buffer_bytes = size_t{1} << 20);
+                                      size_t buffer_bytes = kPeerBufferBytes);
 
   PeerResponder(PeerResponder&&) noexcept;
   PeerResponder& operator=(PeerResponder&&) noexcept;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "agent/selftest/traffic_class.h"
+
 namespace rdmactl {
 namespace {
 
@@ -81,6 +83,17 @@ PortSelection select_ports(const HostState& state, const NodeSpec* spec) {
   return selection;
 }
 
+std::vector<PeerLocalPort> peer_local_ports(const HostState& state, const NodeSpec* spec) {
+  std::vector<PeerLocalPort> out;
+  for (const DeviceState& device : state.devices) {
+    for (const PortState& port : device.ports) {
+      out.push_back({device.name, port.port, port.link_layer, port.rate_gbps, port.rate,
+                     traffic_class_for_port(state, spec, {&device, &port}), port.forced_traffic_class});
+    }
+  }
+  return out;
+}
+
 SelftestReport run_selftest(const HostState& state, const NodeSpec* spec, const SelftestOptions& options,
                             const ProgressCallback& progress) {
   SelftestReport report;
@@ -106,13 +119,19 @@ SelftestReport run_selftest(const HostState& state, const NodeSpec* spec, const 
     loopback.min_bandwidth_ratio = ratio;
     loopback.netdev_addresses.clear();
     if (const NetdevState* netdev = state.find_netdev(ref.port->netdev)) loopback.netdev_addresses = netdev->addresses;
+    loopback.traffic_class = traffic_class_for_port(state, spec, ref);
     notify(port_result(ref), false);
     auto ran = run_loopback(*ref.device, *ref.port, loopback);
     SelftestResult result;
     if (ran) {
       result = std::move(*ran);
+      if (result.traffic_class) {
+        const std::string forced = forced_class_note(ref.port->forced_traffic_class, *result.traffic_class);
+        if (!forced.empty()) result.reason += "; " + forced;
+      }
     } else {
       result = port_result(ref);
+      result.traffic_class = loopback.traffic_class;
       result.outcome = SelftestResult::Outcome::kFailed;
       result.reason = ran.error().to_string();
     }
@@ -125,13 +144,17 @@ SelftestReport run_selftest(const HostState& state, const NodeSpec* spec, const 
   for (const std::string& p : options.peers) {
     if (std::find(peers.begin(), peers.end(), p) == peers.end()) peers.push_back(p);
   }
+  PeerOptions peer_options = options.peer;
+  peer_options.min_bandwidth_ratio = ratio;
+  peer_options.local_ports = peer_local_ports(state, spec);
+  peer_options.fallback_class = spec_single_class(spec);
   if (!selection.ports.empty()) {
     for (const std::string& address : peers) {
       SelftestResult starting;
       starting.test = "peer";
       starting.peer = address;
       notify(starting, false);
-      SelftestResult result = run_peer_test(address, options.peer);
+      SelftestResult result = run_peer_test(address, peer_options);
       notify(result, true);
       report.results.push_back(std::move(result));
     }

@@ -23,7 +23,9 @@ struct SelftestOptions {
   std::optional<double> min_bandwidth_ratio;
   // Tested after the spec's selftest.peers, each address once.
   std::vector<std::string> peers;
-  LoopbackOptions loopback;  // its min_bandwidth_ratio and netdev_addresses are set per port
+  // Their min_bandwidth_ratio, and the loopback's netdev_addresses and traffic_class, the peer's
+  // local_ports and fallback_class, are set here from the spec and the state.
+  LoopbackOptions loopback;
   PeerOptions peer;
 };
 
@@ -44,6 +46,10 @@ struct PortSelection {
 // names no interface. Interfaces selected by netdev name that have no RDMA port (a management NIC
 // whose addresses the spec manages) are not RDMA interfaces and are left out.
 PortSelection select_ports(const HostState& state, const NodeSpec* spec);
+
+// Every port of the state as the peer test's client needs it: rate, and the class the spec (or
+// the observed host) gives it (traffic_class_for_port).
+std::vector<PeerLocalPort> peer_local_ports(const HostState& state, const NodeSpec* spec);
 
 SelftestReport run_selftest(const HostState& state, const NodeSpec* spec, const SelftestOptions& options,
                             const ProgressCallback& progress = {});

@@ -1,6 +1,10 @@
 // Result shapes of the self-test, as apply's report and `rdmactl selftest --format json` print them.
 #include "agent/selftest/selftest.h"
 
+#include <cstdio>
+
+#include "agent/selftest/verdict.h"
+
 namespace rdmactl {
 
 const char* outcome_name(SelftestResult::Outcome outcome) {
@@ -10,6 +14,19 @@ const char* outcome_name(SelftestResult::Outcome outcome) {
     case SelftestResult::Outcome::kSkipped: return "skipped";
   }
   return "skipped";
+}
+
+nlohmann::json to_json(const TrafficClass& c) {
+  return {{"tos", c.tos}, {"dscp", c.dscp}, {"priority", c.priority}, {"source", c.source},
+          {"prioritySource", c.priority_source}};
+}
+
+std::string describe(const TrafficClass& c) {
+  std::string text = "class ToS " + std::to_string(c.tos) + " (DSCP " + std::to_string(c.dscp) + ", priority " +
+                     std::to_string(c.priority);
+  if (c.source == kClassFromRdmaCm) text += "; the rdma_cm default";
+  if (c.source == kClassNone) text += "; none configured";
+  return text + ")";
 }
 
 nlohmann::json to_json(const SelftestResult& r) {
@@ -30,7 +47,31 @@ nlohmann::json to_json(const SelftestResult& r) {
     out["latencyUs"] = nullptr;
   }
   if (r.round_trip_us) out["roundTripUs"] = *r.round_trip_us;
+  out["trafficClass"] = r.traffic_class ? to_json(*r.traffic_class) : nlohmann::json(nullptr);
   return out;
+}
+
+std::string result_text(const SelftestResult& r) {
+  auto fixed = [](double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", value);
+    return std::string(text);
+  };
+  std::string text;
+  auto add = [&](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (r.bandwidth_gbps) {
+    add(format_gbps(*r.bandwidth_gbps) + " Gb/s" +
+        (r.expected_gbps ? " (expected >= " + format_gbps(*r.expected_gbps) + ")" : std::string()));
+  }
+  if (r.latency) {
+    add("latency " + fixed(r.latency->typical_us) + " us (average " + fixed(r.latency->average_us) + ", p99 " +
+        fixed(r.latency->p99_us) + ")");
+  }
+  if (r.round_trip_us) add("round trip " + fixed(*r.round_trip_us) + " us");
+  if (r.traffic_class) add("on " + describe(*r.traffic_class));
+  text += std::string(text.empty() ? "" : " ") + outcome_name(r.outcome) + "\n";
+  if (r.outcome != SelftestResult::Outcome::kPassed && !r.reason.empty()) text += "  " + r.reason + "\n";
+  return text;
 }
 
 nlohmann::json to_json(const SelftestReport& report) {

@@ -4,6 +4,8 @@
 #include "agent/selftest/peer.h"
 
 #include <gtest/gtest.h>
+
+#include "agent/selftest/traffic_class.h"
 #include <rdma/rdma_cma.h>
 
 #include <vector>
@@ -18,13 +20,14 @@ TEST(PeerAddress, Forms) {
     int port;
     const char* canonical;
   } cases[] = {
-      {"10.0.0.2", "10.0.0.2", kDefaultPeerPort, "10.0.0.2:18515"},
+      {"10.0.0.2", "10.0.0.2", 18600, "10.0.0.2:18600"},
       {"10.0.0.2:7000", "10.0.0.2", 7000, "10.0.0.2:7000"},
-      {"gpu-02", "gpu-02", kDefaultPeerPort, "gpu-02:18515"},
+      {"10.0.0.2:18515", "10.0.0.2", 18515, "10.0.0.2:18515"},  // perftest's port, when asked for
+      {"gpu-02", "gpu-02", 18600, "gpu-02:18600"},
       {"gpu-02:1", "gpu-02", 1, "gpu-02:1"},
       {"[fd00::2]:65535", "fd00::2", 65535, "[fd00::2]:65535"},
-      {"[fd00::2]", "fd00::2", kDefaultPeerPort, "[fd00::2]:18515"},
-      {"fd00::2", "fd00::2", kDefaultPeerPort, "[fd00::2]:18515"},
+      {"[fd00::2]", "fd00::2", 18600, "[fd00::2]:18600"},
+      {"fd00::2", "fd00::2", 18600, "[fd00::2]:18600"},
   };
   for (const Case& c : cases) {
     auto parsed = parse_peer_address(c.text);
@@ -36,13 +39,23 @@ TEST(PeerAddress, Forms) {
   EXPECT_EQ(parse_peer_address("10.0.0.2", 9999)->port, 9999);
 }
 
+// 18515 is perftest's default (ib_write_bw and friends, also with -R over rdma_cm): a responder
+// there would answer, or block, every perftest run. Nor the other RDMA tools' defaults, nor the
+// ephemeral range rdma_cm and TCP pick from.
+TEST(PeerAddress, DefaultPortClashesWithNoRdmaTool) {
+  EXPECT_EQ(kDefaultPeerPort, 18600);
+  for (int taken : {18515, 7174, 7471, 19765, 13337, 18634, 18635, 20049, 4791}) EXPECT_NE(kDefaultPeerPort, taken);
+  for (int n = 0; n < 64; ++n) EXPECT_NE(kDefaultPeerPort, 18515 + n) << "perftest pairs on 18515+" << n;
+  EXPECT_LT(kDefaultPeerPort, 32768);
+}
+
 TEST(PeerAddress, RejectionsSayWhy) {
   struct Case {
     const char* text;
     const char* message;
   } cases[] = {
       {"", "\"\": no address"},
-      {":18515", "\":18515\": no address"},
+      {":18600", "\":18600\": no address"},
       {"10.0.0.2:", "\"10.0.0.2:\": empty port"},
       {"10.0.0.2:0", "\"10.0.0.2:0\": port \"0\" is not a number from 1 to 65535"},
       {"10.0.0.2:65536", "\"10.0.0.2:65536\": port \"65536\" is not a number from 1 to 65535"},
@@ -144,20 +157,16 @@ TEST(PeerData, FirstDifference) {
   EXPECT_EQ(first_difference({}, {}), std::nullopt);
 }
 
-TEST(PeerFigures, MedianAndBandwidth) {
+TEST(PeerFigures, Median) {
   EXPECT_EQ(median({}), std::nullopt);
   EXPECT_DOUBLE_EQ(*median({5.0}), 5.0);
   EXPECT_DOUBLE_EQ(*median({9.0, 1.0, 5.0}), 5.0);
   EXPECT_DOUBLE_EQ(*median({4.0, 1.0, 3.0, 100.0}), 3.5);
-  // 1 GB in 1 s is 8 Gb/s.
-  EXPECT_DOUBLE_EQ(*gigabits_per_second(1000000000, std::chrono::seconds(1)), 8.0);
-  EXPECT_DOUBLE_EQ(*gigabits_per_second(8u << 20, std::chrono::milliseconds(100)), 8.0 * (8u << 20) / 1e8);
-  EXPECT_EQ(gigabits_per_second(1, std::chrono::nanoseconds(0)), std::nullopt);
 }
 
 TEST(PeerResult, EveryStepNamedInTheReason) {
   SelftestResult partial;
-  partial.peer = "10.99.0.2:18515";
+  partial.peer = "10.99.0.2:18600";
   partial.device = "rxe_a";
   partial.port = 1;
   const std::pair<PeerStep, const char*> steps[] = {
@@ -173,10 +182,10 @@ TEST(PeerResult, EveryStepNamedInTheReason) {
     EXPECT_EQ(r.test, "peer");
     EXPECT_EQ(r.reason, std::string(name) + ": what happened");
     EXPECT_EQ(r.device, "rxe_a");
-    EXPECT_EQ(r.peer, "10.99.0.2:18515");
+    EXPECT_EQ(r.peer, "10.99.0.2:18600");
     const auto json = to_json(r);
     EXPECT_EQ(json["result"], "failed");
-    EXPECT_EQ(json["peer"], "10.99.0.2:18515");
+    EXPECT_EQ(json["peer"], "10.99.0.2:18600");
     EXPECT_FALSE(r.bandwidth_gbps.has_value());
   }
 }
@@ -205,6 +214,117 @@ TEST(PeerResult, BadAddressFailsAtAddressResolutionWithoutRdma) {
   EXPECT_EQ(r.test, "peer");
   EXPECT_EQ(r.peer, "10.0.0.2:0");
   EXPECT_EQ(r.reason, "address resolution: \"10.0.0.2:0\": port \"0\" is not a number from 1 to 65535");
+}
+
+
+// ---- the class the client connects with, and the verdict on its figures ----
+
+TrafficClass tos_class(int tos, int priority, const char* source) {
+  return {tos, tos >> 2, priority, source, kPriorityFromSpec};
+}
+
+PeerOptions with_ports() {
+  PeerOptions o;
+  o.local_ports = {{"mlx5_0", 1, "Ethernet", 100, "100 Gb/sec (4X EDR)", tos_class(106, 3, kClassFromSpec), std::nullopt},
+                   {"mlx5_1", 1, "Ethernet", 100, "100 Gb/sec (4X EDR)", tos_class(96, 3, kClassFromRdmaCm), std::nullopt},
+                   {"mlx5_2", 1, "InfiniBand", 200, "200 Gb/sec (4X HDR)", std::nullopt, std::nullopt}};
+  return o;
+}
+
+TEST(PeerClass, ThePortTheRouteChose) {
+  const PeerOptions o = with_ports();
+  const PeerLocalPort* p = find_local_port(o, "mlx5_1", 1);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->device, "mlx5_1");
+  EXPECT_EQ(find_local_port(o, "mlx5_1", 2), nullptr);
+  EXPECT_EQ(find_local_port(o, "rxe0", 1), nullptr);
+  const auto c = peer_traffic_class(o, p, true);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->tos, 96);
+  EXPECT_EQ(c->source, kClassFromRdmaCm);
+}
+
+TEST(PeerClass, UnknownPortTakesTheSpecsSingleToSElseNone) {
+  PeerOptions o = with_ports();
+  auto c = peer_traffic_class(o, nullptr, true);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->tos, 0);
+  EXPECT_EQ(c->source, kClassNone);
+  o.fallback_class = tos_class(106, 3, kClassFromSpec);
+  c = peer_traffic_class(o, nullptr, true);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->tos, 106);
+  EXPECT_EQ(c->source, kClassFromSpec);
+  // A known port's own class wins over the fallback.
+  EXPECT_EQ(peer_traffic_class(o, find_local_port(o, "mlx5_1", 1), true)->tos, 96);
+}
+
+TEST(PeerClass, InfinibandSetsNoToS) {
+  PeerOptions o = with_ports();
+  o.fallback_class = tos_class(106, 3, kClassFromSpec);
+  EXPECT_EQ(peer_traffic_class(o, find_local_port(o, "mlx5_2", 1), false), std::nullopt);
+  EXPECT_EQ(peer_traffic_class(o, nullptr, false), std::nullopt);
+}
+
+SelftestResult measured(double gbps) {
+  SelftestResult r;
+  r.peer = "10.99.0.2:18600";
+  r.device = "mlx5_0";
+  r.port = 1;
+  r.bandwidth_gbps = gbps;
+  r.round_trip_us = 3.5;
+  return r;
+}
+
+TEST(PeerVerdict, TheLoopbacksMarkOnTheLocalPortsRate) {
+  const PeerOptions o = with_ports();
+  const PeerLocalPort* p = find_local_port(o, "mlx5_0", 1);
+  SelftestResult r = judge_peer(measured(93.1), p, 0.9, "1048576 bytes written, read back and compared");
+  EXPECT_EQ(r.outcome, SelftestResult::Outcome::kPassed) << r.reason;
+  ASSERT_TRUE(r.expected_gbps);
+  EXPECT_DOUBLE_EQ(*r.expected_gbps, 90.0);
+  EXPECT_EQ(r.reason, "93.1 Gb/s, expected >= 90.0 Gb/s (0.9 x 100.0 Gb/s); 1048576 bytes written, read back and compared");
+  EXPECT_EQ(r.test, "peer");
+
+  // 8 MiB with 16 in flight measured a few Gb/s on a 100 Gb/s port and called it a pass: no more.
+  r = judge_peer(measured(6.2), p, 0.9, "");
+  EXPECT_EQ(r.outcome, SelftestResult::Outcome::kFailed);
+  EXPECT_EQ(r.reason, "6.2 Gb/s is below the mark: expected >= 90.0 Gb/s (0.9 x 100.0 Gb/s)");
+
+  // Soft-RoCE, with the low mark the VM checks use.
+  r = judge_peer(measured(0.25), p, 0.0001, "");
+  EXPECT_EQ(r.outcome, SelftestResult::Outcome::kPassed) << r.reason;
+
+  // InfiniBand QDR: of the 8b/10b data rate, as the loopback.
+  PeerLocalPort qdr{"mlx4_0", 1, "InfiniBand", 40, "40 Gb/sec (4X QDR)", std::nullopt, std::nullopt};
+  r = judge_peer(measured(30.0), &qdr, 0.9, "");
+  EXPECT_EQ(r.outcome, SelftestResult::Outcome::kPassed) << r.reason;
+  EXPECT_NEAR(*r.expected_gbps, 28.8, 1e-9);
+}
+
+TEST(PeerVerdict, NoRateIsASkipNoBandwidthAFailure) {
+  SelftestResult r = judge_peer(measured(12.0), nullptr, 0.9, "");
+  EXPECT_EQ(r.outcome, SelftestResult::Outcome::kSkipped);
+  EXPECT_EQ(r.reason,
+            "12.0 Gb/s measured, but the port reports no rate to compare it with (mlx5_0/1 is not in the observed state)");
+  SelftestResult none = measured(0);
+  none.bandwidth_gbps.reset();
+  const PeerOptions o = with_ports();
+  r = judge_peer(none, find_local_port(o, "mlx5_0", 1), 0.9, "");
+  EXPECT_EQ(r.outcome, SelftestResult::Outcome::kFailed);
+  r = judge_peer(measured(0.0), find_local_port(o, "mlx5_0", 1), 0.0, "");
+  EXPECT_EQ(r.outcome, SelftestResult::Outcome::kFailed) << "no byte moved is never a pass";
+}
+
+TEST(PeerResult, TheClassIsInTheJsonAndText) {
+  SelftestResult r = judge_peer(measured(93.1), find_local_port(with_ports(), "mlx5_0", 1), 0.9, "");
+  r.traffic_class = tos_class(106, 3, kClassFromSpec);
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["trafficClass"], (nlohmann::json{{"tos", 106}, {"dscp", 26}, {"priority", 3}, {"source", "spec roce.tos"},
+                                               {"prioritySource", "spec qos.dscpToPriority"}}));
+  EXPECT_EQ(j["expectedGbps"], 90.0);
+  EXPECT_EQ(result_text(r),
+            "93.1 Gb/s (expected >= 90.0), round trip 3.50 us, on class ToS 106 (DSCP 26, priority 3) passed\n");
 }
 
 }  // namespace
