@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/resource.h"
 
 namespace rdmactl::reconcilers {
@@ -84,9 +85,15 @@ class NetdevReconciler final : public Reconciler {
         continue;
       }
       const NetdevState& n = **netdev;
-      // MTU first: bringing a link up at the wrong MTU would flap it twice.
-      if (iface.mtu && *iface.mtu != n.mtu) {
-        out.changes.push_back(make_change(netdev_resource(n.name), "mtu", n.mtu, *iface.mtu, kName, true));
+      // MTU first: bringing a link up at the wrong MTU would flap it twice. On IPoIB the driver's
+      // limits decide (ipoib.h): an MTU it refuses is an error, never a planned change.
+      const IpoibMtuCheck ipoib = check_ipoib_mtu(iface, n);
+      if (ipoib.error) {
+        out.errors.push_back(selector_error(iface, make_error(ErrorKind::kInvalidSpec, *ipoib.error)));
+      } else if (iface.mtu && *iface.mtu != n.mtu && !ipoib.mode_unavailable) {
+        Change change = make_change(netdev_resource(n.name), "mtu", n.mtu, *iface.mtu, kName, true);
+        change.note = ipoib.note;
+        out.changes.push_back(std::move(change));
       }
       if (iface.state && *iface.state != n.state) {
         // Taking a link down cuts its traffic; bringing one up does not.
@@ -102,7 +109,10 @@ class NetdevReconciler final : public Reconciler {
     auto route = platform.route();
     if (!route) return route.error();
     if (change.field == "mtu") {
-      return (*route)->set_mtu((*netdev)->ifindex, change.desired.get<unsigned>());
+      const unsigned mtu = change.desired.get<unsigned>();
+      if (auto r = (*route)->set_mtu((*netdev)->ifindex, mtu); !r) return r;
+      if ((*netdev)->ipoib) return check_ipoib_clamp(platform, **route, **netdev, mtu);
+      return ok();
     }
     if (change.field == "state") {
       const bool up = change.desired.get<std::string>() == "up";
@@ -117,6 +127,22 @@ class NetdevReconciler final : public Reconciler {
   }
 
  private:
+  // ipoib_change_mtu takes a datagram MTU above the broadcast group's and keeps the group's: read
+  // it back, so that the error names the partition MTU instead of a bare verification failure.
+  static Result<void> check_ipoib_clamp(Platform& platform, RouteSocket& route, const NetdevState& n, unsigned wanted) {
+    auto mode = platform.fs().read("/sys/class/net/" + n.name + "/mode");
+    if (mode && *mode == "connected") return ok();
+    auto links = route.dump_links();
+    if (!links) return links.error();
+    for (const LinkInfo& link : *links) {
+      if (link.ifindex != n.ifindex || link.mtu >= wanted) continue;
+      return make_error(ErrorKind::kVerification,
+                        ipoib_mtu_clamped(n.name, static_cast<int>(wanted), static_cast<int>(link.mtu)),
+                        netdev_resource(n.name));
+    }
+    return ok();
+  }
+
   static Result<void> take_down_keeping_ipv6(RouteSocket& route, int ifindex) {
     auto before = route.dump_addresses();
     if (!before) return before.error();

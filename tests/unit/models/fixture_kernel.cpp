@@ -102,6 +102,9 @@ const RdmaCmPort& FixtureKernel::rdma_cm_port(const std::string& device, int por
 
 void FixtureKernel::add_mlx5_vendor_ecn(const std::string& netdev) { vendor_ecn_.push_back(netdev); }
 void FixtureKernel::add_mlx5_cc_params(const std::string& pci) { cc_params_.push_back(pci); }
+void FixtureKernel::add_ipoib_netdev(const std::string& netdev, bool connected_mode, int broadcast_mtu) {
+  ipoib_[netdev] = {connected_mode, broadcast_mtu};
+}
 
 size_t FixtureKernel::write_count(std::string_view prefix) const {
   return static_cast<size_t>(std::count_if(writes_.begin(), writes_.end(),
@@ -116,6 +119,8 @@ std::optional<int> FixtureKernel::stored(std::string_view path, const std::strin
     refused_.erase(refused);
   } else if (starts_with(path, kRdmaCm)) {
     result = store_rdma_cm(path, real_path, value);
+  } else if (starts_with(path, kNet) && path.size() > 5 && path.substr(path.size() - 5) == "/mode") {
+    result = store_ipoib_mode(path, real_path, previous, value);
   } else if (starts_with(path, kNet) && path.find("/ecn/") != std::string_view::npos) {
     result = store_vendor_ecn(path, real_path, previous, value);
   } else if (starts_with(path, kDebugMlx5)) {
@@ -217,6 +222,37 @@ std::optional<int> FixtureKernel::store_vendor_ecn(std::string_view path, const 
     return 0;
   }
   return std::nullopt;
+}
+
+std::optional<int> FixtureKernel::store_ipoib_mode(std::string_view path, const std::string& real_path,
+                                                   const std::string& previous, std::string_view value) {
+  const std::vector<std::string> parts = split(path.substr(kNet.size()));
+  auto found = ipoib_.find(parts[0]);
+  if (parts.size() != 2 || found == ipoib_.end()) return std::nullopt;
+  const std::filesystem::path mtu_file = std::filesystem::path(real_path).parent_path() / "mtu";
+  int mtu = 0;
+  if (std::ifstream in(mtu_file); !(in >> mtu)) unknown("no mtu file beside " + std::string(path));
+  // ipoib_set_mode: the buffer is compared whole (strcmp) with "connected\n" and "datagram\n";
+  // writing the mode the netdev has is a no-op that succeeds; anything else is EINVAL.
+  const bool connected_now = previous.substr(0, 9) == "connected";
+  if (found->second.connected_mode && value == "connected\n") {
+    if (!connected_now) {
+      show(real_path, "connected\n");  // show_mode: sysfs_emit("connected\n")
+      show(mtu_file.string(), "65520\n");  // dev_set_mtu(dev, ipoib_cm_max_mtu(dev)): IPOIB_CM_MTU
+    } else {
+      show(real_path, previous);
+    }
+    return 0;
+  }
+  if (value == "datagram\n") {
+    if (connected_now) {
+      // dev_set_mtu(dev, min(priv->mcast_mtu, dev->mtu)); mcast_mtu = IPOIB_UD_MTU(group MTU).
+      show(mtu_file.string(), std::to_string(std::min(found->second.broadcast_mtu - 4, mtu)) + "\n");
+    }
+    show(real_path, "datagram\n");
+    return 0;
+  }
+  return EINVAL;
 }
 
 std::optional<int> FixtureKernel::store_cc_param(std::string_view path, const std::string& real_path,

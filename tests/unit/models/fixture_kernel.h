@@ -17,6 +17,8 @@
 //    layout of en_sysfs.c in knneth/mlnx-ofa_kernel 16568c9).
 //  - the upstream mlx5_ib debugfs DCQCN parameters /sys/kernel/debug/mlx5/<pci>/cc_params/<name>
 //    (drivers/infiniband/hw/mlx5/cong.c).
+//  - an IPoIB netdev's /sys/class/net/<ib>/mode (drivers/infiniband/ulp/ipoib: ipoib_set_mode,
+//    show_mode), with the MTU it resets.
 #pragma once
 
 #include <array>
@@ -50,6 +52,11 @@ class FixtureKernel final : public HostFs::KernelModel {
   // driver's store functions.
   void add_mlx5_vendor_ecn(const std::string& netdev);
 
+  // An IPoIB netdev whose mode file the fixture holds: `connected_mode` is IPOIB_CM_SUPPORTED
+  // (the RC flag of a legacy IPoIB netdev's address); `broadcast_mtu` the IB MTU of the broadcast
+  // group the subnet manager made (OpenSM's default partition: 2048).
+  void add_ipoib_netdev(const std::string& netdev, bool connected_mode, int broadcast_mtu = 2048);
+
   // The upstream driver's cc_params of PCI function `pci`: the fixture holds its files.
   void add_mlx5_cc_params(const std::string& pci);
 
@@ -80,6 +87,8 @@ class FixtureKernel final : public HostFs::KernelModel {
   std::optional<int> store_rdma_cm(std::string_view path, const std::string& real_path, std::string_view value);
   std::optional<int> store_vendor_ecn(std::string_view path, const std::string& real_path,
                                       const std::string& previous, std::string_view value);
+  std::optional<int> store_ipoib_mode(std::string_view path, const std::string& real_path,
+                                      const std::string& previous, std::string_view value);
   std::optional<int> store_cc_param(std::string_view path, const std::string& real_path,
                                     const std::string& previous, std::string_view value);
 
@@ -87,6 +96,11 @@ class FixtureKernel final : public HostFs::KernelModel {
   std::map<std::string, int> refused_;
   std::vector<std::string> vendor_ecn_;  // netdevs
   std::vector<std::string> cc_params_;   // PCI functions
+  struct Ipoib {
+    bool connected_mode;
+    int broadcast_mtu;
+  };
+  std::map<std::string, Ipoib> ipoib_;
   std::vector<Write> writes_;
   int mkdirs_ = 0;
   int rmdirs_ = 0;

@@ -1,15 +1,22 @@
-// The ipoib reconciler on a copy of the ConnectX-7 InfiniBand fixture (ib0, datagram mode): mode
-// planned, written and converged; MTU checked against the mode it will have; Ethernet netdevs and
-// ports still waiting for their firmware link type.
+// The ipoib reconciler on copies of the ConnectX-7 InfiniBand fixture (ib0 in datagram mode), with
+// the IPoIB mode model (tests/unit/models: ipoib_set_mode takes exactly "connected\n" or
+// "datagram\n", connected mode only with the RC flag, and resets the MTU): as the fixture is, an
+// enhanced-IPoIB port (address 00:...), where connected mode is a plan error with the way out for
+// the driver in use; with the RC flag (legacy IPoIB, e.g. DOCA's ipoib_enhanced=0), where it is
+// planned, written and converges. The MTU limits each mode puts on the netdev reconciler's plan.
 #include "reconcilers/ipoib/ipoib.h"
 
 #include <gtest/gtest.h>
 
 #include "agent/engine/engine.h"
+#include <filesystem>
+
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
 namespace {
+
+constexpr const char* kLegacyAddress = "80:00:04:04:fe:80:00:00:00:00:00:00:94:6d:ae:03:00:f1:4a:20";
 
 InterfaceSpec ib0(std::optional<std::string> mode, std::optional<int> mtu = std::nullopt) {
   InterfaceSpec iface;
@@ -23,91 +30,139 @@ InterfaceSpec ib0(std::optional<std::string> mode, std::optional<int> mtu = std:
 class IpoibTest : public test::ReconcilerOnFixture {
  protected:
   void SetUp() override { use_fixture("cx7-ib", reconcilers::make_ipoib_reconciler()); }
+  // Legacy IPoIB: the RC flag in the address, and the model taking connected mode.
+  void legacy_ipoib() {
+    tree_.write("/sys/class/net/ib0/address", std::string(kLegacyAddress) + "\n");
+    kernel_->add_ipoib_netdev("ib0", true);
+  }
 
   Report plan(const NodeSpec& spec) { return engine_->plan(spec, observe(spec)); }
+  NetdevState ib0_state() { return *observe(NodeSpec{}).find_netdev("ib0"); }
 };
 
-TEST_F(IpoibTest, ObservesTheModeOfIpoibNetdevsOnly) {
+TEST_F(IpoibTest, ObservesTheModeAndWhetherConnectedModeExists) {
+  kernel_->add_ipoib_netdev("ib0", false);
   const HostState state = observe(NodeSpec{});
   ASSERT_TRUE(state.find_netdev("ib0")->ipoib.has_value());
-  EXPECT_EQ(*state.find_netdev("ib0")->ipoib, nlohmann::json::parse(R"({"mode": "datagram"})"));
+  EXPECT_EQ(*state.find_netdev("ib0")->ipoib, nlohmann::json::parse(R"({"mode": "datagram", "connectedMode": false})"));
+  legacy_ipoib();
+  EXPECT_EQ(*ib0_state().ipoib, nlohmann::json::parse(R"({"mode": "datagram", "connectedMode": true})"));
 }
 
-TEST_F(IpoibTest, ConnectedModeIsPlannedAppliedAndConverges) {
+TEST_F(IpoibTest, ConnectedModeOnEnhancedIpoibIsAPlanErrorWithTheUpstreamWayOut) {
+  kernel_->add_ipoib_netdev("ib0", false);
   NodeSpec spec;
-  spec.interfaces.push_back(ib0("connected", 65520));
+  spec.interfaces.push_back(ib0("connected"));
+  const Report planned = plan(spec);
+  EXPECT_TRUE(planned.changes.empty());
+  ASSERT_EQ(planned.errors.size(), 1u);
+  EXPECT_EQ(planned.errors[0].kind, ErrorKind::kNotSupported);
+  const std::string& why = planned.errors[0].message;
+  EXPECT_NE(why.find("ib0 runs enhanced IPoIB, which has no connected mode"), std::string::npos) << why;
+  EXPECT_NE(why.find("CONFIG_MLX5_CORE_IPOIB"), std::string::npos) << why;
+  EXPECT_NE(why.find("ipoib.mode: datagram"), std::string::npos) << why;
+}
+
+TEST_F(IpoibTest, OnDocaTheWayOutIsIpoibEnhancedZero) {
+  tree_.write("/sys/module/ib_ipoib/parameters/ipoib_enhanced", "1\n");
+  NodeSpec spec;
+  spec.interfaces.push_back(ib0("connected"));
+  const Report planned = plan(spec);
+  ASSERT_EQ(planned.errors.size(), 1u);
+  EXPECT_NE(planned.errors[0].message.find("`options ib_ipoib ipoib_enhanced=0` in /etc/modprobe.d/ib_ipoib.conf"),
+            std::string::npos)
+      << planned.errors[0].message;
+  EXPECT_EQ((*ib0_state().ipoib)["ipoibEnhanced"], "1");
+}
+
+TEST_F(IpoibTest, WithoutAModeFileTheKernelHasNoConnectedMode) {
+  std::filesystem::remove(tree_.root() + "/sys/class/net/ib0/mode");
+  legacy_ipoib();
+  EXPECT_EQ(*ib0_state().ipoib, nlohmann::json::parse(R"({"mode": "datagram", "modeFile": false, "connectedMode": false})"));
+  NodeSpec spec;
+  spec.interfaces.push_back(ib0("connected"));
+  const Report planned = plan(spec);
+  ASSERT_EQ(planned.errors.size(), 1u);
+  EXPECT_NE(planned.errors[0].message.find("CONFIG_INFINIBAND_IPOIB_CM"), std::string::npos) << planned.errors[0].message;
+}
+
+TEST_F(IpoibTest, OnLegacyIpoibConnectedModeIsWrittenWithItsNewlineAndConverges) {
+  legacy_ipoib();
+  NodeSpec spec;
+  spec.interfaces.push_back(ib0("connected"));
   const Report planned = plan(spec);
   ASSERT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
   ASSERT_EQ(planned.changes.size(), 1u);
-  EXPECT_EQ(planned.changes[0].resource, "netdev/ib0");
   EXPECT_EQ(planned.changes[0].field, "ipoib.mode");
   EXPECT_EQ(planned.changes[0].current, "datagram");
   EXPECT_EQ(planned.changes[0].desired, "connected");
+  EXPECT_EQ(planned.changes[0].via, "sysfs /sys/class/net/ib0/mode");
 
   const Report applied = engine_->apply(*platform_, spec, "n");
   ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
-  EXPECT_EQ(applied.count(ChangeStatus::kApplied), 1u);
-  EXPECT_EQ(tree_.read("/sys/class/net/ib0/mode"), "connected");
+  EXPECT_EQ(applied.count(ChangeStatus::kApplied), 1u) << applied.changes[0].error;
+  ASSERT_EQ(kernel_->writes().size(), 1u);
+  EXPECT_EQ(kernel_->writes()[0].value, "connected\n") << "ipoib_set_mode compares with \"connected\\n\"";
+  EXPECT_EQ(tree_.read("/sys/class/net/ib0/mtu"), "65520\n") << "the kernel's MTU of connected mode";
   EXPECT_TRUE(plan(spec).changes.empty());
+
+  spec.interfaces[0].ipoib.mode = "datagram";
+  const Report back = engine_->apply(*platform_, spec, "n");
+  EXPECT_EQ(back.count(ChangeStatus::kApplied), 1u);
+  EXPECT_EQ(kernel_->writes().back().value, "datagram\n");
+  EXPECT_EQ(tree_.read("/sys/class/net/ib0/mtu"), "2044\n") << "min(broadcast MTU - 4, MTU)";
 }
 
-TEST_F(IpoibTest, DatagramModeRefusesAnMtuAboveTheIbMtuMinusFour) {
-  NodeSpec spec;
-  spec.interfaces.push_back(ib0(std::nullopt, 9000));
-  const Report planned = plan(spec);
-  ASSERT_EQ(planned.errors.size(), 1u);
-  EXPECT_NE(planned.errors[0].message.find("mtu 9000 is above what IPoIB datagram mode carries on ib0"),
-            std::string::npos)
-      << planned.errors[0].message;
-  EXPECT_NE(planned.errors[0].message.find("4092"), std::string::npos);
-
-  spec.interfaces[0].mtu = 4092;
-  EXPECT_TRUE(plan(spec).errors.empty());
-}
-
-TEST_F(IpoibTest, TheMtuIsCheckedAgainstTheModeTheSpecAsksFor) {
-  NodeSpec spec;
-  spec.interfaces.push_back(ib0("connected", 9000));
-  EXPECT_TRUE(plan(spec).errors.empty()) << "connected mode carries 9000";
-  spec.interfaces[0].mtu = 65521;
-  const Report planned = plan(spec);
-  ASSERT_EQ(planned.errors.size(), 1u);
-  EXPECT_NE(planned.errors[0].message.find("connected mode carries on ib0 (65520)"), std::string::npos);
-  EXPECT_TRUE(planned.changes.empty());
-}
-
-TEST_F(IpoibTest, AKernelThatRefusesTheModeFailsTheChange) {
-  // ipoib_set_mode answers EINVAL when connected mode is not available (no CM support).
-  // A kernel whose ib0 refuses every mode write (ipoib_set_mode's EINVAL without CM support).
-  class RefusingMode final : public HostFs::KernelModel {
-   public:
-    std::optional<int> stored(std::string_view path, const std::string&, const std::string&,
-                              std::string_view) override {
-      return path == "/sys/class/net/ib0/mode" ? std::optional<int>(EINVAL) : std::nullopt;
-    }
-    std::optional<int> made_directory(std::string_view, const std::string&) override { return std::nullopt; }
-    void removing_directory(std::string_view, const std::string&) override {}
-  };
-  HostFs fs(tree_.root());
-  fs.set_kernel_model(std::make_shared<RefusingMode>());
-  platform_ = std::make_unique<Platform>(std::move(fs));
+TEST_F(IpoibTest, AModeTheKernelRefusesFailsTheChangeAndTheFileIsAsBefore) {
+  legacy_ipoib();
+  kernel_->refuse_next_write("/sys/class/net/ib0/mode", EPERM);  // set_mode on a netdev going down
   NodeSpec spec;
   spec.interfaces.push_back(ib0("connected"));
   const Report applied = engine_->apply(*platform_, spec, "n");
   ASSERT_EQ(applied.count(ChangeStatus::kFailed), 1u);
-  EXPECT_NE(applied.changes[0].error.find("Invalid argument"), std::string::npos) << applied.changes[0].error;
+  EXPECT_NE(applied.changes[0].error.find("Operation not permitted"), std::string::npos) << applied.changes[0].error;
   EXPECT_EQ(tree_.read("/sys/class/net/ib0/mode"), "datagram\n");
 }
 
 TEST_F(IpoibTest, AnEthernetPortWithIpoibModeIsAnError) {
   NodeSpec spec;
-  InterfaceSpec iface = ib0("connected");
-  spec.interfaces.push_back(iface);
-  // Turn ib0 into an Ethernet netdev in the tree.
-  tree_.write("/sys/class/net/ib0/type", "1\n");
+  spec.interfaces.push_back(ib0("datagram"));
+  tree_.write("/sys/class/net/ib0/type", "1\n");  // ib0 as an Ethernet netdev
   const Report planned = plan(spec);
   ASSERT_EQ(planned.errors.size(), 1u);
   EXPECT_NE(planned.errors[0].message.find("ib0 is not an IPoIB netdev"), std::string::npos);
+}
+
+// check_ipoib_mtu: the netdev reconciler's plan of an IPoIB MTU (ipoib_change_mtu's rules).
+TEST_F(IpoibTest, DatagramMtuLimitsAreErrorsAndAboveTheDefaultPartitionANote) {
+  NetdevState n = ib0_state();
+  auto check = [&](std::optional<std::string> mode, int mtu) { return reconcilers::check_ipoib_mtu(ib0(mode, mtu), n); };
+  const auto too_big = check(std::nullopt, 9000);
+  ASSERT_TRUE(too_big.error.has_value());
+  EXPECT_NE(too_big.error->find("mtu 9000 is above what IPoIB datagram mode carries on ib0"), std::string::npos);
+  EXPECT_NE(too_big.error->find("set mtu 4092 or less (ib0 has no connected mode)"), std::string::npos) << *too_big.error;
+  const auto too_small = check(std::nullopt, 71);
+  ASSERT_TRUE(too_small.error.has_value()) << "ETH_MIN_MTU + IPOIB_ENCAP_LEN is 72";
+  const auto clamp = check(std::nullopt, 4092);
+  EXPECT_FALSE(clamp.error.has_value());
+  EXPECT_NE(clamp.note.find("`mtu=5` (4096) on the partition's line in partitions.conf gives 4092"), std::string::npos);
+  const auto fits = check(std::nullopt, 2044);
+  EXPECT_FALSE(fits.error.has_value());
+  EXPECT_TRUE(fits.note.empty());
+  EXPECT_TRUE(check("connected", 65520).mode_unavailable) << "enhanced IPoIB: the mode's error covers it";
+  legacy_ipoib();
+  n = ib0_state();
+  EXPECT_FALSE(check("connected", 65520).error.has_value());
+  EXPECT_FALSE(check("connected", 65520).mode_unavailable);
+  ASSERT_TRUE(check("connected", 65521).error.has_value());
+  EXPECT_NE(check("connected", 65521).error->find("the largest IPoIB MTU, 65520"), std::string::npos);
+}
+
+TEST_F(IpoibTest, TheClampMessageNamesThePartitionMtu) {
+  const std::string why = reconcilers::ipoib_mtu_clamped("ib0", 4092, 2044);
+  EXPECT_NE(why.find("the kernel set ib0's MTU to 2044, not 4092"), std::string::npos) << why;
+  EXPECT_NE(why.find("(2048 here)"), std::string::npos) << why;
+  EXPECT_NE(why.find("`Default=0x7fff, ipoib, mtu=5 : ALL=full;`"), std::string::npos) << why;
 }
 
 }  // namespace
