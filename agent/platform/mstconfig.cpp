@@ -76,7 +76,13 @@ Result<MstconfigQuery> parse_mstconfig_query(std::string_view text) {
         value.marked = true;
         row.remove_prefix(1);
       }
-      const std::vector<std::string_view> words = split_words(row);
+      std::vector<std::string_view> words = split_words(row);
+      // Newer mstflint (mlxcfg_ui.cpp: printf("%s%s     %-48s", diff, readOnly, name)) puts "RO"
+      // between the '*' column and the name of a read-only parameter.
+      if (words.size() == 5 && words[0] == "RO") {
+        value.read_only = true;
+        words.erase(words.begin());
+      }
       if (words.size() != 4) {
         return parse_error(where + ": expected a parameter and its Default, Current and Next Boot values");
       }

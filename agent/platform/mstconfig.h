@@ -22,6 +22,7 @@ struct MstconfigValue {
   std::string current;    // what the running firmware uses
   std::string next_boot;  // what the firmware will use after the next cold boot
   bool marked = false;    // the row had mstconfig's '*': next boot differs from default or current
+  bool read_only = false; // the row had newer mstflint's "RO" marker: the parameter cannot be set
 };
 
 struct MstconfigQuery {

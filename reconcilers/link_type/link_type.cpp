@@ -214,7 +214,17 @@ class LinkTypeReconciler final : public Reconciler {
       planned[resource] = desired;
       const nlohmann::json current = observed.value("current", nlohmann::json());
       const nlohmann::json next_boot = observed.value("nextBoot", nlohmann::json());
-      if (current == desired) continue;
+      if (current == desired && next_boot == desired) continue;
+      if (current == desired) {
+        // Someone staged the other protocol: the port would flip at the next cold boot. Setting
+        // the next-boot value back needs no reboot, since the firmware runs the spec's already.
+        Change change = make_change(resource, "linkType", nlohmann::json{{"nextBoot", next_boot}}, desired, kName, false);
+        change.via = "mstconfig " + target->param + " of " + target->pci + " (firmware)";
+        change.note = "the firmware runs " + text_of(desired) + ", but " + text_of(next_boot) +
+                      " is staged for the next boot: it is set back";
+        out.changes.push_back(std::move(change));
+        continue;
+      }
       if (next_boot == desired && observed.value("stagedBeforeReboot", nlohmann::json()) == desired) {
         out.errors.push_back(selector_error(
             iface, make_error(ErrorKind::kVerification,
@@ -227,6 +237,7 @@ class LinkTypeReconciler final : public Reconciler {
       }
       Change change = make_change(resource, "linkType", current, desired, kName, true);
       change.requires_ = "reboot";
+      change.via = "mstconfig " + target->param + " of " + target->pci + " (firmware, next cold boot)";
       // Already staged (by rdmactl or by hand): reported, never written again.
       if (next_boot == desired) change.status = ChangeStatus::kPendingReboot;
       out.changes.push_back(std::move(change));
@@ -237,7 +248,10 @@ class LinkTypeReconciler final : public Reconciler {
     if (change.field != "linkType") return unknown_field(change);
     auto target = target_of_resource(change.resource);
     if (!target) return target.error();
-    const std::optional<std::string> value = firmware_form(change.desired);
+    // {"nextBoot": ...}: the revert of a change that only set the staged value back.
+    const nlohmann::json& wanted = change.desired.is_object() ? change.desired.value("nextBoot", nlohmann::json())
+                                                              : change.desired;
+    const std::optional<std::string> value = firmware_form(wanted);
     if (!value) {
       return make_error(ErrorKind::kNotSupported,
                         "rdmactl sets LINK_TYPE to infiniband or ethernet, not " + change.desired.dump(),

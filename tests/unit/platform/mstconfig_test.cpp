@@ -22,12 +22,13 @@ struct ParseCase {
   std::string file;
   std::string device_type;
   std::string device;
-  // Parameter -> "default current next_boot" with a trailing " *" when the row was marked.
+  // Parameter -> "default current next_boot" with a trailing " *" when the row was marked and " RO"
+// when it was read-only.
   std::map<std::string, std::string> params;
 };
 
 std::string describe(const MstconfigValue& v) {
-  return v.default_value + " " + v.current + " " + v.next_boot + (v.marked ? " *" : "");
+  return v.default_value + " " + v.current + " " + v.next_boot + (v.marked ? " *" : "") + (v.read_only ? " RO" : "");
 }
 
 class MstconfigParseTest : public ::testing::TestWithParam<ParseCase> {};
@@ -65,7 +66,16 @@ INSTANTIATE_TEST_SUITE_P(
                   {{"LINK_TYPE_P1", "IB(1) IB(1) ETH(2) *"},
                    {"LINK_TYPE_P2", "IB(1) IB(1) IB(1)"},
                    {"KEEP_IB_LINK_UP_P2", "False(0) True(1) True(1) *"}}},
-        ParseCase{"single-port.txt", "ConnectX7", "41:00.0", {{"LINK_TYPE_P1", "IB(1) ETH(2) ETH(2) *"}}}),
+        ParseCase{"single-port.txt", "ConnectX7", "41:00.0", {{"LINK_TYPE_P1", "IB(1) ETH(2) ETH(2) *"}}},
+        // Newer mstflint (mlxcfg_ui.cpp's "%s%s     %-48s" rows): an "RO" column after the '*' one,
+        // Name and Description lines in the header, and the RO trailer.
+        ParseCase{"read-only-marker.txt",
+                  "ConnectX7",
+                  "41:00.0",
+                  {{"MEMIC_SIZE_LIMIT", "_256KB(1) _256KB(1) _256KB(1) RO"},
+                   {"LINK_TYPE_P1", "IB(1) IB(1) ETH(2) *"},
+                   {"ROCE_CC_PRIO_MASK_P1", "255 255 255"},
+                   {"NUM_OF_VFS", "0 8 8 * RO"}}}),
     [](const ::testing::TestParamInfo<ParseCase>& info) {
       std::string name;
       for (char ch : info.param.file.substr(0, info.param.file.find('.'))) name += std::isalnum(ch) ? ch : '_';

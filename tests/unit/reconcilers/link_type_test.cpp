@@ -167,6 +167,23 @@ TEST_F(LinkTypeTest, AValueStagedByHandIsPendingRebootAndVpiDiffers) {
   EXPECT_EQ(to_ib.changes[0].status, ChangeStatus::kPlanned);
 }
 
+TEST_F(LinkTypeTest, TheOtherProtocolStagedByHandIsDriftAndIsStagedBackOnce) {
+  // Running InfiniBand, Ethernet staged for the next boot: the port would flip at a cold boot.
+  use_fixture("cx7-ib", "0000:c1:00.0", "IB(1),IB(1),ETH(2)", "IB(1),IB(1),IB(1)");
+  const NodeSpec spec = spec_for("mlx5_0", "infiniband");
+  const DiffResult planned = diff(spec);
+  ASSERT_EQ(planned.changes.size(), 1u);
+  EXPECT_EQ(planned.changes[0].current, nlohmann::json::parse(R"({"nextBoot": "ethernet"})"));
+  EXPECT_EQ(planned.changes[0].desired, "infiniband");
+  EXPECT_FALSE(planned.changes[0].requires_.has_value()) << "the running firmware has it already";
+  EXPECT_EQ(planned.changes[0].status, ChangeStatus::kPlanned);
+  ASSERT_TRUE(plan_and_apply_one(spec));
+  EXPECT_EQ(sets(), std::vector<std::string>{"-y -d 0000:c1:00.0 set LINK_TYPE_P1=IB"});
+  EXPECT_TRUE(diff(spec).changes.empty()) << "staged back: nothing left, and no reboot needed";
+  firmware({"reboot", "cold", tree_.root()});
+  EXPECT_TRUE(diff(spec).changes.empty()) << "the cold boot keeps InfiniBand";
+}
+
 TEST_F(LinkTypeTest, ApplySetsTheParameterOnceAndRecordsTheBootId) {
   use_cx7_ib();
   const NodeSpec spec = spec_for("mlx5_0", "ethernet");
