@@ -110,6 +110,66 @@ std::string opensm_conf_remove(std::string_view text, std::string_view key) {
   return out;
 }
 
+namespace {
+
+// "  KEY=value  # note" -> the value text after '=' when the line sets `key` (not a comment).
+std::optional<std::string_view> shell_assignment(std::string_view line, std::string_view key) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos || line[i] == '#') return std::nullopt;
+  if (line.substr(i, key.size()) != key || line.substr(i + key.size(), 1) != "=") return std::nullopt;
+  return line.substr(i + key.size() + 1);
+}
+
+// The value a shell gives `KEY=<raw>`: one double- or single-quoted word, or an unquoted one
+// ending at white space or a comment.
+std::string shell_word(std::string_view raw) {
+  if (!raw.empty() && (raw.front() == '"' || raw.front() == '\'')) {
+    const size_t close = raw.find(raw.front(), 1);
+    return std::string(raw.substr(1, close == std::string_view::npos ? std::string_view::npos : close - 1));
+  }
+  return std::string(raw.substr(0, raw.find_first_of(" \t#")));
+}
+
+}  // namespace
+
+std::optional<std::string> shell_var_value(std::string_view text, std::string_view key) {
+  std::optional<std::string> value;
+  for (const Line& l : split_lines(text)) {
+    if (auto raw = shell_assignment(text.substr(l.begin, l.end - l.begin), key)) value = shell_word(*raw);
+  }
+  return value;
+}
+
+std::string shell_var_set(std::string_view text, std::string_view key, std::string_view value) {
+  const std::vector<Line> lines = split_lines(text);
+  std::optional<size_t> last;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (shell_assignment(text.substr(lines[i].begin, lines[i].end - lines[i].begin), key)) last = i;
+  }
+  const std::string assignment = std::string(key) + "=\"" + std::string(value) + "\"";
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    out.append(i == last ? std::string_view(assignment) : text.substr(lines[i].begin, lines[i].end - lines[i].begin));
+    if (lines[i].newline) out.push_back('\n');
+  }
+  if (!last) {
+    if (!out.empty() && out.back() != '\n') out.push_back('\n');
+    out += assignment + "\n";
+  }
+  return out;
+}
+
+std::string shell_var_remove(std::string_view text, std::string_view key) {
+  std::string out;
+  for (const Line& l : split_lines(text)) {
+    const std::string_view line = text.substr(l.begin, l.end - l.begin);
+    if (shell_assignment(line, key)) continue;
+    out.append(line);
+    if (l.newline) out.push_back('\n');
+  }
+  return out;
+}
+
 std::optional<uint64_t> parse_guid(std::string_view text) {
   int base = 10;
   if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {

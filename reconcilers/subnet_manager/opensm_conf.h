@@ -25,6 +25,17 @@ std::string opensm_conf_set(std::string_view text, std::string_view key, std::st
 // `text` without the lines that set `key`: undoes an append of opensm_conf_set.
 std::string opensm_conf_remove(std::string_view text, std::string_view key);
 
+// Shell variable files that the OpenSM units source (Debian's /etc/default/opensm with PORTS,
+// RHEL's /etc/sysconfig/opensm with GUIDS and PRIORITY): `KEY=value` or `KEY="value"` lines, the
+// last one winning as when the file is sourced; comments and every other line are kept byte for
+// byte. std::nullopt when no uncommented line sets the key.
+std::optional<std::string> shell_var_value(std::string_view text, std::string_view key);
+// `text` with the last line that sets `key` now setting it to "value" (quoted), or such a line
+// appended when none does.
+std::string shell_var_set(std::string_view text, std::string_view key, std::string_view value);
+// `text` without the lines that set `key`: undoes an append of shell_var_set.
+std::string shell_var_remove(std::string_view text, std::string_view key);
+
 // A GUID as OpenSM's strtoull(value, NULL, 0) reads it (0x-hex, or decimal), written the way
 // opensm.conf and rdmactl's state write it: "0x" + 16 lower-case hex digits. std::nullopt when the
 // text is not a number.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,10 +28,89 @@ using namespace subnet_manager;
 constexpr const char* kName = "subnet_manager";
 constexpr const char* kResource = "subnet-manager";
 constexpr const char* kWhere = "subnetManager";
-constexpr const char* kConfigFile = "/etc/opensm/opensm.conf";
-constexpr const char* kUnit = "opensm";
 constexpr const char* kPriorityKey = "sm_priority";
 constexpr const char* kGuidKey = "guid";
+
+// How a distribution packages OpenSM: the service, the file OpenSM reads its options from, and the
+// shell variables file the service sources. Each layout takes the port and the priority elsewhere
+// (see port_location and priority_location).
+enum class LayoutKind { kDebian, kRhel, kDoca };
+struct Layout {
+  LayoutKind kind;
+  const char* name;
+  const char* service;
+  const char* config_file;
+  const char* vars_file;  // nullptr: none
+};
+// Debian and Ubuntu (package opensm): opensm.service, a oneshot, starts opensm@<guid>.service
+// (`opensm --guid %I`) for each port GUID of PORTS in /etc/default/opensm (ALL by default); OpenSM
+// reads /etc/opensm/opensm.conf (the package ships none), and --guid overrides its guid line.
+constexpr Layout kDebian{LayoutKind::kDebian, "debian", "opensm", "/etc/opensm/opensm.conf", "/etc/default/opensm"};
+// RHEL, Fedora, Rocky (Fedora's opensm.spec, --with-opensm-conf-sub-dir=rdma): opensm.service runs
+// /usr/libexec/opensm-launch; OpenSM reads /etc/rdma/opensm.conf; /etc/sysconfig/opensm's GUIDS and
+// PRIORITY, where set, are what Red Hat's networking guide has admins edit instead.
+constexpr Layout kRhel{LayoutKind::kRhel, "rhel", "opensm", "/etc/rdma/opensm.conf", "/etc/sysconfig/opensm"};
+// MLNX_OFED / DOCA-OFED: the SysV script /etc/init.d/opensmd (a generated systemd unit), OpenSM
+// reading /etc/opensm/opensm.conf.
+constexpr Layout kDoca{LayoutKind::kDoca, "doca", "opensmd", "/etc/opensm/opensm.conf", nullptr};
+
+// Which layout the host has, from the files its package installs (under --root).
+std::optional<Layout> detect_layout(const HostFs& fs) {
+  if (fs.exists("/etc/init.d/opensmd")) return kDoca;
+  for (const char* path : {"/lib/systemd/system/opensm@.service", "/usr/lib/systemd/system/opensm@.service",
+                           "/etc/default/opensm"}) {
+    if (fs.exists(path)) return kDebian;
+  }
+  for (const char* path : {"/usr/libexec/opensm-launch", "/etc/sysconfig/opensm", "/etc/rdma/opensm.conf"}) {
+    if (fs.exists(path)) return kRhel;
+  }
+  return std::nullopt;
+}
+
+// Where a layout takes a value: a key of OpenSM's config file, or a shell variable.
+struct Location {
+  std::string file;
+  std::string key;
+  bool shell = false;
+  std::string describe() const { return file + " " + key; }
+};
+
+std::string read_or_empty(const HostFs& fs, const std::string& path) {
+  if (!fs.exists(path)) return {};
+  auto text = fs.read_file(path);
+  return text ? *text : std::string();
+}
+
+bool shell_var_set_nonempty(const HostFs& fs, const char* file, const char* key) {
+  if (file == nullptr) return false;
+  const auto value = shell_var_value(read_or_empty(fs, file), key);
+  return value && !value->empty();
+}
+
+Location priority_location(const HostFs& fs, const Layout& layout) {
+  if (layout.kind == LayoutKind::kRhel && shell_var_set_nonempty(fs, layout.vars_file, "PRIORITY")) {
+    return {layout.vars_file, "PRIORITY", true};
+  }
+  return {layout.config_file, kPriorityKey, false};
+}
+
+Location port_location(const HostFs& fs, const Layout& layout) {
+  if (layout.kind == LayoutKind::kDebian) return {layout.vars_file, "PORTS", true};
+  if (layout.kind == LayoutKind::kRhel && shell_var_set_nonempty(fs, layout.vars_file, "GUIDS")) {
+    return {layout.vars_file, "GUIDS", true};
+  }
+  return {layout.config_file, kGuidKey, false};
+}
+
+std::optional<std::string> read_location(const HostFs& fs, const Location& at) {
+  const std::string text = read_or_empty(fs, at.file);
+  return at.shell ? shell_var_value(text, at.key) : opensm_conf_value(text, at.key);
+}
+
+std::string not_installed() {
+  return "OpenSM is not installed: no opensm unit or init script (Debian, Ubuntu: apt install opensm; RHEL, "
+         "Fedora: dnf install opensm; DOCA/MLNX-OFED: its opensm package)";
+}
 // OpenSM's own default when opensm.conf has no sm_priority line.
 constexpr int kDefaultPriority = 0;
 // sminfo waits for MAD replies (ibd_timeout, default 1 s, with retries): enough for a few of those.
@@ -55,6 +135,17 @@ std::optional<std::string> port_guid(const PortState& port) {
     if (g.index == 0) return guid_from_gid(g.gid);
   }
   return std::nullopt;
+}
+
+// The GUIDs Debian's PORTS names: "0x... 0x..." as canonical GUIDs; empty for ALL, NONE or none.
+std::vector<std::string> ports_guids(const json& ports) {
+  std::vector<std::string> out;
+  if (!ports.is_string()) return out;
+  std::istringstream words(ports.get<std::string>());
+  for (std::string word; words >> word;) {
+    if (auto guid = canonical_guid(word)) out.push_back(*guid);
+  }
+  return out;
 }
 
 // The port an OpenSM with opensm.conf's `guid` binds to: the local port with that GUID, or for
@@ -108,10 +199,13 @@ class SubnetManagerReconciler final : public Reconciler {
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     spec_.reset();
     if (spec) spec_ = spec->subnet_manager;
-    json local = {{"configFile", kConfigFile}};
+    const HostFs& fs = platform.fs();
+    layout_ = detect_layout(fs);
+    json local = json::object();
     json unknown = json::object();
     json missing = json::object();
-    observe_config(platform.fs(), local, unknown);
+    local["layout"] = layout_ ? json(layout_->name) : json(nullptr);
+    if (layout_) observe_config(fs, *layout_, local, unknown);
 
     // The tools run only for a spec that manages the SM, or for show: a plan of an unrelated spec
     // should not wait for MADs on the fabric.
@@ -125,7 +219,7 @@ class SubnetManagerReconciler final : public Reconciler {
       return ok();
     }
 
-    observe_service(local, unknown, missing);
+    if (layout_) observe_service(state, *layout_, local, unknown, missing);
     if (!unknown.empty()) local["unknown"] = unknown;
     json out = {{"local", local}};
     observe_master(state, local, out, missing);
@@ -146,20 +240,33 @@ class SubnetManagerReconciler final : public Reconciler {
       return;
     }
     const json& local = root["local"];
+    if (local.value("layout", json()).is_null()) {
+      // Nothing to configure: an SM that must run cannot; one that must not is not there.
+      if (sm.enabled == true || (!sm.enabled && (sm.priority || sm.port))) {
+        out.errors.push_back(sm_error(ErrorKind::kNotSupported, not_installed()));
+      }
+      return;
+    }
     const size_t errors_before = out.errors.size();
     tool_errors(sm, root, out);
     if (out.errors.size() > errors_before) return;  // nothing below can be judged without them
 
+    if (sm.enabled == true && !sm.port && local.value("ports", json()) == json("NONE")) {
+      // Debian's opensm.service: ExecCondition skips the unit (inactive, not failed) for NONE.
+      out.errors.push_back(sm_error(ErrorKind::kInvalidSpec,
+                                    "PORTS=NONE in /etc/default/opensm: Debian's opensm.service skips itself and no "
+                                    "OpenSM runs; give subnetManager a port (rdmactl then sets PORTS to its GUID)"));
+      return;
+    }
     const size_t changes_before = out.changes.size();
     config_changes(sm, state, out);
     if (sm.enabled) {
-      const bool enabled = local.value("enabled", false);
-      const bool active = local.value("active", false);
-      // Half-enabled (enabled but stopped, or running but not enabled) is drift either way.
-      const bool current = *sm.enabled ? (enabled && active) : (enabled || active);
+      const bool current = running_as_asked(sm, state, *sm.enabled);
       if (current != *sm.enabled) {
         // Starting or stopping an SM can move mastership: the fabric re-sweeps.
-        out.changes.push_back(make_change(kResource, "enabled", current, *sm.enabled, kName, true));
+        Change change = make_change(kResource, "enabled", current, *sm.enabled, kName, true);
+        change.via = "systemctl " + local.value("service", std::string("opensm"));
+        out.changes.push_back(std::move(change));
       }
     }
     if (out.errors.size() > errors_before || out.changes.size() > changes_before) return;
@@ -170,35 +277,46 @@ class SubnetManagerReconciler final : public Reconciler {
     if (change.resource != kResource) {
       return make_error(ErrorKind::kPlatform, "not the subnet-manager resource", change.resource);
     }
+    if (!layout_) return make_error(ErrorKind::kNotSupported, not_installed(), change.resource);
     if (change.field == "enabled") return apply_enabled(state, change);
     if (change.field == "priority" || change.field == "port") return apply_config(platform.fs(), state, change);
     return unknown_field(change);
   }
 
  private:
-  // opensm.conf's two managed values (null when the file or the line is missing).
-  static void observe_config(const HostFs& fs, json& local, json& unknown) {
-    local["priority"] = nullptr;
-    local["guid"] = nullptr;
-    local["configExists"] = fs.exists(kConfigFile);
-    if (!local["configExists"].get<bool>()) return;
-    auto text = fs.read_file(kConfigFile);
-    if (!text) {
-      unknown["priority"] = unknown["guid"] = text.error().to_string();
-      return;
+  // The priority and the port as this layout takes them (null when the file or the line is
+  // missing): Debian's port is PORTS (the text, "ALL" by default), the others' a guid.
+  static void observe_config(const HostFs& fs, const Layout& layout, json& local, json& unknown) {
+    local["service"] = layout.service;
+    local["configFile"] = layout.config_file;
+    local["configExists"] = fs.exists(layout.config_file);
+    const Location priority_at = priority_location(fs, layout);
+    const Location port_at = port_location(fs, layout);
+    local["priorityFrom"] = priority_at.describe();
+    local["portFrom"] = port_at.describe();
+    for (const Location* at : {&priority_at, &port_at}) {
+      if (!fs.exists(at->file)) continue;
+      if (auto text = fs.read_file(at->file); !text) {
+        unknown[at == &priority_at ? "priority" : "port"] = text.error().to_string();
+      }
     }
-    local["priority"] = priority_value(opensm_conf_value(*text, kPriorityKey));
-    local["guid"] = guid_value(opensm_conf_value(*text, kGuidKey));
+    local["priority"] = priority_value(read_location(fs, priority_at));
+    if (layout.kind == LayoutKind::kDebian) {
+      const auto ports = read_location(fs, port_at);
+      local["ports"] = ports ? json(*ports) : json(nullptr);
+    } else {
+      local["guid"] = guid_value(read_location(fs, port_at));
+    }
   }
 
-  // The opensm unit's state from systemctl is-enabled and is-active.
-  static void observe_service(json& local, json& unknown, json& missing) {
+  // The layout's unit from systemctl is-enabled and is-active; on Debian also the opensm@ instance
+  // of the port the spec names, which is the one that runs OpenSM.
+  void observe_service(const HostState& state, const Layout& layout, json& local, json& unknown, json& missing) {
     local["installed"] = local["enabled"] = local["active"] = nullptr;
     auto not_known = [&](const std::string& why) {
       for (const char* field : {"installed", "enabled", "active"}) unknown[field] = why;
     };
-    const std::vector<std::string> is_enabled = {"systemctl", "is-enabled", kUnit};
-    auto ran = run_command(is_enabled);
+    auto ran = run_command({"systemctl", "is-enabled", layout.service});
     if (!ran) {
       if (ran.error().kind == ErrorKind::kNotFound) {
         missing["systemctl"] = package_of("systemctl");
@@ -215,18 +333,24 @@ class SubnetManagerReconciler final : public Reconciler {
     }
     local["installed"] = file_state->exists;
     local["enabled"] = file_state->enabled;
-    const std::vector<std::string> is_active = {"systemctl", "is-active", kUnit};
-    auto ran_active = run_command(is_active);
-    if (!ran_active) {
-      unknown["active"] = ran_active.error().to_string();
-      return;
-    }
-    auto active = parse_is_active(ran_active->out, ran_active->exit_code);
+    local["unitFileState"] = file_state->word;
+    auto active = unit_active(layout.service);
     if (!active) {
       unknown["active"] = active.error().message;
       return;
     }
-    local["active"] = active->active;
+    local["active"] = *active;
+    if (layout.kind == LayoutKind::kDebian && spec_ && spec_->port) {
+      if (auto guid = desired_guid(state, *spec_->port)) {
+        const std::string instance = std::string("opensm@") + *guid;
+        auto running = unit_active(instance);
+        if (running) {
+          local["instance"] = {{"unit", instance}, {"active", *running}};
+        } else {
+          unknown["instance"] = running.error().message;
+        }
+      }
+    }
   }
 
   // The SM that sminfo reports through the port the spec names, or the port OpenSM binds to.
@@ -236,7 +360,7 @@ class SubnetManagerReconciler final : public Reconciler {
     if (spec_ && spec_->port) {
       if (auto ref = state.resolve_port(*spec_->port); ref && ref->port->link_layer == "InfiniBand") port = *ref;
     }
-    if (!port.port) port = opensm_port(state, local["guid"]);
+    if (!port.port) port = opensm_port(state, configured_guid(local));
     out["master"] = nullptr;
     if (!port.port) {
       out["masterReason"] = "no active InfiniBand port to ask sminfo through";
@@ -262,7 +386,29 @@ class SubnetManagerReconciler final : public Reconciler {
     out["master"] = master_json(*info);
   }
 
-  // A spec that manages the SM needs systemctl (the service), sminfo (verify) and the opensm unit.
+  // The port GUID OpenSM is configured for: a guid line, or Debian's PORTS when it names one port;
+  // null means "the first active port", as OpenSM picks it for guid 0 (and PORTS=ALL runs on all).
+  static json configured_guid(const json& local) {
+    if (local.contains("ports")) {
+      const std::vector<std::string> guids = ports_guids(local["ports"]);
+      return guids.size() == 1 ? json(guids[0]) : json(nullptr);
+    }
+    return local.value("guid", json());
+  }
+
+  // Whether the SM runs as `want` asks: enabled and active (and, on Debian with a spec port, that
+  // port's opensm@ instance active), or neither.
+  static bool running_as_asked(const SubnetManagerSpec& sm, const HostState& state, bool want) {
+    const json& local = state.subnet_manager["local"];
+    const bool enabled = local.value("enabled", false);
+    bool active = local.value("active", false);
+    if (local.contains("instance")) active = active && local["instance"].value("active", false);
+    (void)sm;
+    // Half-enabled (enabled but stopped, or running but not enabled) is drift either way.
+    return want ? (enabled && active) : (enabled || active);
+  }
+
+  // A spec that manages the SM needs systemctl (the service), sminfo (verify) and the unit.
   static void tool_errors(const SubnetManagerSpec& sm, const json& root, DiffResult& out) {
     if (root.contains("missingTools")) {
       for (const auto& [tool, package] : root["missingTools"].items()) {
@@ -276,16 +422,20 @@ class SubnetManagerReconciler final : public Reconciler {
     }
     const json& local = root["local"];
     const json unknown = local.value("unknown", json::object());
-    for (const char* field : {"enabled", "active", "priority", "guid"}) {
+    for (const char* field : {"enabled", "active", "priority", "port", "instance"}) {
       if (unknown.contains(field)) {
         out.errors.push_back(sm_error(ErrorKind::kPlatform, std::string("cannot tell the subnet manager's ") +
                                                                 field + ": " + unknown[field].get<std::string>()));
       }
     }
-    if (sm.enabled && *sm.enabled && local.value("installed", json()) == json(false)) {
+    const std::string service = local.value("service", std::string("opensm"));
+    if (sm.enabled == true && local.value("installed", json()) == json(false)) {
+      out.errors.push_back(sm_error(ErrorKind::kNotSupported, "systemd knows no " + service + " service: " + not_installed()));
+    }
+    if (sm.enabled == true && local.value("unitFileState", std::string()) == "masked") {
       out.errors.push_back(sm_error(ErrorKind::kNotSupported,
-                                    "systemd knows no opensm service: install the Debian package opensm "
-                                    "(apt install opensm)"));
+                                    service + ".service is masked: systemd refuses to start or enable it; `systemctl "
+                                              "unmask " + service + ".service` if the subnet manager should run here"));
     }
   }
 
@@ -296,7 +446,9 @@ class SubnetManagerReconciler final : public Reconciler {
     if (sm.priority) {
       const json current = local.value("priority", json());
       if (current != json(*sm.priority)) {
-        out.changes.push_back(make_change(kResource, "priority", current, *sm.priority, kName, running));
+        Change change = make_change(kResource, "priority", current, *sm.priority, kName, running);
+        change.via = local.value("priorityFrom", std::string());
+        out.changes.push_back(std::move(change));
       }
     }
     if (sm.port) {
@@ -305,14 +457,19 @@ class SubnetManagerReconciler final : public Reconciler {
         out.errors.push_back(desired.error());
         return;
       }
-      const json current = local.value("guid", json());
-      if (current != json(*desired)) {
-        out.changes.push_back(make_change(kResource, "port", current, *desired, kName, running));
+      const bool debian = local.contains("ports");
+      const json current = debian ? local["ports"] : local.value("guid", json());
+      const bool converged = debian ? ports_guids(current) == std::vector<std::string>{*desired} : current == json(*desired);
+      if (!converged) {
+        Change change = make_change(kResource, "port", current, *desired, kName, running);
+        change.via = local.value("portFrom", std::string());
+        if (debian) change.note = "opensm.service then runs one opensm@" + *desired + " (opensm --guid " + *desired + ")";
+        out.changes.push_back(std::move(change));
       }
     }
   }
 
-  // The GUID of the port a selector names, as opensm.conf's `guid` takes it.
+  // The GUID of the port a selector names, as OpenSM's guid (and Debian's PORTS) take it.
   static Result<std::string> desired_guid(const HostState& state, const Selector& selector) {
     const std::string where = std::string(kWhere) + ".port (" + selector.describe() + ")";
     auto ref = state.resolve_port(selector);
@@ -366,13 +523,13 @@ class SubnetManagerReconciler final : public Reconciler {
       auto desired = desired_guid(state, *sm.port);
       if (!desired) return;  // reported by config_changes
       guid = *desired;
-    } else if (const PortRef port = opensm_port(state, local.value("guid", json())); port.port) {
+    } else if (const PortRef port = opensm_port(state, configured_guid(local)); port.port) {
       guid = port_guid(*port.port).value_or("");
     }
     if (guid.empty()) {
       out.errors.push_back(sm_error(ErrorKind::kNotFound,
                                     "cannot tell this node's SM port GUID: no active InfiniBand port matches "
-                                    "opensm.conf's guid"));
+                                    "OpenSM's configured port (" + local.value("portFrom", std::string()) + ")"));
       return;
     }
     const int master_priority = master.value("priority", 0);
@@ -396,51 +553,65 @@ class SubnetManagerReconciler final : public Reconciler {
     }
     const bool enable = change.desired.get<bool>();
     // --now: enabled at boot and running (or neither) is one state, as the spec's `enabled` means.
-    if (auto r = systemctl({enable ? "enable" : "disable", "--now", kUnit}); !r) return r;
+    if (auto r = systemctl({enable ? "enable" : "disable", "--now", layout_->service}); !r) return r;
     wait_for_election(state, spec_ && spec_->enabled == enable);
     return ok();
   }
 
   Result<void> apply_config(const HostFs& fs, const HostState& state, const Change& change) {
     const bool priority = change.field == "priority";
-    const char* key = priority ? kPriorityKey : kGuidKey;
+    const Location at = priority ? priority_location(fs, *layout_) : port_location(fs, *layout_);
     std::optional<std::string> value;  // std::nullopt: remove the line (the revert of an append)
     if (priority && change.desired.is_number_integer()) {
       value = std::to_string(change.desired.get<int>());
     } else if (!priority && change.desired.is_string()) {
-      value = canonical_guid(change.desired.get<std::string>());
+      // A GUID for a guid key; Debian's PORTS takes the GUID, or a revert's old text ("ALL", a list).
+      value = at.key == "PORTS" ? std::optional<std::string>(change.desired.get<std::string>())
+                                : canonical_guid(change.desired.get<std::string>());
     }
     if (!value && !change.desired.is_null()) {
-      return make_error(ErrorKind::kPlatform, "not a value for " + std::string(key) + ": " + change.desired.dump(),
+      return make_error(ErrorKind::kPlatform, "not a value for " + at.describe() + ": " + change.desired.dump(),
                         change.resource);
     }
-    const bool exists = fs.exists(kConfigFile);
+    const bool exists = fs.exists(at.file);
     std::string text;
     if (exists) {
-      auto read = fs.read_file(kConfigFile);
+      auto read = fs.read_file(at.file);
       if (!read) return read.error();
       text = std::move(read).value();
     }
-    const std::string updated = value ? opensm_conf_set(text, key, *value) : opensm_conf_remove(text, key);
+    std::string updated;
+    if (at.shell) {
+      updated = value ? shell_var_set(text, at.key, *value) : shell_var_remove(text, at.key);
+    } else {
+      updated = value ? opensm_conf_set(text, at.key, *value) : opensm_conf_remove(text, at.key);
+    }
     if (updated != text) {
       if (!exists) {
         spdlog::info("{} does not exist: creating it with the lines rdmactl manages only; OpenSM uses its "
                      "defaults for every other option",
-                     kConfigFile);
+                     at.file);
       }
       // replace_file writes a new inode: keep the file's permissions (some sites keep sm_key secret).
       unsigned mode = 0644;
       std::error_code ec;
-      const auto status = std::filesystem::status(fs.path(kConfigFile), ec);
+      const auto status = std::filesystem::status(fs.path(at.file), ec);
       if (exists && !ec) mode = static_cast<unsigned>(status.permissions() & std::filesystem::perms::mask);
-      if (auto r = fs.replace_file(kConfigFile, updated, mode); !r) return r;
+      if (auto r = fs.replace_file(at.file, updated, mode); !r) return r;
     }
     const bool forward = is_forward(state, change);
     if (!restart_due(state, change, forward)) return ok();
-    auto active = service_active();
+    auto active = unit_active(layout_->service);
     if (!active) return active.error();
-    if (!*active) return ok();  // a stopped OpenSM reads the file when it starts
-    if (auto r = systemctl({"restart", kUnit}); !r) return r;
+    if (!*active) return ok();  // a stopped OpenSM reads the files when it starts
+    if (layout_->kind == LayoutKind::kDebian) {
+      // Stop, then start: stopping opensm.service stops every opensm@ instance (PartOf), so an
+      // instance of a port PORTS no longer lists goes; a restart would restart it too.
+      if (auto r = systemctl({"stop", layout_->service}); !r) return r;
+      if (auto r = systemctl({"start", layout_->service}); !r) return r;
+    } else if (auto r = systemctl({"restart", layout_->service}); !r) {
+      return r;
+    }
     wait_for_election(state, forward);
     return ok();
   }
@@ -469,8 +640,8 @@ class SubnetManagerReconciler final : public Reconciler {
     return change.field == "priority" || !other_planned;
   }
 
-  static Result<bool> service_active() {
-    const std::vector<std::string> argv = {"systemctl", "is-active", kUnit};
+  static Result<bool> unit_active(const std::string& unit) {
+    const std::vector<std::string> argv = {"systemctl", "is-active", unit};
     auto ran = run_command(argv);
     if (!ran) return ran.error();
     auto state = parse_is_active(ran->out, ran->exit_code);
@@ -518,9 +689,11 @@ class SubnetManagerReconciler final : public Reconciler {
     }
   }
 
-  // The subnetManager part of the spec observe last ran for (none for show), and the sminfo
-  // command it used: apply uses them to restart once per pass and to wait for the election.
+  // The subnetManager part of the spec observe last ran for (none for show), the layout it found,
+  // and the sminfo command it used: apply uses them to write where the layout takes each value,
+  // to restart once per pass and to wait for the election.
   std::optional<SubnetManagerSpec> spec_;
+  std::optional<Layout> layout_;
   std::vector<std::string> sminfo_argv_;
   std::chrono::milliseconds settle_;
 };

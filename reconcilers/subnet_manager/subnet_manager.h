@@ -1,14 +1,32 @@
 // The subnet_manager reconciler: OpenSM on this node (spec `subnetManager: {enabled, priority, port}`,
-// resource `subnet-manager`, fields `enabled`, `priority`, `port`).
+// resource `subnet-manager`, fields `enabled`, `priority`, `port`), where the host's OpenSM package
+// really takes each of them:
 //
-// Two things on the host make it up: the `sm_priority` and `guid` lines of /etc/opensm/opensm.conf
-// (only those two lines are ever written; every other line stays byte for byte) and the opensm
-// service, through systemctl. sminfo (infiniband-diags) tells which SM the fabric elected.
+//   layout (detected from    service    priority                     port
+//   the files installed)
+//   debian (Debian, Ubuntu)  opensm     /etc/opensm/opensm.conf      PORTS in /etc/default/opensm: the
+//                                       sm_priority                  oneshot starts one opensm@<GUID>
+//                                                                    (`opensm --guid`) per GUID, and
+//                                                                    --guid overrides opensm.conf's guid
+//   rhel (RHEL, Fedora,      opensm     /etc/sysconfig/opensm        /etc/sysconfig/opensm GUIDS where
+//   Rocky)                              PRIORITY where set, else     set, else /etc/rdma/opensm.conf guid
+//                                       /etc/rdma/opensm.conf
+//                                       sm_priority
+//   doca (MLNX/DOCA-OFED)    opensmd    /etc/opensm/opensm.conf      /etc/opensm/opensm.conf guid
+//                                       sm_priority
+//
+// Only the managed lines are ever written; every other byte of those files stays. systemctl runs
+// the service (a masked unit is a plan error naming it); sminfo, asked through the port the spec
+// names (-C <ca> -P <port>), tells which SM the fabric elected.
 //
 // Observed shape of HostState::subnet_manager (also what `show` prints):
-//   {"local": {"installed": true, "enabled": true, "active": true,      systemctl is-enabled/is-active
-//              "priority": 15, "guid": "0x946dae0300f14a20",           opensm.conf; null: no such line
+//   {"local": {"layout": "debian", "service": "opensm",                 null layout: not installed
 //              "configFile": "/etc/opensm/opensm.conf", "configExists": true,
+//              "priority": 15, "priorityFrom": "/etc/opensm/opensm.conf sm_priority",
+//              "ports": "0x946dae0300f14a20" (debian) | "guid": "0x…" (others),
+//              "portFrom": "/etc/default/opensm PORTS",
+//              "installed": true, "enabled": true, "active": true, "unitFileState": "enabled",
+//              "instance": {"unit": "opensm@0x…", "active": true},    debian, with a spec port
 //              "unknown": {"enabled": "why it could not be read", ...}},   only when something could not
 //    "master": {"lid": 1, "guid": "0x…", "priority": 15, "state": "SMINFO_MASTER"},
 //    "masterReason": "why master is null",                                only when it is

@@ -1,9 +1,13 @@
-// The InfiniBand issue's done criterion, end to end through the rdmactl binary: the ConnectX-7
-// fixture under --root, a veth named ib0 in a throwaway namespace for rtnetlink, and the fake
-// mstconfig, systemctl and sminfo first in PATH. Apply of examples/infiniband.yaml on the SM node
-// stages the link type once (exit 3), sets IPoIB connected mode and the MTU, and converges OpenSM's
-// config and service, verified through sminfo; a second apply writes nothing and still reports
-// pending-reboot; after a cold reboot the plan is empty.
+// The InfiniBand done criterion, end to end through the rdmactl binary: the ConnectX-7 fixture
+// under --root (its ib0 made legacy IPoIB, with the RC flag in its address, as DOCA-OFED's
+// ipoib_enhanced=0 gives it), a veth named ib0 in a throwaway namespace for rtnetlink, OpenSM as
+// Debian or RHEL install it (tests/fixtures/opensm), and the fake mstconfig, systemctl and sminfo
+// first in PATH. Apply of examples/infiniband.yaml on the SM node stages the link type once (exit
+// 3), writes exactly "connected\n" to the IPoIB mode file, sets the MTU, and converges OpenSM where
+// the layout takes it (Debian: PORTS = the port's GUID, one opensm@ instance; RHEL:
+// /etc/rdma/opensm.conf), verified through sminfo; a second apply writes nothing and still reports
+// pending-reboot; after a cold reboot the plan is empty. On the fixture as it is (enhanced IPoIB),
+// connected mode is a plan error.
 //
 // The fake firmware plays this ConnectX-7 before its conversion (LINK_TYPE_P1 ETH), while the
 // fixture's sysfs shows the port as it runs once converted (InfiniBand): the staging is visible
@@ -20,8 +24,8 @@
 namespace rdmactl::test {
 namespace {
 
-constexpr const char* kConf = "/etc/opensm/opensm.conf";
 constexpr const char* kGuid = "0x946dae0300f14a20";
+constexpr const char* kLegacyAddress = "80:00:04:04:fe:80:00:00:00:00:00:00:94:6d:ae:03:00:f1:4a:20";
 
 class InfinibandEndToEnd : public NetnsTest {
  protected:
@@ -33,15 +37,11 @@ class InfinibandEndToEnd : public NetnsTest {
     std::filesystem::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx7-ib", root_.root(),
                           std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
     root_.write("/proc/sys/kernel/random/boot_id", "0b7c1f0e-2f55-4d1e-8a53-3f3f4e0c9a11\n");
-    root_.write(kConf,
-                "# OpenSM configuration\n#\n# Priority of this SM (0-15)\nsm_priority 0\n\n"
-                "# The port GUID on which OpenSM is running\nguid 0x0000000000000000\n\n"
-                "# Sweep interval in seconds\nsweep_interval 10\nlog_file /var/log/opensm.log\n");
-    state_.write("/units/opensm.enabled", "disabled\n");
+    root_.write("/sys/class/net/ib0/address", std::string(kLegacyAddress) + "\n");
+    state_.write("/root", root_.root() + "\n");
+    state_.write("/units/opensm.state", "disabled\n");
     state_.write("/units/opensm.active", "inactive\n");
-    state_.write("/sm/port-guid", std::string(kGuid) + "\n");
-    state_.write("/sm/port-lid", "18\n");
-    state_.write("/opensm.conf-path", root_.root() + kConf + "\n");
+    state_.write("/sm/ports", std::string("mlx5_0 1 ") + kGuid + " 18 ib\n");
     saved_path_ = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
     ::setenv("PATH", (std::string(RDMACTL_SOURCE_DIR) + "/tests/fake-tools:" + saved_path_).c_str(), 1);
     ::setenv("RDMACTL_FAKE_STATE", state_.root().c_str(), 1);
@@ -71,13 +71,22 @@ class InfinibandEndToEnd : public NetnsTest {
     return n;
   }
 
+  // OpenSM as `layout` (debian | rhel) installs it.
+  void opensm_layout(const std::string& layout) {
+    std::filesystem::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/opensm/" + layout, root_.root(),
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+    state_.write("/opensm/layout", layout + "\n");
+    if (layout == "debian") state_.write("/units/opensm@.state", "static\n");
+  }
+
   TempTree root_;
   TempTree state_;
   std::string saved_path_;
   std::string last_err_;
 };
 
-TEST_F(InfinibandEndToEnd, StagesTheLinkTypeOnceAndConvergesIpoibAndOpensm) {
+TEST_F(InfinibandEndToEnd, OnDebianStagesTheLinkTypeOnceAndConvergesIpoibAndOneOpensm) {
+  opensm_layout("debian");
   const std::string spec = std::string(RDMACTL_SOURCE_DIR) + "/examples/infiniband.yaml";
   std::string out;
   ASSERT_EQ(rdmactl({"plan", "-f", spec, "--format", "json"}, &out), 2) << out << last_err_;
@@ -97,12 +106,15 @@ TEST_F(InfinibandEndToEnd, StagesTheLinkTypeOnceAndConvergesIpoibAndOpensm) {
   for (size_t i = 1; i < applied["changes"].size(); ++i) EXPECT_EQ(applied["changes"][i]["status"], "applied") << out;
   EXPECT_EQ(calls_with("set LINK_TYPE_P1=IB"), 1u);
   EXPECT_EQ(calls_with("systemctl enable --now opensm"), 1u);
-  EXPECT_EQ(root_.read("/sys/class/net/ib0/mode"), "connected");
+  EXPECT_EQ(root_.read("/sys/class/net/ib0/mode"), "connected\n") << "ipoib_set_mode takes \"connected\\n\"";
   EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ib0"})[0]["mtu"], 65520);
-  const std::string conf = root_.read(kConf);
-  EXPECT_NE(conf.find("\nsm_priority 15\n"), std::string::npos) << conf;
-  EXPECT_NE(conf.find(std::string("\nguid ") + kGuid + "\n"), std::string::npos) << conf;
-  EXPECT_NE(conf.find("\nsweep_interval 10\nlog_file /var/log/opensm.log\n"), std::string::npos) << conf;
+  // Debian: PORTS is the port's GUID (one opensm@ instance), sm_priority in /etc/opensm/opensm.conf.
+  const std::string defaults = root_.read("/etc/default/opensm");
+  EXPECT_NE(defaults.find(std::string("\nPORTS=\"") + kGuid + "\"\n"), std::string::npos) << defaults;
+  EXPECT_NE(defaults.find("# ALL: Start opensm on all ports\n"), std::string::npos) << "the rest is kept";
+  EXPECT_EQ(root_.read("/etc/opensm/opensm.conf"), "sm_priority 15\n");
+  EXPECT_EQ(state_.read(std::string("/units/opensm@") + kGuid + ".active"), "active\n");
+  EXPECT_EQ(state_.read(std::string("/sm/instances/") + kGuid), std::string("18 ") + kGuid + " 15\n");
 
   // Converged except the firmware: a second apply writes nothing and still says pending-reboot.
   ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &out), 3) << out << last_err_;
@@ -112,13 +124,42 @@ TEST_F(InfinibandEndToEnd, StagesTheLinkTypeOnceAndConvergesIpoibAndOpensm) {
   EXPECT_EQ(calls_with(" set "), 1u);
   EXPECT_EQ(calls_with("systemctl enable"), 1u);
   EXPECT_EQ(calls_with("systemctl restart"), 0u);
+  EXPECT_EQ(calls_with("systemctl stop"), 0u);
 
   // A power cycle loads the staged value: nothing left to do.
   ASSERT_EQ(run_command({"fake-firmware", "reboot", "cold", root_.root()}), 0);
   EXPECT_EQ(rdmactl({"plan", "-f", spec}, &out), 0) << out << last_err_;
 }
 
+TEST_F(InfinibandEndToEnd, OnRhelConvergesThroughEtcRdmaOpensmConf) {
+  opensm_layout("rhel");
+  const std::string spec = std::string(RDMACTL_SOURCE_DIR) + "/examples/infiniband.yaml";
+  std::string out;
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &out), 3) << out << last_err_;
+  const std::string conf = root_.read("/etc/rdma/opensm.conf");
+  EXPECT_NE(conf.find("\nsm_priority 15\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find(std::string("\nguid ") + kGuid + "\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("\npartition_config_file /etc/rdma/partitions.conf\n"), std::string::npos) << "the rest is kept";
+  EXPECT_EQ(calls_with("systemctl enable --now opensm"), 1u);
+  EXPECT_EQ(state_.read(std::string("/sm/instances/") + kGuid), std::string("18 ") + kGuid + " 15\n");
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &out), 3) << out << last_err_;
+  EXPECT_EQ(nlohmann::json::parse(out)["changes"].size(), 1u) << out;
+}
+
+TEST_F(InfinibandEndToEnd, ConnectedModeOnEnhancedIpoibIsAPlanErrorWithTheFix) {
+  opensm_layout("debian");
+  root_.write("/sys/class/net/ib0/address", "00:00:10:29:fe:80:00:00:00:00:00:00:94:6d:ae:03:00:f1:4a:20\n");
+  const std::string spec = std::string(RDMACTL_SOURCE_DIR) + "/examples/infiniband.yaml";
+  std::string out;
+  EXPECT_EQ(rdmactl({"plan", "-f", spec}, &out), 1) << out << last_err_;
+  EXPECT_NE(out.find("ib0 runs enhanced IPoIB, which has no connected mode"), std::string::npos) << out;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec}, &out), 1) << out;
+  EXPECT_EQ(root_.read("/sys/class/net/ib0/mode"), "datagram\n") << "nothing applied";
+  EXPECT_EQ(calls_with(" set "), 0u);
+}
+
 TEST_F(InfinibandEndToEnd, AWarmRebootThatDidNotLoadTheLinkTypeIsAnErrorNotAnotherStaging) {
+  opensm_layout("debian");
   const std::string spec = std::string(RDMACTL_SOURCE_DIR) + "/examples/infiniband.yaml";
   std::string out;
   ASSERT_EQ(rdmactl({"apply", "-f", spec}, &out), 3) << out << last_err_;

@@ -51,7 +51,7 @@ TEST_P(GoldenPlan, MatchesRecordedPlan) {
   const nlohmann::json actual = to_json(report);
 
   const std::string expected_path = dir + "/plan.json";
-  if (std::getenv("RDMACTL_UPDATE_GOLDEN")) {
+  if (const char* update = std::getenv("RDMACTL_UPDATE_GOLDEN"); update && *update) {
     std::ofstream(expected_path) << actual.dump(2) << "\n";
     FAIL() << "wrote " << expected_path << ": review it (git diff), then run the tests without RDMACTL_UPDATE_GOLDEN";
   }

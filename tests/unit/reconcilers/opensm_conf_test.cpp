@@ -94,5 +94,31 @@ TEST(OpensmConfTest, PortGuidIsTheLowerHalfOfTheGid) {
   EXPECT_EQ(guid_from_gid("fe80:0000:0000:0000:946d:ae03:00f1:4a2g"), std::nullopt);
 }
 
+// Debian's /etc/default/opensm and RHEL's /etc/sysconfig/opensm, as the units source them.
+constexpr const char* kDebianDefaults =
+    "# Lists gid the ports to start opensm on.\n"
+    "#PORTS=\"0x0002c9030002fce9 0x0002c9030002fb06\"\n"
+    "\n"
+    "PORTS=ALL\n"
+    "\n";
+
+TEST(ShellVarsTest, ValueIsTheLastUncommentedAssignment) {
+  EXPECT_EQ(shell_var_value(kDebianDefaults, "PORTS"), "ALL");
+  EXPECT_EQ(shell_var_value("PORTS=\"0x1 0x2\"\n", "PORTS"), "0x1 0x2");
+  EXPECT_EQ(shell_var_value("PORTS='0x1'\nPORTS=0x3 # later wins\n", "PORTS"), "0x3");
+  EXPECT_EQ(shell_var_value("  PRIORITY=10\n", "PRIORITY"), "10");
+  EXPECT_EQ(shell_var_value("#PRIORITY=10\nPRIORITYX=1\nXPRIORITY=2\n", "PRIORITY"), std::nullopt);
+  EXPECT_EQ(shell_var_value("", "PORTS"), std::nullopt);
+}
+
+TEST(ShellVarsTest, SetReplacesTheLastAssignmentAndKeepsEveryOtherByte) {
+  std::string expected = kDebianDefaults;
+  expected.replace(expected.find("PORTS=ALL"), 9, "PORTS=\"0x946dae0300f14a20\"");
+  EXPECT_EQ(shell_var_set(kDebianDefaults, "PORTS", "0x946dae0300f14a20"), expected);
+  EXPECT_EQ(shell_var_set("# nothing\n", "PRIORITY", "15"), "# nothing\nPRIORITY=\"15\"\n");
+  EXPECT_EQ(shell_var_set("# no newline", "PRIORITY", "15"), "# no newline\nPRIORITY=\"15\"\n");
+  EXPECT_EQ(shell_var_remove(shell_var_set("# nothing\n", "PRIORITY", "15"), "PRIORITY"), "# nothing\n");
+}
+
 }  // namespace
 }  // namespace rdmactl::reconcilers::subnet_manager

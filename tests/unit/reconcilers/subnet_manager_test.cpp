@@ -1,6 +1,7 @@
 // The subnet_manager reconciler on a copy of the cx7-ib fixture (mlx5_0 port 1, port GUID
-// 0x946dae0300f14a20, lid 0x12) with an opensm.conf, and the fake systemctl and sminfo from
-// tests/fake-tools first in PATH: what show observes, the plan, apply converging with opensm.conf
+// 0x946dae0300f14a20, lid 0x12) with DOCA-OFED's OpenSM (the opensmd init script, OpenSM reading
+// /etc/opensm/opensm.conf's guid and sm_priority), and the fake systemctl and sminfo from
+// tests/fake-tools first in PATH (the Debian and RHEL layouts: subnet_manager_layout_test.cpp): what show observes, the plan, apply converging with opensm.conf
 // edited in two lines only and OpenSM (re)started at most once, a second apply that writes nothing,
 // the disable path, a remote master and how verify judges the election, a missing opensm.conf, the
 // rollback of a failed start to the same bytes, and missing tools.
@@ -111,12 +112,13 @@ class SubnetManagerTest : public test::ReconcilerOnFixture {
     reconciler_ = reconciler.get();
     use_fixture("cx7-ib", std::move(reconciler));
     tree_.write(kConf, kOpensmConf);
+    tree_.write("/etc/init.d/opensmd", "#!/bin/sh\n");  // what makes the host a DOCA-OFED OpenSM host
     // The fake tools' state, outside the --root tree.
-    fake("units/opensm.enabled", "disabled\n");
-    fake("units/opensm.active", "inactive\n");
-    fake("sm/port-guid", std::string(kLocalGuid) + "\n");
-    fake("sm/port-lid", "18\n");
-    fake("opensm.conf-path", tree_.root() + kConf + "\n");
+    fake("root", tree_.root() + "\n");
+    fake("opensm/layout", "doca\n");
+    fake("units/opensmd.state", "disabled\n");
+    fake("units/opensmd.active", "inactive\n");
+    fake("sm/ports", std::string("mlx5_0 1 ") + kLocalGuid + " 18 ib\n");
     const char* path = std::getenv("PATH");
     saved_path_ = path ? path : "";
     set_path(test::source_path("tests/fake-tools") + ":" + saved_path_);
@@ -138,9 +140,9 @@ class SubnetManagerTest : public test::ReconcilerOnFixture {
   // Starts with OpenSM enabled and running with the given config values, as the fake systemctl
   // would after `enable --now`.
   void running_sm(int priority, const std::string& guid) {
-    fake("units/opensm.enabled", "enabled\n");
-    fake("units/opensm.active", "active\n");
-    fake("sm/local", "18 " + guid + " " + std::to_string(priority) + "\n");
+    fake("units/opensmd.state", "enabled\n");
+    fake("units/opensmd.active", "active\n");
+    fake("sm/instances/" + guid, "18 " + guid + " " + std::to_string(priority) + "\n");
   }
 
   HostState observe_for(const NodeSpec* spec) {
@@ -174,15 +176,17 @@ size_t count_of(const std::vector<std::string>& lines, const std::string& line) 
 TEST_F(SubnetManagerTest, ShowObservesTheServiceTheConfigAndTheMissingMaster) {
   const HostState state = observe_for(nullptr);
   const json& sm = state.subnet_manager;
-  EXPECT_EQ(sm["local"], json::parse(R"({"installed": true, "enabled": false, "active": false, "priority": 0,
-      "guid": "0x0000000000000000", "configFile": "/etc/opensm/opensm.conf", "configExists": true})"));
+  EXPECT_EQ(sm["local"], json::parse(R"({"layout": "doca", "service": "opensmd", "installed": true, "enabled": false,
+      "active": false, "unitFileState": "disabled", "priority": 0, "priorityFrom": "/etc/opensm/opensm.conf sm_priority",
+      "guid": "0x0000000000000000", "portFrom": "/etc/opensm/opensm.conf guid", "configFile": "/etc/opensm/opensm.conf",
+      "configExists": true})"));
   EXPECT_TRUE(sm["master"].is_null());
-  EXPECT_EQ(sm["masterReason"], "sminfo: can't resolve sm port (null) (asked through mlx5_0 port 1)");
+  EXPECT_EQ(sm["masterReason"], "sminfo: query (asked through mlx5_0 port 1)");
   EXPECT_FALSE(sm.contains("missingTools"));
   // sminfo asks through the port OpenSM binds to (guid 0x0: the first active IB port).
   EXPECT_EQ(count_of(calls(), "sminfo -C mlx5_0 -P 1"), 1u);
 
-  fake("sm/remote", std::string("1 ") + kRemoteGuid + " 14\n");
+  fake("sm/remote", std::string("ib 1 ") + kRemoteGuid + " 14\n");
   EXPECT_EQ(observe_for(nullptr).subnet_manager["master"],
             json::parse(R"({"lid": 1, "guid": "0x0002c90300001234", "priority": 14, "state": "SMINFO_MASTER"})"));
 }
@@ -193,7 +197,8 @@ TEST_F(SubnetManagerTest, PlanListsExactlyTheChangesAndOnlyQueries) {
   ASSERT_EQ(d.changes.size(), 3u);
   EXPECT_EQ(to_json(d.changes[0]).dump(),
             R"({"current":0,"desired":15,"disruptive":false,"field":"priority","reconciler":"subnet_manager",)"
-            R"("requires":null,"resource":"subnet-manager","status":"planned"})");
+            R"("requires":null,"resource":"subnet-manager","status":"planned",)"
+            R"("via":"/etc/opensm/opensm.conf sm_priority"})");
   EXPECT_EQ(d.changes[1].field, "port");
   EXPECT_EQ(d.changes[1].current, "0x0000000000000000");
   EXPECT_EQ(d.changes[1].desired, kLocalGuid);
@@ -223,10 +228,10 @@ TEST_F(SubnetManagerTest, ApplyConvergesAndASecondApplyWritesNothing) {
   EXPECT_EQ(std::filesystem::status(tree_.root() + kConf).permissions() & std::filesystem::perms::mask,
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write)
       << "the file's mode is kept";
-  EXPECT_EQ(state_.read("/units/opensm.enabled"), "enabled\n");
-  EXPECT_EQ(state_.read("/units/opensm.active"), "active\n");
+  EXPECT_EQ(state_.read("/units/opensmd.state"), "enabled\n");
+  EXPECT_EQ(state_.read("/units/opensmd.active"), "active\n");
   const auto log = calls();
-  EXPECT_EQ(count_of(log, "systemctl enable --now opensm"), 1u);
+  EXPECT_EQ(count_of(log, "systemctl enable --now opensmd"), 1u);
   // OpenSM was stopped: enable --now starts it with the new file, no restart is needed.
   EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const std::string& l) { return l.find("restart") != l.npos; }), 0);
   const HostState after = observe_for(&spec);
@@ -254,7 +259,7 @@ TEST_F(SubnetManagerTest, ConfigChangesWhileRunningRestartOpensmOnce) {
   EXPECT_EQ(statuses(report), (std::vector<std::string>{R"(priority: 0 -> 15 (applied))",
                                                         R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (applied))"}));
   EXPECT_FALSE(report.rolled_back);
-  EXPECT_EQ(count_of(calls(), "systemctl restart opensm"), 1u);
+  EXPECT_EQ(count_of(calls(), "systemctl restart opensmd"), 1u);
   // The fake daemon reads its file when it starts: priority 15 in sminfo shows the restart came
   // after both lines were written.
   EXPECT_EQ(observe_for(nullptr).subnet_manager["master"]["priority"], 15);
@@ -263,14 +268,14 @@ TEST_F(SubnetManagerTest, ConfigChangesWhileRunningRestartOpensmOnce) {
 TEST_F(SubnetManagerTest, DisablingLeavesTheConfigAndNeedsAMasterElsewhere) {
   running_sm(15, kLocalGuid);
   tree_.write(kConf, converged_conf());
-  fake("sm/remote", std::string("1 ") + kRemoteGuid + " 10\n");
+  fake("sm/remote", std::string("ib 1 ") + kRemoteGuid + " 10\n");
   const Report report = apply(sm_spec(false, std::nullopt, false));
   ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
   EXPECT_EQ(statuses(report), std::vector<std::string>{"enabled: true -> false (applied)"});
   EXPECT_FALSE(report.rolled_back);
-  EXPECT_EQ(count_of(calls(), "systemctl disable --now opensm"), 1u);
-  EXPECT_EQ(state_.read("/units/opensm.enabled"), "disabled\n");
-  EXPECT_EQ(state_.read("/units/opensm.active"), "inactive\n");
+  EXPECT_EQ(count_of(calls(), "systemctl disable --now opensmd"), 1u);
+  EXPECT_EQ(state_.read("/units/opensmd.state"), "disabled\n");
+  EXPECT_EQ(state_.read("/units/opensmd.active"), "inactive\n");
   EXPECT_EQ(tree_.read(kConf), converged_conf());
   EXPECT_EQ(observe_for(nullptr).subnet_manager["master"]["guid"], kRemoteGuid);
 
@@ -284,7 +289,7 @@ TEST_F(SubnetManagerTest, DisablingLeavesTheConfigAndNeedsAMasterElsewhere) {
 }
 
 TEST_F(SubnetManagerTest, AHigherPriorityRemoteMasterIsFineForALowerPriorityLocalSm) {
-  fake("sm/remote", std::string("1 ") + kRemoteGuid + " 15\n");
+  fake("sm/remote", std::string("ib 1 ") + kRemoteGuid + " 15\n");
   const Report report = apply(sm_spec(true, 10));
   ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
   EXPECT_EQ(report.count(ChangeStatus::kApplied), 3u) << testing::PrintToString(statuses(report));
@@ -302,7 +307,7 @@ TEST_F(SubnetManagerTest, AHigherPriorityRemoteMasterIsFineForALowerPriorityLoca
 TEST_F(SubnetManagerTest, AnElectionThatVerifyRejectsIsRolledBack) {
   // A remote SM with a lower priority that keeps mastership: the local configuration takes, but
   // this node's SM never becomes master, so verify fails and the engine undoes everything.
-  fake("sm/remote", std::string("1 ") + kRemoteGuid + " 14 sticky\n");
+  fake("sm/remote", std::string("ib 1 ") + kRemoteGuid + " 14 sticky\n");
   const Report report = apply(sm_spec(true, 15));
   ASSERT_EQ(report.errors.size(), 1u) << messages(report.errors);
   EXPECT_EQ(report.errors[0].kind, ErrorKind::kVerification);
@@ -316,13 +321,13 @@ TEST_F(SubnetManagerTest, AnElectionThatVerifyRejectsIsRolledBack) {
                                                         R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (rolled-back))",
                                                         R"(enabled: false -> true (rolled-back))"}));
   EXPECT_EQ(tree_.read(kConf), kOpensmConf) << "opensm.conf back to its bytes";
-  EXPECT_EQ(state_.read("/units/opensm.enabled"), "disabled\n");
-  EXPECT_EQ(state_.read("/units/opensm.active"), "inactive\n");
+  EXPECT_EQ(state_.read("/units/opensmd.state"), "disabled\n");
+  EXPECT_EQ(state_.read("/units/opensmd.active"), "inactive\n");
   const auto log = calls();
-  EXPECT_EQ(count_of(log, "systemctl enable --now opensm"), 1u);
-  EXPECT_EQ(count_of(log, "systemctl disable --now opensm"), 1u);
+  EXPECT_EQ(count_of(log, "systemctl enable --now opensmd"), 1u);
+  EXPECT_EQ(count_of(log, "systemctl disable --now opensmd"), 1u);
   // Once stopped, OpenSM reads the restored file when it next starts: no restart on the way back.
-  EXPECT_EQ(count_of(log, "systemctl restart opensm"), 0u);
+  EXPECT_EQ(count_of(log, "systemctl restart opensmd"), 0u);
 }
 
 TEST_F(SubnetManagerTest, AMissingConfigFileIsCreatedWithTheManagedLinesOnly) {
@@ -343,7 +348,7 @@ TEST_F(SubnetManagerTest, AFailedStartIsRevertedToTheSameBytes) {
   std::string conf = kOpensmConf;
   conf.erase(conf.find("sm_priority 0\n"), 14);  // no sm_priority line: apply appends one
   tree_.write(kConf, conf);
-  fake("units/opensm.fail-start", "");
+  fake("units/opensmd.fail-start", "");
   const Report report = apply(sm_spec(true, 15));
   EXPECT_TRUE(report.errors.empty()) << messages(report.errors);
   ASSERT_EQ(report.changes.size(), 3u);
@@ -351,17 +356,17 @@ TEST_F(SubnetManagerTest, AFailedStartIsRevertedToTheSameBytes) {
                                                         R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (rolled-back))",
                                                         R"(enabled: false -> true (failed))"}));
   const std::string& error = report.changes[2].error;
-  EXPECT_EQ(error.rfind("subnet-manager: systemctl enable --now opensm exited with 1: ", 0), 0u) << error;
-  EXPECT_NE(error.find("Job for opensm.service failed"), std::string::npos) << error;
+  EXPECT_EQ(error.rfind("subnet-manager: systemctl enable --now opensmd exited with 1: ", 0), 0u) << error;
+  EXPECT_NE(error.find("Job for opensmd.service failed"), std::string::npos) << error;
   EXPECT_EQ(error.find("rollback"), std::string::npos) << "the rollback itself went well: " << error;
   EXPECT_TRUE(report.rolled_back);
   EXPECT_TRUE(report.has_failures());
   // The appended sm_priority line is removed again: the same bytes, not an equivalent file.
   EXPECT_EQ(tree_.read(kConf), conf);
   // `enable --now` enabled the unit before its start failed: the rollback disables it again.
-  EXPECT_EQ(state_.read("/units/opensm.enabled"), "disabled\n");
-  EXPECT_EQ(state_.read("/units/opensm.active"), "inactive\n");
-  EXPECT_EQ(count_of(calls(), "systemctl disable --now opensm"), 1u);
+  EXPECT_EQ(state_.read("/units/opensmd.state"), "disabled\n");
+  EXPECT_EQ(state_.read("/units/opensmd.active"), "inactive\n");
+  EXPECT_EQ(count_of(calls(), "systemctl disable --now opensmd"), 1u);
 }
 
 TEST_F(SubnetManagerTest, MissingToolsLeaveShowWorkingAndNameThePackages) {
@@ -388,17 +393,36 @@ TEST_F(SubnetManagerTest, MissingToolsLeaveShowWorkingAndNameThePackages) {
 }
 
 TEST_F(SubnetManagerTest, OpensmNotInstalledNamesThePackage) {
-  std::filesystem::remove(state_.root() + "/units/opensm.enabled");
-  const HostState state = observe_for(nullptr);
-  EXPECT_EQ(state.subnet_manager["local"]["installed"], false);
+  // The init script is there but systemd knows no such unit.
+  std::filesystem::remove(state_.root() + "/units/opensmd.state");
+  EXPECT_EQ(observe_for(nullptr).subnet_manager["local"]["installed"], false);
+  const DiffResult unknown = plan(sm_spec(true, 15));
+  ASSERT_EQ(unknown.errors.size(), 1u) << messages(unknown.errors);
+  EXPECT_NE(unknown.errors[0].message.find("systemd knows no opensmd service"), std::string::npos)
+      << unknown.errors[0].message;
+  // No OpenSM package at all: no layout.
+  std::filesystem::remove(tree_.root() + "/etc/init.d/opensmd");
+  std::filesystem::remove(tree_.root() + kConf);
+  EXPECT_TRUE(observe_for(nullptr).subnet_manager["local"]["layout"].is_null());
   const DiffResult d = plan(sm_spec(true, 15));
   ASSERT_EQ(d.errors.size(), 1u) << messages(d.errors);
-  EXPECT_NE(d.errors[0].message.find("install the Debian package opensm"), std::string::npos) << d.errors[0].message;
+  EXPECT_NE(d.errors[0].message.find("OpenSM is not installed"), std::string::npos) << d.errors[0].message;
+  EXPECT_NE(d.errors[0].message.find("apt install opensm"), std::string::npos) << d.errors[0].message;
   // Disabled is what a host without OpenSM already is.
-  fake("sm/remote", std::string("1 ") + kRemoteGuid + " 15\n");
+  fake("sm/remote", std::string("ib 1 ") + kRemoteGuid + " 15\n");
   const DiffResult off = plan(sm_spec(false, std::nullopt, false));
   EXPECT_TRUE(off.changes.empty());
   EXPECT_TRUE(off.errors.empty()) << messages(off.errors);
+}
+
+TEST_F(SubnetManagerTest, AMaskedUnitIsAnErrorNamingIt) {
+  fake("units/opensmd.state", "masked\n");
+  const DiffResult d = plan(sm_spec(true, 15));
+  ASSERT_EQ(d.errors.size(), 1u) << messages(d.errors);
+  EXPECT_EQ(d.errors[0].message,
+            "opensmd.service is masked: systemd refuses to start or enable it; `systemctl unmask opensmd.service` "
+            "if the subnet manager should run here");
+  EXPECT_TRUE(d.changes.empty());
 }
 
 TEST_F(SubnetManagerTest, APortThatIsNotInfinibandOrNotThereIsAnError) {

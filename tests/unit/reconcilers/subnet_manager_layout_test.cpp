@@ -1,0 +1,212 @@
+// The subnet_manager reconciler on the OpenSM layouts of Debian and RHEL (tests/fixtures/opensm),
+// on a copy of the cx7-ib fixture (mlx5_0 port 1, port GUID 0x946dae0300f14a20, lid 0x12), with
+// the fake systemctl and sminfo first in PATH: where each layout takes the port and the priority,
+// Debian's opensm@<GUID> instances started by the opensm oneshot for the GUIDs of PORTS, and the
+// values RHEL's /etc/sysconfig/opensm sets. The DOCA layout: subnet_manager_test.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "agent/engine/engine.h"
+#include "agent/platform/command.h"
+#include "reconcilers/subnet_manager/subnet_manager.h"
+#include "tests/unit/reconcilers/fake_tools.h"
+#include "tests/unit/reconcilers/fixture_host.h"
+
+namespace rdmactl {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kGuid = "0x946dae0300f14a20";
+// A second InfiniBand port of the host (another adapter, on another fabric): PORTS=ALL runs an SM
+// on it too.
+constexpr const char* kOtherGuid = "0x946dae0300f14b30";
+
+NodeSpec sm_spec(int priority) {
+  NodeSpec spec;
+  spec.subnet_manager.enabled = true;
+  spec.subnet_manager.priority = priority;
+  spec.subnet_manager.port = Selector{Selector::Kind::kRdmaDevice, "mlx5_0", 1};
+  return spec;
+}
+
+std::vector<std::string> statuses(const Report& report) {
+  std::vector<std::string> out;
+  for (const Change& c : report.changes) {
+    out.push_back(c.field + ": " + c.current.dump() + " -> " + c.desired.dump() + " (" + change_status_name(c.status) + ")");
+  }
+  return out;
+}
+
+class LayoutTest : public test::ReconcilerOnFixture {
+ protected:
+  void host(const std::string& layout) {
+    use_fixture("cx7-ib", reconcilers::make_subnet_manager_reconciler(std::chrono::milliseconds(500)));
+    std::filesystem::copy(test::source_path("tests/fixtures/opensm/" + layout), tree_.root(),
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
+    fake("root", tree_.root() + "\n");
+    fake("opensm/layout", layout + "\n");
+    fake("units/opensm.state", "disabled\n");
+    fake("units/opensm.active", "inactive\n");
+    if (layout == "debian") fake("units/opensm@.state", "static\n");
+    fake("sm/ports", std::string("mlx5_0 1 ") + kGuid + " 18 ib\nmlx5_2 1 " + kOtherGuid + " 5 storage\n");
+  }
+  void fake(const std::string& file, const std::string& content) const {
+    std::filesystem::create_directories(std::filesystem::path(tools_.state_dir() + "/" + file).parent_path());
+    std::ofstream(tools_.state_dir() + "/" + file) << content;
+  }
+  std::string fake_file(const std::string& file) const {
+    std::ifstream in(tools_.state_dir() + "/" + file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  std::vector<std::string> systemctl_calls() const {
+    std::vector<std::string> out;
+    std::istringstream in(fake_file("calls.log"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("systemctl ", 0) == 0 && line.rfind("systemctl is-", 0) != 0) out.push_back(line);
+    }
+    return out;
+  }
+  std::vector<std::string> running_instances() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(tools_.state_dir() + "/sm/instances")) {
+      out.push_back(e.path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  Report plan(const NodeSpec& spec) {
+    auto state = engine_->observe(*platform_, &spec, "n");
+    EXPECT_TRUE(state.has_value()) << state.error().to_string();
+    return state ? engine_->plan(spec, *state) : Report{};
+  }
+  Report apply(const NodeSpec& spec) { return engine_->apply(*platform_, spec, "n"); }
+
+  test::FakeTools tools_;
+};
+
+TEST_F(LayoutTest, DebianShowsItsLayoutAndPortsAll) {
+  host("debian");
+  const HostState state = observe(NodeSpec{});
+  const json& local = state.subnet_manager["local"];
+  EXPECT_EQ(local["layout"], "debian");
+  EXPECT_EQ(local["service"], "opensm");
+  EXPECT_EQ(local["ports"], "ALL");
+  EXPECT_EQ(local["portFrom"], "/etc/default/opensm PORTS");
+  EXPECT_TRUE(local["priority"].is_null()) << "Debian ships no /etc/opensm/opensm.conf";
+  EXPECT_EQ(local["priorityFrom"], "/etc/opensm/opensm.conf sm_priority");
+  EXPECT_EQ(local["configExists"], false);
+}
+
+TEST_F(LayoutTest, DebianConvergesWithOneOpensmInstanceOnTheSpecsPort) {
+  host("debian");
+  // As the package leaves it once started: PORTS=ALL, an SM on every IB port.
+  auto started = run_command({"systemctl", "enable", "--now", "opensm"});
+  ASSERT_TRUE(started && started->exit_code == 0);
+  EXPECT_EQ(running_instances(), (std::vector<std::string>{kGuid, kOtherGuid}));
+
+  const NodeSpec spec = sm_spec(15);
+  const Report planned = plan(spec);
+  ASSERT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+  EXPECT_EQ(statuses(planned), (std::vector<std::string>{R"(priority: null -> 15 (planned))",
+                                                         R"(port: "ALL" -> "0x946dae0300f14a20" (planned))"}));
+  EXPECT_EQ(planned.changes[0].via, "/etc/opensm/opensm.conf sm_priority");
+  EXPECT_EQ(planned.changes[1].via, "/etc/default/opensm PORTS");
+
+  const Report applied = apply(spec);
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(applied.count(ChangeStatus::kApplied), 2u) << testing::PrintToString(statuses(applied));
+  std::string defaults = test::read_file(test::source_path("tests/fixtures/opensm/debian/etc/default/opensm"));
+  defaults.replace(defaults.find("PORTS=ALL"), 9, std::string("PORTS=\"") + kGuid + "\"");
+  EXPECT_EQ(tree_.read("/etc/default/opensm"), defaults) << "only the PORTS line changes";
+  EXPECT_EQ(tree_.read("/etc/opensm/opensm.conf"), "sm_priority 15\n");
+  // Stopped, then started: the instance of the other port is gone, the spec's port runs priority 15.
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+  const std::vector<std::string> calls = systemctl_calls();
+  EXPECT_EQ(calls, (std::vector<std::string>{"systemctl enable --now opensm", "systemctl stop opensm",
+                                             "systemctl start opensm"}));
+  const HostState after = observe(spec);
+  EXPECT_EQ(after.subnet_manager["master"]["guid"], kGuid);
+  EXPECT_EQ(after.subnet_manager["master"]["priority"], 15);
+  EXPECT_EQ(after.subnet_manager["local"]["instance"], json::parse(R"({"unit": "opensm@0x946dae0300f14a20", "active": true})"));
+
+  const Report again = apply(spec);
+  EXPECT_TRUE(again.changes.empty()) << testing::PrintToString(statuses(again));
+  EXPECT_EQ(systemctl_calls().size(), calls.size()) << "a converged SM is not touched";
+}
+
+TEST_F(LayoutTest, DebianFromStoppedEnablesTheOneshotWhichStartsTheInstance) {
+  host("debian");
+  const NodeSpec spec = sm_spec(15);
+  const Report applied = apply(spec);
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(statuses(applied), (std::vector<std::string>{R"(priority: null -> 15 (applied))",
+                                                         R"(port: "ALL" -> "0x946dae0300f14a20" (applied))",
+                                                         R"(enabled: false -> true (applied))"}));
+  EXPECT_EQ(systemctl_calls(), std::vector<std::string>{"systemctl enable --now opensm"})
+      << "OpenSM was stopped: it reads the files when it starts";
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+}
+
+TEST_F(LayoutTest, DebianPortsNoneWithoutASpecPortIsAPlanError) {
+  host("debian");
+  tree_.write("/etc/default/opensm", "PORTS=NONE\n");
+  NodeSpec spec = sm_spec(15);
+  spec.subnet_manager.port.reset();  // PORTS is then not managed
+  const Report planned = plan(spec);
+  ASSERT_EQ(planned.errors.size(), 1u);
+  EXPECT_NE(planned.errors[0].message.find("PORTS=NONE in /etc/default/opensm"), std::string::npos);
+  // The fake unit does what the real ExecCondition does: enabled, started, never active.
+  auto started = run_command({"systemctl", "enable", "--now", "opensm"});
+  ASSERT_TRUE(started && started->exit_code == 0);
+  EXPECT_EQ(fake_file("units/opensm.active"), "inactive\n");
+  // With the spec's port, PORTS becomes that GUID and OpenSM runs.
+  const Report applied = apply(sm_spec(15));
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+}
+
+TEST_F(LayoutTest, RhelTakesGuidAndPriorityFromEtcRdmaOpensmConf) {
+  host("rhel");
+  const std::string conf_before = tree_.read("/etc/rdma/opensm.conf");
+  const NodeSpec spec = sm_spec(15);
+  const Report planned = plan(spec);
+  ASSERT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+  EXPECT_EQ(statuses(planned), (std::vector<std::string>{R"(priority: 0 -> 15 (planned))",
+                                                         R"(port: "0x0000000000000000" -> "0x946dae0300f14a20" (planned))",
+                                                         R"(enabled: false -> true (planned))"}));
+  EXPECT_EQ(planned.changes[0].via, "/etc/rdma/opensm.conf sm_priority");
+  EXPECT_EQ(planned.changes[1].via, "/etc/rdma/opensm.conf guid");
+  const Report applied = apply(spec);
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(applied.count(ChangeStatus::kApplied), 3u);
+  std::string conf = conf_before;
+  conf.replace(conf.find("guid 0x0000000000000000"), 23, std::string("guid ") + kGuid);
+  conf.replace(conf.find("sm_priority 0"), 13, "sm_priority 15");
+  EXPECT_EQ(tree_.read("/etc/rdma/opensm.conf"), conf);
+  EXPECT_EQ(systemctl_calls(), std::vector<std::string>{"systemctl enable --now opensm"});
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+  EXPECT_TRUE(apply(spec).changes.empty());
+}
+
+TEST_F(LayoutTest, RhelSysconfigPriorityWhereSetIsWhereItIsManaged) {
+  host("rhel");
+  tree_.write("/etc/sysconfig/opensm", "# site settings\nPRIORITY=10\n#GUIDS=\"\"\n");
+  const NodeSpec spec = sm_spec(15);
+  const Report planned = plan(spec);
+  ASSERT_FALSE(planned.changes.empty());
+  EXPECT_EQ(planned.changes[0].field, "priority");
+  EXPECT_EQ(planned.changes[0].current, 10);
+  EXPECT_EQ(planned.changes[0].via, "/etc/sysconfig/opensm PRIORITY");
+  const Report applied = apply(spec);
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(tree_.read("/etc/sysconfig/opensm"), "# site settings\nPRIORITY=\"15\"\n#GUIDS=\"\"\n");
+  EXPECT_EQ(observe(spec).subnet_manager["master"]["priority"], 15);
+}
+
+}  // namespace
+}  // namespace rdmactl
