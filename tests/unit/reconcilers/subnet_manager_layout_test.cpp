@@ -208,5 +208,25 @@ TEST_F(LayoutTest, RhelSysconfigPriorityWhereSetIsWhereItIsManaged) {
   EXPECT_EQ(observe(spec).subnet_manager["master"]["priority"], 15);
 }
 
+TEST_F(LayoutTest, OneSpecGivesAMasterAndAStandbyOnTwoNodes) {
+  host("debian");
+  auto fabric = load_spec(test::source_path("examples/infiniband.yaml"));
+  ASSERT_TRUE(fabric) << fabric.error().to_string();
+  // ib-sm-01 (priority 15) is master elsewhere on the fabric; this host is ib-sm-02 (priority 14).
+  fake("sm/remote", "ib 3 0x0002c90300001234 15\n");
+  const NodeSpec standby = merge_for_node(*fabric, "ib-sm-02");
+  ASSERT_EQ(standby.subnet_manager.priority, 14);
+  const Report applied = apply(standby);
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_FALSE(applied.rolled_back);
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid}) << "the standby runs";
+  EXPECT_EQ(observe(standby).subnet_manager["master"]["guid"], "0x0002c90300001234");
+  EXPECT_TRUE(apply(standby).changes.empty());
+  // The master goes: the standby takes over, and the same spec still holds on this node.
+  std::filesystem::remove(tools_.state_dir() + "/sm/remote");
+  EXPECT_EQ(observe(standby).subnet_manager["master"]["guid"], kGuid);
+  EXPECT_TRUE(plan(standby).errors.empty());
+}
+
 }  // namespace
 }  // namespace rdmactl
