@@ -1,25 +1,133 @@
 #!/usr/bin/env bash
-# Runs every test of rdmactl: unit tests, golden diffs, the real-kernel netns tests and the
-# Soft-RoCE VM checks, first in a build with warnings as errors, then again (all but the VM) in a
-# build under AddressSanitizer + UBSan. The netns tests need root and the VM's first run installs
-# QEMU and a Debian kernel through apt; without them those tests are skipped, saying why.
+# Runs every test of rdmactl, in two builds: one with warnings as errors, one under AddressSanitizer
+# + UBSan. Both are built first; then the unit tests, golden diffs and real-kernel netns tests run
+# in each; then the Soft-RoCE VM boots ONCE and runs its checks with the first build's rdmactl and,
+# for the verbs and rdma_cm checks, again with the sanitizer build's (tests/vm/README.md).
+#
+# At the end it prints, per build and label (unit, golden, netns, vm), how many tests ran (passed
+# or failed; skipped and not run do not count), and the duration of each step. It fails when a test
+# failed, when a label ran no test in either build, and, under CI (CI=true), when any test was
+# skipped: the netns tests need root and the VM's first run installs QEMU and a Debian kernel
+# through apt, and CI must not pass without them having run.
+#
+# Env: RDMACTL_BUILD_DIR (default build), RDMACTL_SANITIZE_BUILD_DIR (default build-sanitize),
+#      RDMACTL_TEST_TIMEOUT (ctest --timeout, for a test without its own TIMEOUT; default 600 s),
+#      CI (true: skips fail), and those of tests/vm/run-checks.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+plain=${RDMACTL_BUILD_DIR:-build}
+san=${RDMACTL_SANITIZE_BUILD_DIR:-build-sanitize}
+timeout=${RDMACTL_TEST_TIMEOUT:-600}
+labels=(unit golden netns vm)
+under_ci() { case ${CI:-} in true|1|yes) return 0 ;; *) return 1 ;; esac; }
 
-run_suite() {
-  local build=$1 ctest_args=$2; shift 2
-  echo "==> $build: configure and build"
-  cmake -S . -B "$build" -DRDMACTL_WERROR=ON "$@" > "$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; return 1; }
-  cmake --build "$build" -j"$jobs"
-  echo "==> $build: tests"
-  # shellcheck disable=SC2086
-  ctest --test-dir "$build" --output-on-failure -j"$jobs" $ctest_args
+durations=()
+phase_start=
+mmss() { printf '%3dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+phase() { phase_start=$SECONDS; echo "==> $*"; }
+phase_end() {  # WHAT
+  durations+=("$(printf '%-40s %s' "$1" "$(mmss $((SECONDS - phase_start)))")")
 }
 
-# The Soft-RoCE guest (label vm) boots once, in the first pass: its code paths also run under the
-# sanitizers in the unit tests, on recorded netlink messages and sysfs fixtures.
-run_suite build ""
+build() {  # DIR CMAKE-ARGS...
+  local dir=$1; shift
+  phase "$dir: configure and build"
+  cmake -S . -B "$dir" -DRDMACTL_WERROR=ON "$@" > "$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j"$jobs"
+  phase_end "$dir: build"
+}
+
+failed=()
+# ctest in DIR with ARGS; its JUnit report goes to DIR/junit-NAME.xml (counted at the end).
+run_ctest() {  # NAME WHAT DIR CTEST-ARGS...
+  local name=$1 what=$2 dir=$3; shift 3
+  phase "$dir: $what"
+  rm -f "$dir/junit-$name.xml"
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout "$timeout" \
+    --output-junit "$(realpath "$dir")/junit-$name.xml" "$@" || failed+=("$dir: $what")
+  phase_end "$dir: $what"
+}
+
+# --- build both -------------------------------------------------------------------------------
+mkdir -p "$san"
+build "$plain" -DRDMACTL_VM_SANITIZE_BINARY="$(realpath "$san")/rdmactl"
+build "$san" -DRDMACTL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+
+# --- unit, golden and netns tests in each build, then the VM once with both binaries ---------
+run_ctest main "unit, golden, netns tests" "$plain" -LE '^vm$'
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_suite build-sanitize "-LE vm" -DRDMACTL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+  run_ctest main "unit, golden, netns tests" "$san" -LE '^vm$'
+# vm_soft_roce boots the guest (this build's rdmactl, and the sanitizer build's for the checks
+# marked vm-sanitize); vm_soft_roce_sanitize (label sanitize) reports the sanitizer build's runs.
+run_ctest vm "VM tests (one boot, both builds)" "$plain" -L '^vm$'
+
+# --- what ran ---------------------------------------------------------------------------------
+# "NAME<TAB>STATUS" for every test in the JUnit reports of DIR; STATUS run, fail or notrun. Names
+# are unescaped: a value-parameterized test's CTest name has quotes ("... # GetParam() = \"x\"").
+results() {  # DIR
+  cat "$1"/junit-*.xml 2>/dev/null | awk '
+    /<testcase / {
+      name = $0; sub(/.*<testcase name="/, "", name); sub(/".*/, "", name)
+      gsub(/&quot;/, "\"", name); gsub(/&apos;/, "\047", name); gsub(/&lt;/, "<", name)
+      gsub(/&gt;/, ">", name); gsub(/&amp;/, "\\&", name)
+      status = $0; sub(/.* status="/, "", status); sub(/".*/, "", status)
+      print name "\t" status
+    }'
+}
+# The names of DIR's tests with LABEL, one a line. -FA: without the fixture setup tests ctest
+# would add to them (vm_soft_roce for vm_soft_roce_sanitize).
+with_label() {  # DIR LABEL
+  ctest --test-dir "$1" -N -L "^$2\$" -FA '.*' | sed -n 's/^ *Test *#[0-9]*: //p'
+}
+# How many of the tests named on stdin appear in RESULTS (a file) with a status that ran.
+count_ran() {  # RESULTS
+  awk -F'\t' 'NR == FNR { if ($2 == "run" || $2 == "fail") ran[$1] = 1; next } ($0 in ran) { n++ }
+              END { print n + 0 }' "$1" -
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+results "$plain" > "$tmp/plain.results"
+results "$san" > "$tmp/san.results"
+with_label "$plain" sanitize > "$tmp/plain.sanitize"
+printf '%-22s' "tests that ran"; printf '%8s' "${labels[@]}"; echo
+for build in plain san; do
+  dir=${!build}
+  printf '%-22s' "$dir"
+  for label in "${labels[@]}"; do
+    if [ "$label" = vm ]; then
+      # The one boot runs from the first build's ctest; its sanitize-labelled test is the
+      # sanitizer build's.
+      if [ "$build" = plain ]; then
+        n=$(with_label "$plain" vm | grep -vxF -f "$tmp/plain.sanitize" | count_ran "$tmp/plain.results" || true)
+      else
+        n=$(count_ran "$tmp/plain.results" < "$tmp/plain.sanitize")
+      fi
+    else
+      n=$(with_label "$dir" "$label" | count_ran "$tmp/$build.results")
+    fi
+    printf '%8d' "$n"
+    [ "$n" -gt 0 ] || failed+=("$dir: no $label test ran")
+  done
+  echo
+done
+if under_ci; then
+  skipped=$(cat "$tmp/plain.results" "$tmp/san.results" | awk -F'\t' '$2 == "notrun" { print "  " $1 }')
+  if [ -n "$skipped" ]; then
+    echo "under CI (CI=$CI) no test may be skipped or not run; these were:"
+    echo "$skipped"
+    failed+=("skipped tests under CI")
+  fi
+fi
+
+echo "durations:"
+printf '  %s\n' "${durations[@]}"
+printf '  %-40s %s\n' "total" "$(mmss "$SECONDS")"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED:"
+  printf '  %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "all passed"

@@ -190,6 +190,13 @@ int run_command(const std::vector<std::string>& argv, std::string* out, std::str
   return finish(kSpawnFailed);
 }
 
+bool running_under_ci() {
+  const char* ci = std::getenv("CI");
+  if (ci == nullptr) return false;
+  const std::string value = ci;
+  return value == "true" || value == "1" || value == "yes";
+}
+
 std::string netns_unavailable_reason() {
   static std::once_flag once;
   static std::string reason;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,11 +48,21 @@ int run_command(const std::vector<std::string>& argv, std::string* out = nullptr
 // ...). Probes once per process by creating and deleting a namespace.
 std::string netns_unavailable_reason();
 
-// Skips the current test, with the probe's reason, when network namespaces are unavailable.
+// True when the CI environment variable is set as CI systems set it (CI=true; also 1 or yes):
+// there a test that cannot run is a failure, never a skip (STYLE.md, Tests).
+bool running_under_ci();
+
+// Skips the current test, with the probe's reason, when network namespaces are unavailable; under
+// CI (running_under_ci()) the test fails instead, with the same reason.
 #define RDMACTL_SKIP_WITHOUT_NETNS()                                                          \
   do {                                                                                        \
     if (const std::string rdmactl_why = ::rdmactl::test::netns_unavailable_reason();          \
         !rdmactl_why.empty()) {                                                               \
+      if (::rdmactl::test::running_under_ci()) {                                              \
+        GTEST_FAIL() << "needs root and network namespaces, and under CI (CI=true) a test "   \
+                        "that cannot run fails: "                                             \
+                     << rdmactl_why;                                                          \
+      }                                                                                       \
       GTEST_SKIP() << "needs root and network namespaces: " << rdmactl_why;                   \
     }                                                                                         \
   } while (0)
@@ -100,12 +111,18 @@ class TestNamespace {
   std::string name_;  // empty once moved from
 };
 
-// Fixture: skips without namespaces, otherwise gives each test a fresh namespace.
+// Fixture: skips without namespaces (fails under CI), otherwise gives each test a fresh namespace.
 class NetnsTest : public ::testing::Test {
  protected:
   void SetUp() override;
   void TearDown() override { ns_.reset(); }
-  TestNamespace& ns() { return *ns_; }
+  // Throws when SetUp made no namespace (it failed under CI): a derived SetUp that goes on after
+  // NetnsTest::SetUp() without checking HasFatalFailure() then fails on that exception (gtest
+  // reports it) instead of using an empty optional.
+  TestNamespace& ns() {
+    if (!ns_) throw std::logic_error("no test namespace: NetnsTest::SetUp() did not create one");
+    return *ns_;
+  }
 
  private:
   std::optional<TestNamespace> ns_;

@@ -28,6 +28,14 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kPort = 19473;
+// Bounds on waits for events (the agent ready, a reconcile, the process gone), never expectations of
+// speed: generous for a loaded CI machine and the sanitizer build, finite so a broken agent fails
+// the test rather than hanging it. What each wait tells apart is said where it is used.
+constexpr auto kReadyWait = 60s;
+constexpr auto kReconcileWait = 30s;
+// serve stops on SIGTERM by waking its loops; one that waited for its 1 h timer, or for anything
+// else unbounded, would not stop at all within this.
+constexpr auto kStopWait = 30s;
 constexpr const char* kToken = "serve-test-token";
 
 struct HttpAnswer {
@@ -40,7 +48,7 @@ class ServeEndToEnd : public NetnsTest {
  protected:
   void SetUp() override {
     NetnsTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(ns().add_veth("veth0", "veth1").has_value());
     spec_ = tree_.root() + "/fabric.yaml";
     write_spec("");
@@ -121,7 +129,7 @@ class ServeEndToEnd : public NetnsTest {
 
 TEST_F(ServeEndToEnd, ConvergesAnswersTheApiRepairsDriftOnSpecChangeAndStopsOnSigterm) {
   start_agent();
-  ASSERT_TRUE(eventually([&] { return http("GET", "/readyz").status == 200; }, 15s)) << agent_log();
+  ASSERT_TRUE(eventually([&] { return http("GET", "/readyz").status == 200; }, kReadyWait)) << agent_log();
   EXPECT_EQ(veth0_mtu(), 9000) << agent_log();
   EXPECT_EQ(http("GET", "/healthz").status, 200);
 
@@ -145,21 +153,22 @@ TEST_F(ServeEndToEnd, ConvergesAnswersTheApiRepairsDriftOnSpecChangeAndStopsOnSi
 
   // Drift by hand; the spec file changes (an edit that changes nothing the agent reads); the
   // level-triggered agent reconciles everything, so the MTU comes back.
-  ASSERT_TRUE(eventually([&] { return nlohmann::json::parse(http("GET", "/v1/status").body)["reconciles"] >= 2; }, 10s));
+  ASSERT_TRUE(eventually([&] { return nlohmann::json::parse(http("GET", "/v1/status").body)["reconciles"] >= 2; }, kReconcileWait));
   ASSERT_EQ(ns().ip({"link", "set", "dev", "veth0", "mtu", "1500"}), 0);
   ASSERT_EQ(veth0_mtu(), 1500);
   write_spec("# edited\n");
-  EXPECT_TRUE(eventually([&] { return veth0_mtu() == 9000; }, 8s)) << agent_log();
+  EXPECT_TRUE(eventually([&] { return veth0_mtu() == 9000; }, kReconcileWait)) << agent_log();
   EXPECT_NE(agent_log().find("spec file changed"), std::string::npos) << agent_log();
 
   const auto stop_begin = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(pid_, SIGTERM), 0);
   int wstatus = 0;
   pid_t reaped = 0;
-  while (std::chrono::steady_clock::now() - stop_begin < 2s && (reaped = ::waitpid(pid_, &wstatus, WNOHANG)) == 0) {
+  while (std::chrono::steady_clock::now() - stop_begin < kStopWait &&
+         (reaped = ::waitpid(pid_, &wstatus, WNOHANG)) == 0) {
     std::this_thread::sleep_for(20ms);
   }
-  ASSERT_EQ(reaped, pid_) << "still running 2 s after SIGTERM\n" << agent_log();
+  ASSERT_EQ(reaped, pid_) << "still running " << kStopWait.count() << " s after SIGTERM\n" << agent_log();
   pid_ = -1;
   EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "wait status " << wstatus << "\n" << agent_log();
   EXPECT_EQ(http("GET", "/healthz").status, 0);  // nothing listens any more

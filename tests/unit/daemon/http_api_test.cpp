@@ -10,6 +10,10 @@
 namespace rdmactl {
 namespace {
 
+using namespace std::chrono_literals;
+
+constexpr auto kRequestWait = 30s;
+
 TEST(BearerToken, MatchesOnlyTheExactToken) {
   EXPECT_TRUE(bearer_token_matches("Bearer s3cret", "s3cret"));
   EXPECT_TRUE(bearer_token_matches("bearer s3cret", "s3cret"));  // the scheme is case-insensitive
@@ -91,6 +95,12 @@ class HttpApiTest : public ::testing::Test {
     api_ = std::move(*api);
     api_->start();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", api_->port());
+    // cpp-httplib waits up to 300 s for a connection or an answer by default, beyond the test's
+    // CTest timeout: a server that never answers should fail the request, generously bounded for
+    // a loaded machine or the sanitizer build, and not hang until CTest kills the test.
+    client_->set_connection_timeout(kRequestWait);
+    client_->set_read_timeout(kRequestWait);
+    client_->set_write_timeout(kRequestWait);
   }
   void TearDown() override {
     if (api_) api_->stop();
