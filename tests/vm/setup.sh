@@ -21,9 +21,10 @@ KPKG=${RDMACTL_VM_KERNEL_PKG:-linux-image-amd64}
 SELF=$(realpath "${BASH_SOURCE[0]}")
 
 # What the guest needs from the host root, plus what this script itself uses to unpack the kernel
-# (dpkg-deb is essential; xz/zstd for compressed modules, if a kernel ships them).
+# (dpkg-deb is essential; xz/zstd for compressed modules, if a kernel ships them). The checks read
+# rdmactl's JSON with jq and python3: a fresh CI machine has neither.
 PACKAGES=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-utils ibverbs-providers
-          perftest rdmacm-utils infiniband-diags xz-utils zstd util-linux procps)
+          perftest rdmacm-utils infiniband-diags xz-utils zstd util-linux procps jq python3)
 
 log() { echo "setup.sh: $*" >&2; }
 # Exit 77 is reserved for "this machine cannot run the VM"; callers turn it into a skip.

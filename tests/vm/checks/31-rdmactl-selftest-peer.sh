@@ -2,8 +2,10 @@
 # The peer self-test between two Soft-RoCE devices: `rdmactl serve` answers on rxe_b (veth1,
 # 10.99.0.2), `rdmactl serve --probe` connects from rxe_a (veth0, 10.99.0.1) with rdma_cm, writes,
 # reads back and compares a buffer, and reports round trip and bandwidth; serve survives clients
-# that vanish, frees each connection's resources, stops on SIGTERM within a second; a probe of a
+# that vanish, frees each connection's resources, stops promptly on SIGTERM; a probe of a
 # responder that is gone, or of an address nobody has, fails with a reason within its timeout.
+# All of it runs again with the sanitizer build (vm-sanitize): serve and the probe are the rdma_cm
+# code.
 #
 # Both devices are in one namespace, where the kernel would deliver 10.99.0.1 -> 10.99.0.2 through
 # `lo` (both addresses are local) and rxe, which has no device on lo, drops it: rdma_cm's address
@@ -11,7 +13,11 @@
 # of veth0 into veth1 instead, as between two hosts: outgoing packets look up table 100 (the other
 # end via the other veth) before `local`, packets arriving on a veth still look up `local`, and
 # accept_local lets a veth take packets whose source is an address of this host.
+# Time bounds are the tool's own timeout plus a slack for process start and exit under emulation
+# (and the sanitizer build's leak check at exit): a bound tells "honours its timeout" from "does
+# not", it does not measure speed.
 # vm-timeout: 150
+# vm-sanitize: yes
 set -euo pipefail
 shopt -s inherit_errexit
 # shellcheck source-path=SCRIPTDIR source=../guest/lib.sh
@@ -20,9 +26,13 @@ shopt -s inherit_errexit
 
 a=10.99.0.1
 b=10.99.0.2
-port=18515
+port=18600   # serve's default responder port (kDefaultPeerPort; 18515 is perftest's)
+# The probe's pass mark: rxe reports 10 Gb/s and moves a fraction of a Gb/s under emulation, so
+# the default (0.9 of the rate) fails by design, as in check 30. Short writes keep the check quick.
+mark=(--min-bandwidth-ratio 0.0001 --duration 0.5)
 table=100
 serve=
+slack_ms=4000
 
 cleanup() {
   set +e
@@ -75,7 +85,7 @@ probe() {  # OUT [ARGS...]: a probe from rxe_a; exit code in OUT.rc
   local out=$1
   shift
   local rc=0
-  "$RDMACTL" serve --probe "$b" --source "$a" --format json "$@" > "$out" 2> "$out.err" || rc=$?
+  "$RDMACTL" serve --probe "$b" --source "$a" --format json "${mark[@]}" "$@" > "$out" 2> "$out.err" || rc=$?
   echo "$rc" > "$out.rc"
 }
 probe pass.json
@@ -99,14 +109,16 @@ for c in c1 c2; do
   [ "$(cat $c.json.rc)" -eq 0 ] || { cat $c.json $c.json.err; fail "concurrent probe $c failed"; }
 done
 echo "ok: two concurrent probes passed ($(jq -r '.roundTripUs' c1.json) us, $(jq -r '.roundTripUs' c2.json) us)"
-"$RDMACTL" serve --probe "$b" --source "$a" --format json > killed.json 2>&1 &
+# 30 s of writes: it is still testing when it is killed, once serve has logged its connection.
+"$RDMACTL" serve --probe "$b" --source "$a" --format json --min-bandwidth-ratio 0.0001 --duration 30 > killed.json 2>&1 &
 victim=$!
 connected() { [ "$(grep -c "connected on rxe_b" serve.log)" -ge 4 ]; }
-wait_until 20 connected || true
+wait_until 20 connected || { cat serve.log; fail "the client to kill never connected (serve logged no fourth connection)"; }
 kill -KILL "$victim" 2>/dev/null || true
 victim_rc=0
 wait "$victim" 2>/dev/null || victim_rc=$?
-if [ "$victim_rc" -eq 137 ]; then echo "the killed client was still testing"; else echo "the client to kill had finished (exit $victim_rc)"; fi
+[ "$victim_rc" -eq 137 ] || { cat killed.json; fail "the client to kill ended by itself (exit $victim_rc) before it was killed"; }
+echo "the client was killed while testing"
 kill -0 "$serve" 2>/dev/null || { cat serve.log; fail "serve died after a client was killed"; }
 probe after.json
 [ "$(cat after.json.rc)" -eq 0 ] || { cat after.json after.json.err serve.log; fail "a probe after a killed client failed"; }
@@ -119,7 +131,7 @@ mrs=$(rdma resource show mr 2>/dev/null | grep -c "pid $serve " || true)
 [ "$mrs" -eq 0 ] || { rdma resource show mr; fail "serve still has $mrs memory region(s) registered"; }
 echo "ok: no connection or memory region left in serve"
 
-# --- SIGTERM stops serve within a second ---
+# --- SIGTERM stops serve (within about a second, says its --help; here the slack bounds it) ---
 start=$(date +%s%N)
 kill -TERM "$serve"
 rc=0
@@ -128,7 +140,7 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 serve=
 echo "--- serve.log"; cat serve.log
 [ "$rc" -eq 0 ] || fail "serve exited $rc on SIGTERM"
-[ "$ms" -lt 1000 ] || fail "serve took $ms ms to stop on SIGTERM"
+[ "$ms" -lt "$slack_ms" ] || fail "serve took $ms ms to stop on SIGTERM"
 echo "ok: serve stopped on SIGTERM in $ms ms"
 
 # --- no responder: a clean failure, in time ---
@@ -139,7 +151,7 @@ echo "--- probe with serve stopped (exit $(cat gone.json.rc), $ms ms)"; cat gone
 [ "$(cat gone.json.rc)" -eq 1 ] || fail "the probe exited $(cat gone.json.rc), want 1"
 jq -e '.result == "failed" and (.reason | startswith("connect: rejected"))' gone.json > /dev/null \
   || fail "the probe did not fail at connect with a rejection"
-[ "$ms" -lt 7000 ] || fail "the failing probe took $ms ms (timeout 5000)"
+[ "$ms" -lt $((5000 + slack_ms)) ] || fail "the failing probe took $ms ms (timeout 5000)"
 
 start=$(date +%s%N)
 rc=0
@@ -149,7 +161,7 @@ echo "--- probe of 10.99.0.3, an address nobody has (exit $rc, $ms ms)"; cat nob
 [ "$rc" -eq 1 ] || fail "the probe of nobody exited $rc, want 1"
 jq -e '.result == "failed" and (.reason | startswith("address resolution"))' nobody.json > /dev/null \
   || fail "the probe of nobody did not fail at address resolution"
-[ "$ms" -lt 5000 ] || fail "the probe of nobody took $ms ms (timeout 3000)"
+[ "$ms" -lt $((3000 + slack_ms)) ] || fail "the probe of nobody took $ms ms (timeout 3000)"
 echo "ok: the probe of nobody failed at address resolution in $ms ms"
 
 # --- the default listener, on every device: a probe of rxe0's address (rxe0 to itself) and one
@@ -159,7 +171,7 @@ serve=$!
 wait_until 20 grep -q "answering rdma_cm self-test connections on 0.0.0.0:$port" serve-any.log \
   || { cat serve-any.log; fail "serve did not listen on 0.0.0.0:$port"; }
 rc=0
-"$RDMACTL" serve --probe "${VM_IPV4:-10.0.2.15}" --format json > any-rxe0.json 2>&1 || rc=$?
+"$RDMACTL" serve --probe "${VM_IPV4:-10.0.2.15}" --format json "${mark[@]}" > any-rxe0.json 2>&1 || rc=$?
 jq -e '.result == "passed" and .device == "'"${VM_RXE_DEV:-rxe0}"'"' any-rxe0.json > /dev/null \
   || { cat any-rxe0.json serve-any.log; fail "the probe of ${VM_IPV4:-10.0.2.15} through the wildcard listener did not pass (exit $rc)"; }
 probe any-b.json
