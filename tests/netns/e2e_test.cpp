@@ -14,7 +14,7 @@ class EndToEnd : public NetnsTest {
  protected:
   void SetUp() override {
     NetnsTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(ns().add_veth("veth0", "veth1").has_value());
   }
 

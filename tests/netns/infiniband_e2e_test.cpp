@@ -31,7 +31,7 @@ class InfinibandEndToEnd : public NetnsTest {
  protected:
   void SetUp() override {
     NetnsTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(ns().add_veth("ib0", "ib0peer").has_value());
     ASSERT_EQ(ns().ip({"link", "set", "ib0peer", "up"}), 0);
     std::filesystem::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx7-ib", root_.root(),

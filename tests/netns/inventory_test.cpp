@@ -15,7 +15,7 @@ class FixtureHost : public NetnsTest {
  protected:
   void SetUp() override {
     NetnsTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(ns().add_veth("ens1f0np0", "ens1f1np1").has_value());
     for (const char* dev : {"ens1f0np0", "ens1f1np1"}) {
       ASSERT_EQ(ns().ip({"link", "set", dev, "mtu", "9000", "up"}), 0);

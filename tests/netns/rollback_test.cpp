@@ -35,7 +35,7 @@ class Rollback : public NetnsTest {
  protected:
   void SetUp() override {
     NetnsTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_TRUE(ns().add_veth("veth0", "veth1").has_value());
     // veth0: down, MTU 1500; two IPv4 subnets, 10.99.0.1 primary with 10.99.0.5 its secondary,
     // 10.98.0.1/16 a primary of its own; IPv6 addresses (tentative while the link is down).

@@ -51,6 +51,9 @@ jq -r --arg dev "$dev" --argjson idx "$idx" --arg gid "$gid" --argjson ratio "$r
 grep -q '^FAIL' figures.txt && { cat figures.txt; exit 1; }
 read -r bw lat_typical lat_average lat_p99 < figures.txt
 echo "ok: rdmactl selftest passed: $dev/1 GID index $idx, $bw Gb/s, latency $lat_typical us typical, $lat_average average, $lat_p99 p99"
+# No spec: the class is rdma_cm's default ToS (0 on a fresh rxe0), read from configfs.
+jq -e '.selftest.tests[0].trafficClass == {"tos": 0, "dscp": 0, "priority": 0, "source": "rdma_cm default", "prioritySource": "none"}' \
+  selftest.json > /dev/null || fail "the loopback's traffic class is not rdma_cm's default ToS 0"
 
 # The verdict is not a formality: a mark no device reaches fails, naming both figures (exit 1).
 rc=0
@@ -68,6 +71,8 @@ metadata: {name: selftest-check}
 defaults:
   interfaces:
     - name: $ndev
+      roce: {tos: 106}
+      qos: {dscpToPriority: {26: 3}}
     - rdmaDevice: mlx5_0
   selftest: {minBandwidthRatio: 0.0002}
 YAML
@@ -87,6 +92,11 @@ jq -r --arg dev "$dev" --argjson rate "$rate" '
     end' spec.json > spec-verdict.txt || fail "jq could not read spec.json"
 cat spec-verdict.txt
 grep -q '^ok:' spec-verdict.txt || exit 1
+# The spec's class: ToS 106 (DSCP 26) on the priority its dscpToPriority gives DSCP 26.
+jq -e '.selftest.tests[0].trafficClass == {"tos": 106, "dscp": 26, "priority": 3, "source": "spec roce.tos",
+    "prioritySource": "spec qos.dscpToPriority"}' spec.json > /dev/null \
+  || fail "the loopback did not run on the spec's class (ToS 106, DSCP 26, priority 3)"
+echo "ok: with the spec the loopback ran on ToS 106 (DSCP 26, priority 3)"
 
 # The rest compares with perftest, which has no sanitizer build: the sanitizer run stops here.
 if [ -n "${VM_SANITIZE:-}" ]; then

@@ -46,6 +46,10 @@ cleanup() {
   ip rule show | grep -q '^0:' || ip rule add pref 0 lookup local
   ip rule del pref 100 lookup local 2>/dev/null
   ip route flush table "$table" 2>/dev/null
+  if mkdir /sys/kernel/config/rdma_cm/rxe_a 2>/dev/null; then
+    echo 0 > /sys/kernel/config/rdma_cm/rxe_a/ports/1/default_roce_tos
+    rmdir /sys/kernel/config/rdma_cm/rxe_a
+  fi
   sysctl -qw net.ipv4.conf.all.accept_local="$old_accept_local" 2>/dev/null
 }
 old_accept_local=$(sysctl -n net.ipv4.conf.all.accept_local)
@@ -100,6 +104,32 @@ rcvd() { sed -n 's/.* rcvd_pkts \([0-9]*\) .*/\1/p' <<<"$1"; }
 received=$(( $(rcvd "$(rdma statistic show link rxe_b/1)") - $(rcvd "$stats_before") ))
 echo "rxe_b received $received packets"
 [ "$received" -gt 1000 ] || fail "rxe_b received only $received packets during the probe"
+jq -e '.trafficClass.tos == 0 and .trafficClass.source == "rdma_cm default" and (.reason | contains("traffic class 0"))' \
+  pass.json > /dev/null || fail "the probe's class is not rdma_cm's default ToS 0 (or its route says otherwise)"
+
+# --- the lossless class on the wire: with rdma_cm's default ToS of rxe_a at 106 (DSCP 26, ECT(0)),
+# the probe's RoCE v2 packets (UDP 4791) reach veth1 with DSCP 26, counted by a u32 filter ---
+cm=/sys/kernel/config/rdma_cm/rxe_a
+mkdir "$cm" && echo 106 > "$cm/ports/1/default_roce_tos" && rmdir "$cm"
+for dev in veth0 veth1; do
+  tc qdisc add dev "$dev" clsact
+  tc filter add dev "$dev" ingress pref 1 protocol ip u32 match ip tos 0x68 0xfc match ip protocol 17 0xff \
+    match ip dport 4791 0xffff action pass
+done
+dscp26() { tc -s filter show dev "$1" ingress | sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p' | head -n 1; }
+probe tos.json
+[ "$(cat tos.json.rc)" -eq 0 ] || { cat tos.json tos.json.err; fail "the probe with ToS 106 failed"; }
+jq -e '.trafficClass == {"tos": 106, "dscp": 26, "priority": 0, "source": "rdma_cm default", "prioritySource": "none"}
+    and (.reason | contains("traffic class 106"))' tos.json > /dev/null \
+  || { cat tos.json; fail "the probe did not report ToS 106 from rdma_cm's default and its route"; }
+to_b=$(dscp26 veth1)
+from_b=$(dscp26 veth0)
+echo "RoCE v2 packets with DSCP 26: $to_b from rxe_a to rxe_b, $from_b back (the responder takes the REQ's ToS)"
+[ "${to_b:-0}" -gt 100 ] || { tc -s filter show dev veth1 ingress; fail "the probe's packets did not carry DSCP 26"; }
+tc qdisc del dev veth0 clsact
+tc qdisc del dev veth1 clsact
+mkdir "$cm" && echo 0 > "$cm/ports/1/default_roce_tos" && rmdir "$cm"
+echo "ok: the peer test sent on ToS 106: $to_b packets with DSCP 26 reached rxe_b"
 
 # --- several clients: two at once, then one whose process is killed mid-test ---
 probe c1.json & p1=$!

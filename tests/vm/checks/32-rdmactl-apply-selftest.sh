@@ -40,6 +40,8 @@ jq -e '.selftest.result == "passed"' apply.json > /dev/null || { cat apply.json;
 jq -e --arg dev "$dev" '[.selftest.tests[] | select(.test == "loopback" and .device == $dev and .port == 1
     and .result == "passed" and .bandwidthGbps > 0 and .latencyUs.typical > 0)] | length == 1' apply.json > /dev/null \
   || { cat apply.json; fail "no passed loopback on $dev/1 with figures in apply's report"; }
+jq -e '.selftest.tests[0].trafficClass.tos == 106 and .selftest.tests[0].trafficClass.source == "spec roce.tos"' \
+  apply.json > /dev/null || { cat apply.json; fail "apply's self-test did not run on the spec's ToS 106"; }
 echo "ok: apply converged and ended with the self-test: $(jq -r '.selftest.tests[0] | "\(.device)/\(.port) \(.bandwidthGbps) Gb/s, latency \(.latencyUs.typical) us, \(.result)"' apply.json)"
 "$RDMACTL" apply -f "$spec" > apply.txt 2>&1 || { cat apply.txt; fail "text apply exited non-zero"; }
 grep -q "^Self-test passed" apply.txt || { cat apply.txt; fail "the text report has no 'Self-test passed' line"; }
