@@ -1,21 +1,21 @@
-// load_spec(): read a spec file (or standard input), parse the YAML, check it against the schema,
-// run the semantic checks, and report every problem at once, in file order.
+// load_spec(): read a spec file (or standard input) within bounds, check that it is UTF-8 text,
+// parse the YAML, check it against the schema, run the semantic checks, and report every problem
+// at once, in file order.
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <exception>
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <set>
 #include <variant>
 
+#include "agent/spec/input.h"
 #include "agent/spec/semantic.h"
 #include "agent/spec/spec.h"
 #include "agent/spec/structure.h"
+#include "agent/spec/text.h"
 #include "agent/spec/yaml_node.h"
 
 namespace rdmactl {
@@ -23,11 +23,12 @@ namespace {
 
 constexpr const char* kStdinPath = "-";
 constexpr const char* kStdinName = "<stdin>";
-constexpr std::size_t kReadChunk = 64 * 1024;
 // A spec is a few levels deep and a few thousand nodes; these only stop documents whose aliases
 // loop or multiply (`a: &x [*x]`, "billion laughs") from exhausting the stack or the CPU.
 constexpr std::size_t kMaxDepth = 64;
 constexpr std::size_t kMaxNodes = 200000;
+// A file full of bad bytes would give one problem per line; the first ones say what is wrong.
+constexpr std::size_t kMaxTextProblems = 20;
 
 std::string sha256_hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -43,23 +44,10 @@ std::string sha256_hex(const std::string& bytes) {
   return out;
 }
 
-Result<std::string> read_stdin() {
-  std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  if (std::cin.bad()) return make_error(ErrorKind::kPlatform, "cannot read the spec from standard input");
-  return text;
-}
+Result<std::string> read_stdin() { return read_bounded_stream(std::cin, kMaxSpecBytes, "the spec on standard input"); }
 
-Result<std::string> read_file(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) return make_errno_error("cannot open spec " + path, errno);
-  std::string text;
-  char buffer[kReadChunk];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
-  const int read_errno = std::ferror(file) ? errno : 0;
-  std::fclose(file);
-  if (read_errno != 0) return make_errno_error("cannot read spec " + path, read_errno);
-  return text;
+Result<std::string> read_spec_file(const std::string& path, const std::string& name) {
+  return read_regular_file(path, kMaxSpecBytes, "spec " + name);
 }
 
 Diagnostic diagnostic_at(const std::string& file, Position at, std::string message) {
@@ -75,6 +63,50 @@ Error invalid_spec(const std::string& file, std::vector<Diagnostic> diagnostics)
                                                         (n == 1 ? " problem" : " problems") + " in the spec");
   error.diagnostics = std::move(diagnostics);
   return error;
+}
+
+// YAML is Unicode text, and every string of a spec reaches JSON and terminals: bytes that are not
+// UTF-8, and control characters other than tab, CR, LF and NEL (YAML's c-printable set excludes
+// the rest, C1 included), are refused before the parser sees them, each line once. Columns count bytes, as
+// yaml-cpp's marks do.
+std::vector<Diagnostic> text_problems(const std::string& text, const std::string& file) {
+  std::vector<Diagnostic> out;
+  int line = 1;
+  std::size_t line_start = 0;
+  bool line_reported = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+      line_reported = false;
+      ++i;
+      continue;
+    }
+    const std::size_t n = utf8_sequence_length(text, i);
+    std::string problem;
+    if (n == 0) {
+      problem = "byte " + byte_text(c) + " is not UTF-8: a spec is UTF-8 text";
+    } else if (n == 1 && c != '\r' && is_control_byte(c, /*allow_tab=*/true)) {
+      problem = "control character " + byte_text(c) +
+                " in the text: YAML allows only tab, line feed and carriage return";
+    } else if (n == 2 && is_c1_control(text, i) && static_cast<unsigned char>(text[i + 1]) != 0x85) {
+      problem = "control character " + escape_for_display(text.substr(i, 2)) +
+                " in the text: YAML allows only tab, line feed, carriage return and U+0085";
+    }
+    if (!problem.empty() && !line_reported) {
+      line_reported = true;
+      if (out.size() == kMaxTextProblems) {
+        out.push_back(Diagnostic{file, line, static_cast<int>(i - line_start + 1), "",
+                                 "more lines have bytes like these; only the first " +
+                                     std::to_string(kMaxTextProblems) + " are listed"});
+        return out;
+      }
+      out.push_back(Diagnostic{file, line, static_cast<int>(i - line_start + 1), "", std::move(problem)});
+    }
+    i += n == 0 ? 1 : n;
+  }
+  return out;
 }
 
 // yaml-cpp resolves aliases to shared nodes, so a document is a graph that every later pass walks
@@ -113,6 +145,7 @@ class ShapeCheck {
     ancestors_.push_back(node);
     for (auto it = node.begin(); it != node.end(); ++it) {
       if (node.IsMap()) {
+        check_key(it->first);
         walk(it->first);
         walk(it->second);
       } else {
@@ -120,6 +153,13 @@ class ShapeCheck {
       }
     }
     ancestors_.pop_back();
+  }
+
+  // No key of the spec can hold a control character, and keys become field paths in messages.
+  void check_key(const YAML::Node& key) {
+    if (problem_ || !key.IsScalar() || !first_control_byte(key.Scalar())) return;
+    problem_ = diagnostic_at(file_, position_of(key),
+                             "the key \"" + escape_for_display(key.Scalar()) + "\" has a control character");
   }
 
   std::string file_;
@@ -170,7 +210,14 @@ std::vector<Diagnostic> combine(std::vector<StructuralProblem> structural, std::
 
 }  // namespace
 
-Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file) {
+Result<FabricSpec> load_spec_text(const std::string& text, const std::string& name) {
+  // The name goes into every message and into JSON reports.
+  const std::string file = escape_for_display(name);
+  if (text.size() > kMaxSpecBytes) {
+    return make_error(ErrorKind::kInvalidSpec, "spec " + file + " is larger than " + size_text(kMaxSpecBytes) +
+                                                   " (" + std::to_string(text.size()) + " bytes): it is not read");
+  }
+  if (auto problems = text_problems(text, file); !problems.empty()) return invalid_spec(file, std::move(problems));
   try {
     auto parsed = parse_document(text, file);
     if (auto* problem = std::get_if<Diagnostic>(&parsed)) return invalid_spec(file, {*problem});
@@ -192,6 +239,7 @@ Result<FabricSpec> load_spec_text(const std::string& text, const std::string& fi
     FabricSpec spec = std::move(semantic.spec);
     spec.file = file;
     spec.sha256 = sha256_hex(text);
+    spec.text = text;
     return spec;
   } catch (const std::exception& e) {
     // yaml-cpp throws on misuse of odd nodes; whatever slipped through is still the spec's problem,
@@ -203,9 +251,10 @@ Result<FabricSpec> load_spec_text(const std::string& text, const std::string& fi
 
 Result<FabricSpec> load_spec(const std::string& path) {
   const bool from_stdin = path == kStdinPath;
-  auto text = from_stdin ? read_stdin() : read_file(path);
+  const std::string name = from_stdin ? kStdinName : escape_for_display(path);
+  auto text = from_stdin ? read_stdin() : read_spec_file(path, name);
   if (!text) return text.error();
-  return load_spec_text(*text, from_stdin ? kStdinName : path);
+  return load_spec_text(*text, name);
 }
 
 }  // namespace rdmactl

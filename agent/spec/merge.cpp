@@ -63,6 +63,7 @@ void merge_node_spec(NodeSpec& base, const NodeSpec& over) {
   override_with(base.subnet_manager.priority, over.subnet_manager.priority);
   override_with(base.subnet_manager.port, over.subnet_manager.port);
   for (const auto& [key, value] : over.sysctl) base.sysctl[key] = value;
+  for (const auto& [key, origin] : over.sysctl_origins) base.sysctl_origins[key] = origin;
   override_with(base.selftest.enabled, over.selftest.enabled);
   override_with(base.selftest.min_bandwidth_ratio, over.selftest.min_bandwidth_ratio);
   override_with(base.selftest.peers, over.selftest.peers);

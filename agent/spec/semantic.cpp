@@ -2,16 +2,22 @@
 // (see semantic.h).
 #include "agent/spec/semantic.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
 #include <regex>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "agent/core/cidr.h"
+#include "agent/spec/text.h"
 #include "agent/spec/yaml_node.h"
 
 namespace rdmactl {
@@ -28,7 +34,7 @@ constexpr int kMinMtu = 68;
 constexpr int kMaxMtu = 65520;
 constexpr std::string_view kSelectorKeys[] = {"name", "pci", "rdmaDevice"};
 
-std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
+std::string in_quotes(const std::string& text) { return "\"" + escape_for_display(text) + "\""; }
 
 // One value of the document with where it is: its key (when it is a mapping member) and its path.
 // The nodes are const: assigning a YAML::Node writes through to the node it refers to.
@@ -123,19 +129,35 @@ std::string where_relative(Position first, Position here) {
   return line_of(first);
 }
 
+// The kernel's isspace() (lib/ctype.c): 9-13, space, and 0xA0, which its Latin-1 table calls a
+// space. dev_valid_name tests each byte, so a UTF-8 name with an A0 byte ("à" is C3 A0) fails.
+bool kernel_isspace(unsigned char c) { return (c >= 9 && c <= 13) || c == ' ' || c == 0xa0; }
+
+// net/core/dev.c dev_valid_name: not empty, shorter than IFNAMSIZ, not "." or "..", no '/', ':'
+// or whitespace. Control characters pass the kernel, but not here: a name is printed in reports
+// and logs.
 std::optional<std::string> netdev_name_problem(const std::string& name) {
   if (name.empty()) return "a netdev name must not be empty";
   if (name == "." || name == "..") return in_quotes(name) + " is not a valid netdev name";
   if (name.size() > kMaxNetdevName) {
-    return in_quotes(name) + " is " + std::to_string(name.size()) +
-           " characters long; a netdev name has at most " + std::to_string(kMaxNetdevName);
+    return in_quotes(name) + " is " + std::to_string(name.size()) + " bytes long; a netdev name has at most " +
+           std::to_string(kMaxNetdevName) + " (IFNAMSIZ - 1)";
   }
   for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
     if (c == '/' || c == ':') {
       return in_quotes(name) + " is not a valid netdev name: it contains '" + std::string(1, c) + "'";
     }
-    if (std::isspace(static_cast<unsigned char>(c))) {
+    if (byte == 0xa0) {
+      return in_quotes(name) +
+             " is not a valid netdev name: its byte 0xa0 is whitespace to the kernel (lib/ctype.c)";
+    }
+    if (kernel_isspace(byte)) {
       return in_quotes(name) + " is not a valid netdev name: it contains whitespace";
+    }
+    if (is_control_byte(byte)) {
+      return in_quotes(name) + " is not a valid netdev name: it contains the control character " +
+             byte_text(byte);
     }
   }
   return std::nullopt;
@@ -151,6 +173,10 @@ std::optional<std::string> rdma_device_problem(const std::string& name) {
     if (c == '/' || std::isspace(static_cast<unsigned char>(c))) {
       return in_quotes(name) + " is not a valid RDMA device name: it contains '/' or whitespace";
     }
+    if (is_control_byte(static_cast<unsigned char>(c))) {
+      return in_quotes(name) + " is not a valid RDMA device name: it contains the control character " +
+             byte_text(static_cast<unsigned char>(c));
+    }
   }
   return std::nullopt;
 }
@@ -159,6 +185,37 @@ std::optional<std::string> rdma_device_problem(const std::string& name) {
 bool is_sysctl_key(const std::string& key) {
   static const std::regex kKey(R"([a-z][a-z0-9_]*(\.[A-Za-z0-9_/:@+-]+)+)");
   return std::regex_match(key, kKey);
+}
+
+// In sysctl(8)'s dotted form a '/' stands for a '.' inside one name (procps slashdot():
+// net.ipv4.conf.eth0/5.rp_filter is /proc/sys/net/ipv4/conf/eth0.5/rp_filter). A name made only
+// of such dots would be "." or ".." in the path: net.//.kernel.core_pattern would reach
+// /proc/sys/kernel/core_pattern.
+std::optional<std::string> sysctl_key_problem(const std::string& key) {
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    const std::size_t end = std::min(key.find('.', start), key.size());
+    std::string name = key.substr(start, end - start);
+    std::replace(name.begin(), name.end(), '/', '.');
+    if (name == "." || name == "..") {
+      return in_quotes(key) + " names the directory \"" + name +
+             "\" ('/' in a dotted sysctl key stands for a '.' inside a name, as in sysctl(8))";
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// One value is one write(2) to /proc/sys. A line feed would end the kernel's parse of the first
+// value early or be refused, and no control character belongs in one; tab is the separator the
+// kernel itself prints in vector values (tcp_rmem "4096\t131072\t6291456").
+std::optional<std::string> sysctl_value_problem(const std::string& value) {
+  if (const auto at = first_control_byte(value, /*allow_tab=*/true)) {
+    const auto c = static_cast<unsigned char>(value[*at]);
+    return in_quotes(value) + " has the control character " + byte_text(c) +
+           ": a sysctl value is one line (tabs and spaces separate the numbers of a vector)";
+  }
+  return std::nullopt;
 }
 
 // fnmatch() takes a '[' without its ']' as a literal character; in a node glob it is a typo.
@@ -198,6 +255,59 @@ std::string address_identity(const std::string& canonical) {
   return canonical.substr(0, canonical.find('/'));
 }
 
+// Addresses that an interface of a host cannot hold as its own (RFC 1122 3.2.1.3, RFC 919, RFC
+// 4291 2.5): the unspecified and limited-broadcast addresses, multicast, loopback except on lo,
+// link-local (the kernel assigns those itself; rdmactl leaves IPv6 ones alone), and, on IPv4
+// prefixes shorter than /31 (RFC 3021 makes /31 and /32 all-host), the network and broadcast
+// addresses of the subnet.
+std::optional<std::string> host_address_problem(const Cidr& cidr, bool on_loopback) {
+  const std::string text = cidr.to_string();
+  const unsigned char* b = cidr.bytes;
+  if (cidr.family == AF_INET) {
+    const std::uint32_t a = (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) |
+                            (std::uint32_t{b[2]} << 8) | std::uint32_t{b[3]};
+    if (a == 0) return text + " is the unspecified address 0.0.0.0, not a host address";
+    if (a == 0xffffffffu) return text + " is the limited broadcast address, not a host address";
+    if ((a >> 28) == 0xe) return text + " is a multicast address (224.0.0.0/4), not a host address";
+    if ((a >> 24) == 127 && !on_loopback) {
+      return text + " is a loopback address (127.0.0.0/8): only lo holds those";
+    }
+    if ((a >> 16) == 0xa9fe) {
+      return text + " is a link-local address (169.254.0.0/16), which hosts configure for themselves";
+    }
+    if (cidr.prefix < 31) {
+      const std::uint32_t host_mask = cidr.prefix == 0 ? 0xffffffffu : (0xffffffffu >> cidr.prefix);
+      Cidr network = cidr;
+      const std::uint32_t n = a & ~host_mask;
+      network.bytes[0] = static_cast<unsigned char>(n >> 24);
+      network.bytes[1] = static_cast<unsigned char>(n >> 16);
+      network.bytes[2] = static_cast<unsigned char>(n >> 8);
+      network.bytes[3] = static_cast<unsigned char>(n);
+      const std::string subnet = network.to_string();
+      if ((a & host_mask) == 0) {
+        return text + " is the network address of " + subnet +
+               ", not a host address (below /31 a host's bits are neither all 0 nor all 1)";
+      }
+      if ((a & host_mask) == host_mask) {
+        return text + " is the broadcast address of " + subnet +
+               ", not a host address (below /31 a host's bits are neither all 0 nor all 1)";
+      }
+    }
+    return std::nullopt;
+  }
+  const bool all_zero = std::all_of(b, b + 16, [](unsigned char c) { return c == 0; });
+  if (all_zero) return text + " is the unspecified address ::, not a host address";
+  if (b[0] == 0xff) return text + " is a multicast address (ff00::/8), not a host address";
+  if (std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1 && !on_loopback) {
+    return text + " is the loopback address ::1: only lo holds it";
+  }
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) {
+    return text + " is a link-local address (fe80::/10): the kernel assigns those itself and rdmactl " +
+           "leaves them alone";
+  }
+  return std::nullopt;
+}
+
 // What the cross-interface checks need to know about one interface entry.
 struct AddressUse {
   std::string canonical;
@@ -234,6 +344,8 @@ class SpecReader {
     if (auto defaults = member(document, "defaults")) {
       spec.defaults = read_node_spec(*defaults, default_records);
     }
+    AddressIndex default_index;
+    for (std::size_t i = 0; i < default_records.size(); ++i) index_addresses(default_records[i], i, default_index);
     if (auto nodes = member(document, "nodes")) {
       for (const Field& entry : items(*nodes)) {
         if (!entry.value.IsMap()) continue;
@@ -243,7 +355,7 @@ class SpecReader {
         node_entry.spec = read_node_spec(entry, records);
         const Position at = entry.position();
         node_entry.origin = SourceMark{file_, at.line, at.column, entry.path};
-        check_addresses_against_defaults(records, default_records);
+        check_addresses_against_defaults(records, default_records, default_index);
         spec.nodes.push_back(std::move(node_entry));
       }
     }
@@ -292,7 +404,7 @@ class SpecReader {
       records = std::move(read.records);
     }
     if (auto sm = member(map, "subnetManager")) spec.subnet_manager = read_subnet_manager(*sm);
-    if (auto sysctl = member(map, "sysctl")) spec.sysctl = read_sysctl(*sysctl);
+    if (auto sysctl = member(map, "sysctl")) spec.sysctl = read_sysctl(*sysctl, spec.sysctl_origins);
     if (auto selftest = member(map, "selftest")) spec.selftest = read_selftest(*selftest);
     return spec;
   }
@@ -320,6 +432,7 @@ class SpecReader {
   InterfacesRead read_interfaces(const Field& list) {
     InterfacesRead read;
     std::map<std::string, Position> first_by_key;
+    AddressIndex addresses_so_far;
     for (const Field& entry : items(list)) {
       if (!entry.value.IsMap()) continue;
       std::optional<InterfaceSpec> interface = read_interface(entry);
@@ -330,7 +443,9 @@ class SpecReader {
       record.at = entry.position();
       if (auto addresses = member(entry, "addresses"); addresses && addresses->value.IsSequence()) {
         record.has_addresses = true;
-        interface->addresses = read_addresses(*addresses, record.addresses);
+        const bool on_loopback =
+            interface->selector.kind == Selector::Kind::kName && interface->selector.value == "lo";
+        interface->addresses = read_addresses(*addresses, on_loopback, record.addresses);
       }
       const auto [first, inserted] = first_by_key.emplace(record.key, record.at);
       if (!inserted) {
@@ -338,7 +453,8 @@ class SpecReader {
                "duplicate interface " + record.description + " (first at " + line_of(first->second) + ")");
         continue;
       }
-      check_addresses_across_interfaces(record, read.records);
+      check_addresses_across_interfaces(record, read.records, addresses_so_far);
+      index_addresses(record, read.records.size(), addresses_so_far);
       read.records.push_back(std::move(record));
       read.specs.push_back(std::move(*interface));
     }
@@ -429,43 +545,58 @@ class SpecReader {
   }
 
   // Canonical CIDRs in spec order; an address listed twice is reported at the second.
-  std::vector<std::string> read_addresses(const Field& list, std::vector<AddressUse>& uses) {
+  // One hash lookup per address: a list of 100 000 addresses costs as much as reading it.
+  std::vector<std::string> read_addresses(const Field& list, bool on_loopback, std::vector<AddressUse>& uses) {
     std::vector<std::string> out;
+    std::unordered_map<std::string, std::size_t> first_by_identity;  // -> index in uses
     for (const Field& item : items(list)) {
       const auto text = yaml_string(item.value);
       if (!text) continue;
-      const auto canonical = canonical_cidr(*text);
-      if (!canonical) {
-        report(item.position(), item.path, canonical.error().message);
+      const auto cidr = parse_cidr(*text);
+      if (!cidr) {
+        report(item.position(), item.path, escape_for_display(cidr.error().message));
         continue;
       }
       const Position at = item.position();
-      const auto same = std::find_if(uses.begin(), uses.end(), [&](const AddressUse& use) {
-        return address_identity(use.canonical) == address_identity(*canonical);
-      });
-      if (same != uses.end()) {
-        report(at, item.path,
-               "address " + *canonical + " is listed twice (first at " + where_relative(same->at, at) + ")");
+      if (auto problem = host_address_problem(*cidr, on_loopback)) {
+        report(at, item.path, *problem);
         continue;
       }
-      uses.push_back({*canonical, at, item.path});
-      out.push_back(*canonical);
+      const std::string canonical = cidr->to_string();
+      const auto [first, inserted] = first_by_identity.emplace(address_identity(canonical), uses.size());
+      if (!inserted) {
+        report(at, item.path,
+               "address " + canonical + " is listed twice (first at " +
+                   where_relative(uses[first->second].at, at) + ")");
+        continue;
+      }
+      uses.push_back({canonical, at, item.path});
+      out.push_back(canonical);
     }
     return out;
   }
 
+  // Address identity -> where it is, as (record index, index in that record's addresses), in
+  // list order: the duplicate checks are lookups, not scans of every earlier interface.
+  using AddressIndex = std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>>;
+
+  static void index_addresses(const InterfaceRecord& record, std::size_t record_index, AddressIndex& index) {
+    for (std::size_t i = 0; i < record.addresses.size(); ++i) {
+      index[address_identity(record.addresses[i].canonical)].emplace_back(record_index, i);
+    }
+  }
+
   // Within one interfaces list, an address belongs to one interface.
   void check_addresses_across_interfaces(const InterfaceRecord& record,
-                                         const std::vector<InterfaceRecord>& earlier) {
+                                         const std::vector<InterfaceRecord>& earlier,
+                                         const AddressIndex& index) {
     for (const AddressUse& use : record.addresses) {
-      for (const InterfaceRecord& other : earlier) {
-        if (const AddressUse* found = find_address(other, use)) {
-          report(use.at, use.path,
-                 "address " + use.canonical + " is also on " + other.description + " (" + line_of(found->at) +
-                     ")");
-          break;
-        }
-      }
+      const auto found = index.find(address_identity(use.canonical));
+      if (found == index.end()) continue;
+      const auto [other, i] = found->second.front();
+      report(use.at, use.path,
+             "address " + use.canonical + " is also on " + earlier[other].description + " (" +
+                 line_of(earlier[other].addresses[i].at) + ")");
     }
   }
 
@@ -473,32 +604,26 @@ class SpecReader {
   // gives other interfaces and that the entry does not replace. Collisions between two nodes
   // entries depend on which nodes both match, which the spec alone cannot tell.
   void check_addresses_against_defaults(const std::vector<InterfaceRecord>& entry,
-                                        const std::vector<InterfaceRecord>& defaults) {
+                                        const std::vector<InterfaceRecord>& defaults,
+                                        const AddressIndex& default_index) {
+    std::unordered_set<std::string> replaced;  // selectors whose addresses the entry sets anew
+    for (const InterfaceRecord& r : entry) {
+      if (r.has_addresses) replaced.insert(r.key);
+    }
     for (const InterfaceRecord& record : entry) {
       for (const AddressUse& use : record.addresses) {
-        for (const InterfaceRecord& base : defaults) {
-          if (base.key == record.key || replaces_addresses(entry, base.key)) continue;
-          if (const AddressUse* found = find_address(base, use)) {
-            report(use.at, use.path,
-                   "address " + use.canonical + " is also on " + base.description + " in defaults (" +
-                       line_of(found->at) + ")");
-            break;
-          }
+        const auto found = default_index.find(address_identity(use.canonical));
+        if (found == default_index.end()) continue;
+        for (const auto& [b, i] : found->second) {
+          const InterfaceRecord& base = defaults[b];
+          if (base.key == record.key || replaced.count(base.key) > 0) continue;
+          report(use.at, use.path,
+                 "address " + use.canonical + " is also on " + base.description + " in defaults (" +
+                     line_of(base.addresses[i].at) + ")");
+          break;
         }
       }
     }
-  }
-
-  static bool replaces_addresses(const std::vector<InterfaceRecord>& records, const std::string& key) {
-    return std::any_of(records.begin(), records.end(),
-                       [&](const InterfaceRecord& r) { return r.key == key && r.has_addresses; });
-  }
-
-  static const AddressUse* find_address(const InterfaceRecord& record, const AddressUse& use) {
-    for (const AddressUse& other : record.addresses) {
-      if (address_identity(other.canonical) == address_identity(use.canonical)) return &other;
-    }
-    return nullptr;
   }
 
   QosSpec read_qos(const Field& map) {
@@ -545,7 +670,7 @@ class SpecReader {
       return static_cast<int>(*value);
     }
     std::string message;
-    if (value && (*value < 0 || *value > kMaxDscp)) {
+    if (is_int64_overflow(entry.key) || (value && (*value < 0 || *value > kMaxDscp))) {
       message = "DSCP " + text + " is out of range: DSCP values are 0-63";
     } else if (value) {
       message = "write DSCP " + text + " as a plain decimal integer, e.g. " + std::to_string(*value);
@@ -567,7 +692,7 @@ class SpecReader {
   }
 
   // Values are kept as text, as /proc/sys takes them; booleans become 1 and 0.
-  std::map<std::string, std::string> read_sysctl(const Field& map) {
+  std::map<std::string, std::string> read_sysctl(const Field& map, std::map<std::string, SourceMark>& origins) {
     std::map<std::string, std::string> out;
     for (const Field& entry : members(map)) {
       const std::string key = key_text(entry.key).value_or("");
@@ -577,17 +702,27 @@ class SpecReader {
                    " is not a sysctl key: write it dotted as sysctl(8) does, e.g. net.ipv4.tcp_ecn");
         continue;
       }
+      if (auto problem = sysctl_key_problem(key)) {
+        report(entry.key_position(), entry.path, *problem);
+        continue;
+      }
       switch (yaml_type(entry.value)) {
         case YamlType::kBool:
           out[key] = *yaml_bool(entry.value) ? "1" : "0";
           break;
         case YamlType::kInt:
         case YamlType::kString:
+          if (auto problem = sysctl_value_problem(entry.value.Scalar())) {
+            report(entry.position(), entry.path, *problem);
+            continue;
+          }
           out[key] = entry.value.Scalar();
           break;
         default:
-          break;  // the structural check reported it
+          continue;  // the structural check reported it
       }
+      const Position at = entry.key_position();
+      origins[key] = SourceMark{file_, at.line, at.column, entry.path};
     }
     return out;
   }

@@ -6,6 +6,7 @@
 // matching `nodes` entries into the NodeSpec that one host converges to.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -89,7 +90,9 @@ struct SelftestSpec {
 struct NodeSpec {
   std::vector<InterfaceSpec> interfaces;
   SubnetManagerSpec subnet_manager;
-  std::map<std::string, std::string> sysctl;  // key in dotted form -> value
+  std::map<std::string, std::string> sysctl;  // key in sysctl(8)'s dotted form -> value
+  // Where each sysctl key was last set (the entry that wins the merge), for plan errors.
+  std::map<std::string, SourceMark> sysctl_origins;
   SelftestSpec selftest;
 };
 
@@ -100,15 +103,24 @@ struct NodeEntry {
 };
 
 struct FabricSpec {
-  std::string file;    // as given on the command line ("-" shows as "<stdin>")
+  std::string file;    // as given on the command line ("-" shows as "<stdin>"); bytes that are
+                       // not UTF-8 or are control characters shown escaped (it goes into JSON)
   std::string sha256;  // of the spec's bytes
+  std::string text;    // the spec's bytes, for apply's journal (an interrupted run's recovery)
   std::string name;    // metadata.name
   NodeSpec defaults;
   std::vector<NodeEntry> nodes;
 };
 
+// A spec is a few kilobytes; anything near this is a mistake or an attack (a spec path pointed
+// at a log, an endless device). Larger input is refused before it is parsed.
+inline constexpr std::size_t kMaxSpecBytes = 4 * 1024 * 1024;
+
 // Loads and validates a spec from a file, or standard input when path is "-".
 // On failure: kInvalidSpec with every problem in Error::diagnostics (file:line:column, field path).
+// Only a regular file of at most kMaxSpecBytes is read, without blocking (a FIFO or a device is
+// refused after a stat, see input.h); standard input is read up to kMaxSpecBytes + 1 bytes.
+// The text must be UTF-8 without control characters other than tab, CR and LF.
 Result<FabricSpec> load_spec(const std::string& path);
 // Same, from text already in memory; `file` is the name used in messages.
 Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file);

@@ -2,6 +2,7 @@
 // positions and rewritten in the spec's terms (see structure.h).
 
 #include "agent/spec/structure.h"
+#include "agent/core/json_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -19,6 +20,7 @@
 #include <valijson/validator.hpp>
 
 #include "agent/spec/schema_data.h"
+#include "agent/spec/text.h"
 #include "agent/spec/yaml_adapter.h"
 #include "agent/spec/yaml_node.h"
 
@@ -165,7 +167,7 @@ Position value_position(const Target& target) {
 }
 
 std::string json_scalar_text(const SchemaJson& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  return value.is_string() ? value.get<std::string>() : json_text(value);
 }
 
 std::string join_words(const std::vector<std::string>& words, const std::string& last_separator) {
@@ -198,9 +200,23 @@ std::string expected_types(const SchemaJson* schema) {
   return join_words(phrases, " or ");
 }
 
-std::string got_phrase(const YAML::Node& node) {
+bool allows_type(const SchemaJson* schema, const std::string& name) {
+  if (schema == nullptr) return false;
+  const auto type = schema->find("type");
+  if (type == schema->end()) return false;
+  if (type->is_string()) return type->get<std::string>() == name;
+  return std::find(type->begin(), type->end(), name) != type->end();
+}
+
+std::string got_phrase(const YAML::Node& node, const SchemaJson* schema) {
   if (is_quoted_non_string(node)) {
-    return "the quoted string \"" + node.Scalar() + "\" (write it without quotes)";
+    return "the quoted string \"" + escape_for_display(node.Scalar()) + "\" (write it without quotes)";
+  }
+  if (is_int64_overflow(node)) {
+    // Read as an integer it would wrap around; no field takes it, but a string field can.
+    std::string phrase = node.Scalar() + ", which does not fit in a 64-bit integer";
+    if (allows_type(schema, "string")) phrase += " (quote it to pass it as text)";
+    return phrase;
   }
   return describe_yaml_value(node);
 }
@@ -236,7 +252,7 @@ std::optional<std::string> closest_key(const std::string& key, const std::vector
   return best;
 }
 
-std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
+std::string in_quotes(const std::string& text) { return "\"" + escape_for_display(text) + "\""; }
 
 // The number after `prefix` in valijson's texts like "Elements at indexes #0 and #2 ...".
 std::optional<std::size_t> number_after(const std::string& text, const std::string& prefix) {
@@ -285,7 +301,8 @@ class StructureReporter {
     } else if (starts_with(text, "Missing dependency")) {
       missing_dependency(*target, quoted_name(text));
     } else if (starts_with(text, "Value type not permitted")) {
-      at_value(*target, "expected " + expected_types(target->schema) + ", got " + got_phrase(target->value),
+      at_value(*target,
+               "expected " + expected_types(target->schema) + ", got " + got_phrase(target->value, target->schema),
                false, true);
     } else if (starts_with(text, "Failed to match against any enum values")) {
       not_in_enum(*target);

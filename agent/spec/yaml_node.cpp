@@ -1,10 +1,13 @@
 // YAML 1.2 core-schema typing, positions and field paths for yaml-cpp nodes (see yaml_node.h).
 #include "agent/spec/yaml_node.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <regex>
+
+#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace {
@@ -109,11 +112,25 @@ std::optional<std::int64_t> yaml_int(const YAML::Node& node) {
   return parse_int_text(node.Scalar());
 }
 
+// The value of integer text beyond int64 as a double: a number still, which every integer field
+// refuses by type. from_chars takes no 0x or 0o prefix, so those digits are summed by hand.
+std::optional<double> approximate_int_text(const std::string& s) {
+  if (s.rfind("0x", 0) != 0 && s.rfind("0o", 0) != 0) return parse_float_text(s);
+  const int base = s[1] == 'x' ? 16 : 8;
+  long double value = 0;
+  for (std::size_t i = 2; i < s.size(); ++i) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+    value = value * base + (c >= 'a' ? c - 'a' + 10 : c - '0');
+  }
+  return static_cast<double>(value);
+}
+
 std::optional<double> yaml_number(const YAML::Node& node) {
   const YamlType type = yaml_type(node);
   if (type == YamlType::kInt) {
     if (auto value = parse_int_text(node.Scalar())) return static_cast<double>(*value);
   }
+  if (type == YamlType::kFloat && is_int_text(node.Scalar())) return approximate_int_text(node.Scalar());
   if (type == YamlType::kInt || type == YamlType::kFloat) return parse_float_text(node.Scalar());
   return std::nullopt;
 }
@@ -121,6 +138,12 @@ std::optional<double> yaml_number(const YAML::Node& node) {
 std::optional<std::string> yaml_string(const YAML::Node& node) {
   if (yaml_type(node) != YamlType::kString) return std::nullopt;
   return node.Scalar();
+}
+
+bool is_int64_overflow(const YAML::Node& node) {
+  if (!node.IsDefined() || !node.IsScalar() || !resolves_by_text(node.Tag())) return false;
+  const std::string& text = node.Scalar();
+  return is_int_text(text) && !parse_int_text(text);
 }
 
 bool is_quoted_non_string(const YAML::Node& node) {
@@ -139,10 +162,10 @@ std::string describe_yaml_value(const YAML::Node& node) {
     case YamlType::kString: {
       const std::string& text = node.Scalar();
       if (text.find('\n') != std::string::npos) return "a multi-line string";
-      return "\"" + text + "\"";
+      return "\"" + escape_for_display(text) + "\"";
     }
     default:
-      return node.Scalar();
+      return escape_for_display(node.Scalar());
   }
 }
 

@@ -26,11 +26,16 @@ std::optional<std::int64_t> yaml_int(const YAML::Node& node);
 std::optional<double> yaml_number(const YAML::Node& node);  // integers and floats
 std::optional<std::string> yaml_string(const YAML::Node& node);
 
+// True for a plain scalar written as an integer that does not fit in int64
+// (99999999999999999999): the core schema still calls it a number, but no field can take it.
+bool is_int64_overflow(const YAML::Node& node);
+
 // True for a scalar written in quotes whose text a plain scalar would read as a number or boolean:
 // the usual mistake behind `mtu: "9000"`.
 bool is_quoted_non_string(const YAML::Node& node);
 
-// For messages: `9000`, `"UP"`, `a mapping`, `a list`, `an empty value`.
+// For messages: `9000`, `"UP"`, `a mapping`, `a list`, `an empty value`. Control characters and
+// bytes that are not UTF-8 are shown as escapes (escape_for_display).
 std::string describe_yaml_value(const YAML::Node& node);
 
 // A node's place in the file, 1-based. {0, 0} when yaml-cpp has no mark for it.

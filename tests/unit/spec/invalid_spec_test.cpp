@@ -1,6 +1,7 @@
 // Invalid specs, one problem each: the exact file:line:column, field path and message reported.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ TEST_P(InvalidSpecTest, ReportsOneLocatedProblem) {
   EXPECT_EQ(d.column, c.column);
   EXPECT_EQ(d.path, c.path);
   EXPECT_EQ(d.message, c.message);
+  // Whatever the spec held, what a report or the API prints of it is valid JSON (nlohmann throws
+  // type_error.316 on a string that is not UTF-8).
+  const nlohmann::json as_json = {{"file", d.file}, {"path", d.path}, {"message", d.message}, {"error", error.message}};
+  EXPECT_NO_THROW((void)as_json.dump());
 }
 
 std::string with_interface(const std::string& lines) {
@@ -161,6 +166,36 @@ const std::vector<InvalidCase> kCases = {
     {"CidrPrefix33", with_interface("      addresses: [\"192.168.1.1/33\"]\n"), 8, 19,
      "defaults.interfaces[0].addresses[0]",
      "prefix length \"33\" of \"192.168.1.1/33\" is not a number from 0 to 32"},
+    {"NetworkAddress", with_interface("      addresses: [\"10.0.0.0/24\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]",
+     "10.0.0.0/24 is the network address of 10.0.0.0/24, not a host address (below /31 a host's bits are "
+     "neither all 0 nor all 1)"},
+    {"SubnetBroadcastAddress", with_interface("      addresses: [\"10.0.3.255/22\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]",
+     "10.0.3.255/22 is the broadcast address of 10.0.0.0/22, not a host address (below /31 a host's bits are "
+     "neither all 0 nor all 1)"},
+    {"UnspecifiedIpv4", with_interface("      addresses: [\"0.0.0.0/0\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]", "0.0.0.0/0 is the unspecified address 0.0.0.0, not a host address"},
+    {"UnspecifiedIpv6", with_interface("      addresses: [\"::/0\"]\n"), 8, 19, "defaults.interfaces[0].addresses[0]",
+     "::/0 is the unspecified address ::, not a host address"},
+    {"LimitedBroadcast", with_interface("      addresses: [\"255.255.255.255/32\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]", "255.255.255.255/32 is the limited broadcast address, not a host address"},
+    {"MulticastIpv4", with_interface("      addresses: [\"224.0.0.251/24\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]",
+     "224.0.0.251/24 is a multicast address (224.0.0.0/4), not a host address"},
+    {"MulticastIpv6", with_interface("      addresses: [\"FF02::1/64\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]", "ff02::1/64 is a multicast address (ff00::/8), not a host address"},
+    {"LoopbackOnANetdev", with_interface("      addresses: [\"127.0.0.1/8\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]", "127.0.0.1/8 is a loopback address (127.0.0.0/8): only lo holds those"},
+    {"Ipv6LoopbackOnANetdev", with_interface("      addresses: [\"::1/128\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]", "::1/128 is the loopback address ::1: only lo holds it"},
+    {"LinkLocalIpv4", with_interface("      addresses: [\"169.254.10.1/16\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]",
+     "169.254.10.1/16 is a link-local address (169.254.0.0/16), which hosts configure for themselves"},
+    {"LinkLocalIpv6", with_interface("      addresses: [\"fe80::1/64\"]\n"), 8, 19,
+     "defaults.interfaces[0].addresses[0]",
+     "fe80::1/64 is a link-local address (fe80::/10): the kernel assigns those itself and rdmactl leaves them "
+     "alone"},
     {"CidrWithoutPrefix", with_interface("      addresses:\n        - 192.168.1.1\n"), 9, 11,
      "defaults.interfaces[0].addresses[0]",
      "\"192.168.1.1\" has no prefix length (write it as address/prefix, e.g. 192.0.2.10/24)"},
@@ -198,7 +233,27 @@ const std::vector<InvalidCase> kCases = {
      "defaults.interfaces[0].name", "\"ens1/0\" is not a valid netdev name: it contains '/'"},
     {"NetdevNameTooLong", kHeader + "defaults:\n  interfaces:\n    - name: enp59s0f0np0vf1023\n", 7, 13,
      "defaults.interfaces[0].name",
-     "\"enp59s0f0np0vf1023\" is 18 characters long; a netdev name has at most 15"},
+     "\"enp59s0f0np0vf1023\" is 18 bytes long; a netdev name has at most 15 (IFNAMSIZ - 1)"},
+    // IFNAMSIZ counts bytes: eight two-byte characters are 16.
+    {"NetdevNameTooLongInBytes",
+     kHeader + "defaults:\n  interfaces:\n    - name: \"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\"\n", 7, 13,
+     "defaults.interfaces[0].name",
+     "\"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\" is 16 bytes long; a netdev name has at most 15 "
+     "(IFNAMSIZ - 1)"},
+    {"NetdevNameWithTab", kHeader + "defaults:\n  interfaces:\n    - name: \"eth\\t0\"\n", 7, 13,
+     "defaults.interfaces[0].name", "\"eth\\t0\" is not a valid netdev name: it contains whitespace"},
+    {"NetdevNameWithControlCharacter", kHeader + "defaults:\n  interfaces:\n    - name: \"eth\\x010\"\n", 7, 13,
+     "defaults.interfaces[0].name",
+     "\"eth\\x010\" is not a valid netdev name: it contains the control character 0x01"},
+    // "\u00e0" is C3 A0 in UTF-8; dev_valid_name's isspace() takes the A0 byte for a space.
+    {"NetdevNameWithKernelSpaceByte", kHeader + "defaults:\n  interfaces:\n    - name: \"eth-\u00e0\"\n", 7, 13,
+     "defaults.interfaces[0].name",
+     "\"eth-\u00e0\" is not a valid netdev name: its byte 0xa0 is whitespace to the kernel (lib/ctype.c)"},
+    {"NetdevNameDot", kHeader + "defaults:\n  interfaces:\n    - name: \".\"\n", 7, 13,
+     "defaults.interfaces[0].name", "\".\" is not a valid netdev name"},
+    {"RdmaDeviceWithControlCharacter", kHeader + "defaults:\n  interfaces:\n    - rdmaDevice: \"mlx5\\e0\"\n", 7, 19,
+     "defaults.interfaces[0].rdmaDevice",
+     "\"mlx5\\x1b0\" is not a valid RDMA device name: it contains the control character 0x1b"},
     {"NetdevNameDotDot", kHeader + "defaults:\n  interfaces:\n    - name: \"..\"\n", 7, 13,
      "defaults.interfaces[0].name", "\"..\" is not a valid netdev name"},
     {"EmptyMatch", kHeader + "nodes:\n  - match: \"\"\n", 6, 12, "nodes[0].match", "must not be empty"},
@@ -219,6 +274,67 @@ const std::vector<InvalidCase> kCases = {
      "\"Net.IPv4.tcp_ecn\" is not a sysctl key: write it dotted as sysctl(8) does, e.g. net.ipv4.tcp_ecn"},
     {"SysctlFloatValue", kHeader + "defaults:\n  sysctl:\n    net.core.busy_poll: 0.5\n", 7, 25,
      "defaults.sysctl.net.core.busy_poll", "expected a string, an integer or a boolean, got 0.5"},
+    {"SysctlValueWithNewline", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"1\\n2\"\n", 7, 23,
+     "defaults.sysctl.net.ipv4.tcp_ecn",
+     "\"1\\n2\" has the control character 0x0a: a sysctl value is one line (tabs and spaces separate the "
+     "numbers of a vector)"},
+    {"SysctlValueBlockScalar", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: |\n      1\n", 7, 23,
+     "defaults.sysctl.net.ipv4.tcp_ecn",
+     "\"1\\n\" has the control character 0x0a: a sysctl value is one line (tabs and spaces separate the "
+     "numbers of a vector)"},
+    {"SysctlValueWithEscape", kHeader + "defaults:\n  sysctl:\n    net.core.default_qdisc: \"fq\\e[2J\"\n", 7,
+     29, "defaults.sysctl.net.core.default_qdisc",
+     "\"fq\\x1b[2J\" has the control character 0x1b: a sysctl value is one line (tabs and spaces separate the "
+     "numbers of a vector)"},
+    // '/' stands for '.' inside a name (sysctl(8)): "//" would be the path component "..".
+    {"SysctlKeyClimbsOutOfNet", kHeader + "defaults:\n  sysctl:\n    net.//.kernel.core_pattern: x\n", 7, 5,
+     "defaults.sysctl.net.//.kernel.core_pattern",
+     "\"net.//.kernel.core_pattern\" names the directory \"..\" ('/' in a dotted sysctl key stands for a '.' "
+     "inside a name, as in sysctl(8))"},
+    {"SysctlKeyDotComponent", kHeader + "defaults:\n  sysctl:\n    net.ipv4.conf./.rp_filter: 1\n", 7, 5,
+     "defaults.sysctl.net.ipv4.conf./.rp_filter",
+     "\"net.ipv4.conf./.rp_filter\" names the directory \".\" ('/' in a dotted sysctl key stands for a '.' "
+     "inside a name, as in sysctl(8))"},
+    {"SysctlValueBeyondInt64", kHeader + "defaults:\n  sysctl:\n    net.core.rmem_max: 18446744073709551616\n", 7,
+     24, "defaults.sysctl.net.core.rmem_max",
+     "expected a string, an integer or a boolean, got 18446744073709551616, which does not fit in a 64-bit "
+     "integer (quote it to pass it as text)"},
+    {"MtuBeyondInt64", with_interface("      mtu: 99999999999999999999\n"), 8, 12, "defaults.interfaces[0].mtu",
+     "expected an integer, got 99999999999999999999, which does not fit in a 64-bit integer"},
+    {"MtuHexBeyondInt64", with_interface("      mtu: 0x10000000000000000\n"), 8, 12, "defaults.interfaces[0].mtu",
+     "expected an integer, got 0x10000000000000000, which does not fit in a 64-bit integer"},
+    {"PortBelowInt64", with_interface("      port: -9223372036854775809\n"), 8, 13, "defaults.interfaces[0].port",
+     "expected an integer, got -9223372036854775809, which does not fit in a 64-bit integer"},
+    {"DscpKeyBeyondInt64", with_interface("      qos:\n        dscpToPriority: {99999999999999999999: 3}\n"), 9,
+     26, "defaults.interfaces[0].qos.dscpToPriority.99999999999999999999",
+     "DSCP 99999999999999999999 is out of range: DSCP values are 0-63"},
+    // Bytes that are not UTF-8 are found before the YAML parser runs, at their own line and column.
+    {"NotUtf8InAValue", kHeader + "defaults:\n  interfaces:\n    - name: \"eth\xff" "0\"\n", 7, 17, "",
+     "byte 0xff is not UTF-8: a spec is UTF-8 text"},
+    {"NotUtf8InAComment", kHeader + "# caf\xe9\n", 5, 6, "", "byte 0xe9 is not UTF-8: a spec is UTF-8 text"},
+    {"NotUtf8InAKey", kHeader + "defaults:\n  sys\xc3tl: {}\n", 6, 6, "",
+     "byte 0xc3 is not UTF-8: a spec is UTF-8 text"},
+    {"TruncatedUtf8", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"1\xc3\"\n", 7, 25, "",
+     "byte 0xc3 is not UTF-8: a spec is UTF-8 text"},
+    {"OverlongUtf8", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"\xc0\xaf\"\n", 7, 24, "",
+     "byte 0xc0 is not UTF-8: a spec is UTF-8 text"},
+    {"Utf8Surrogate", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"\xed\xa0\x80\"\n", 7, 24, "",
+     "byte 0xed is not UTF-8: a spec is UTF-8 text"},
+    {"ControlCharacterInText", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"1\x01\"\n", 7, 25, "",
+     "control character 0x01 in the text: YAML allows only tab, line feed and carriage return"},
+    // U+009B, a CSI to a terminal that honours C1 controls.
+    {"C1ControlInText", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"1\xc2\x9b" "2J\"\n", 7, 25, "",
+     "control character \\u009b in the text: YAML allows only tab, line feed, carriage return and U+0085"},
+    {"NulInText", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"1" + std::string(1, '\0') + "\"\n", 7, 25,
+     "", "control character 0x00 in the text: YAML allows only tab, line feed and carriage return"},
+    // An escape cannot write what the text may not hold either: yaml-cpp refuses a UTF-16 surrogate
+    // (U+D800, 55296) and anything above U+10FFFF, at the end of the escape.
+    {"SurrogateEscape", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"\\ud800\"\n", 7, 30, "",
+     "YAML syntax error: invalid unicode: 55296"},
+    {"EscapeAboveUnicode", kHeader + "defaults:\n  sysctl:\n    net.ipv4.tcp_ecn: \"\\U00110000\"\n", 7, 34, "",
+     "YAML syntax error: invalid unicode: 1114112"},
+    {"ControlCharacterInKeyEscape", kHeader + "defaults:\n  \"sys\\x01ctl\": {}\n", 6, 3, "",
+     "the key \"sys\\x01ctl\" has a control character"},
     {"DuplicateYamlKey", with_interface("      mtu: 9000\n      mtu: 1500\n"), 9, 7,
      "defaults.interfaces[0].mtu", "duplicate key \"mtu\" (first at line 8)"},
     // With valijson's stock yaml-cpp adapter these three abort() the process (see yaml_adapter.h).

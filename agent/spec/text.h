@@ -1,0 +1,38 @@
+// Text checks for what a spec may contain: strict UTF-8 and no control characters.
+//
+// Every string of a spec ends up in JSON (plan and apply reports, the agent's API, the journal)
+// and on terminals. nlohmann-json throws (type_error.316) when it dumps a string that is not
+// UTF-8, and a raw control character in a message can rewrite a terminal. The loader refuses
+// both before any other pass sees the text, and messages show odd bytes with escape_for_display.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rdmactl {
+
+// The length of the well-formed UTF-8 sequence at `pos` (1-4), or 0 when the bytes there are not
+// one (a stray continuation byte, a truncated sequence, an overlong form, a UTF-16 surrogate or a
+// code point above U+10FFFF: what RFC 3629 and nlohmann-json's decoder refuse).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t pos);
+
+// The offset of the first byte that does not start a well-formed UTF-8 sequence.
+std::optional<std::size_t> first_invalid_utf8(std::string_view text);
+
+// C0 control characters and DEL; TAB only when `allow_tab` is false.
+bool is_control_byte(unsigned char c, bool allow_tab = false);
+// Whether the two-byte UTF-8 sequence at `pos` is a C1 control character (U+0080-U+009F): a
+// terminal may take U+009B for CSI. YAML's printable set excludes them but NEL (U+0085).
+bool is_c1_control(std::string_view text, std::size_t pos);
+std::optional<std::size_t> first_control_byte(std::string_view text, bool allow_tab = false);
+
+// The text with control characters and bytes that are not UTF-8 written as escapes ("\n", "\t",
+// "\x1b", "\xff"), so that a message about a value is itself valid UTF-8 and safe on a terminal.
+std::string escape_for_display(std::string_view text);
+
+// "0x1b", for messages about one byte.
+std::string byte_text(unsigned char c);
+
+}  // namespace rdmactl
