@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "agent/cli/common.h"
+#include "agent/core/json_text.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/http_api.h"
 #include "agent/daemon/live_host.h"
@@ -46,6 +47,7 @@ struct ServeOptions {
   std::string interval = "10m";
   bool dry_run = false;
   bool no_rdma_responder = false;
+  bool insecure = false;
 };
 
 std::atomic<bool> g_stop{false};
@@ -108,7 +110,7 @@ int run_probe(const GlobalOptions& global, const ServeOptions& opts) {
   }
   const SelftestResult result = run_peer_test(opts.probe, options, opts.source);
   if (*format == Format::kJson) {
-    std::cout << to_json(result).dump(2) << "\n";
+    std::cout << json_text(to_json(result), 2) << "\n";
   } else {
     std::cout << render_peer_text(result);
   }
@@ -122,10 +124,20 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   if (!interval) return report_error(Error{interval.error().kind, interval.error().message, "--interval"});
   auto listen = parse_listen_address(opts.listen);
   if (!listen) return report_error(listen.error());
+  // The API has no TLS and its GET endpoints no token: beyond this host, only when asked for.
+  if (!is_loopback_host(listen->host)) {
+    const std::string why = "\"" + listen->host + "\" is not a loopback address: the HTTP API (no TLS; /v1/state and "
+                            "/v1/status need no token) would answer the network";
+    if (!opts.insecure) {
+      return report_error(make_error(ErrorKind::kUsage, why + "; listen on 127.0.0.1, or add --insecure (and a firewall)",
+                                     "--listen"));
+    }
+    spdlog::warn("--listen {}: {} (accepted: --insecure)", opts.listen, why);
+  }
   ApiSettings api_settings;
   api_settings.listen = *listen;
   if (!opts.token_file.empty()) {
-    auto token = read_token_file(opts.token_file);
+    auto token = read_token_file(opts.token_file, opts.insecure);
     if (!token) return report_error(token.error());
     api_settings.token = std::move(*token);
   }
@@ -218,7 +230,10 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("--listen", opts->listen, "ADDR:PORT of the HTTP API (default 127.0.0.1:9473)");
   sub->add_option("--token-file", opts->token_file,
                   "File holding the bearer token that POST /v1/reconcile and /v1/selftest require "
-                  "(without it they answer 403)");
+                  "(without it they answer 403): at least 16 bytes, mode 0600 or stricter");
+  sub->add_flag("--insecure", opts->insecure,
+                "Accept a --listen address other than loopback and a token file that group or others can read "
+                "(each with a warning)");
   sub->add_option("--interval", opts->interval, "Reconcile at least this often: 30s, 10m, 1h30m (default 10m)");
   sub->add_flag("--dry-run", opts->dry_run, "Plan only, never apply: report drift (GitOps) in /v1/status and /metrics");
   sub->add_flag("--no-rdma-responder", opts->no_rdma_responder, "With -f: do not answer other nodes' peer self-tests");
@@ -247,7 +262,8 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (checked\n"
       "every 2 s), every --interval and on POST /v1/reconcile; each of those only asks for a full\n"
       "reconcile, and requests made meanwhile coalesce into one. An invalid spec is reported in\n"
-      "/v1/status (file:line errors) and the last valid one stays in force. The HTTP API:\n"
+      "/v1/status (file:line errors) and the last valid one stays in force. A spec file is read once it\n"
+      "has stopped changing, never half-written. The HTTP API (loopback only, unless --insecure):\n"
       "  GET  /healthz        200 while the process runs (liveness)\n"
       "  GET  /readyz         200 once the first reconcile finished, 503 before (readiness)\n"
       "  GET  /metrics        Prometheus: drift, self-test, rdmactl_reconciles_total, ...\n"
@@ -255,7 +271,9 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       "  GET  /v1/plan        a fresh plan against the host now (JSON report)\n"
       "  GET  /v1/state       the host as last observed (JSON)\n"
       "  POST /v1/reconcile   queue a reconcile (202)          Authorization: Bearer <token>\n"
-      "  POST /v1/selftest    run the self-test now (JSON)     Authorization: Bearer <token>\n\n"
+      "  POST /v1/selftest    run the self-test now (JSON)     Authorization: Bearer <token>\n"
+      "Other methods answer 405 (with Allow), request bodies over 64 KiB (any for GET) 413; slow or\n"
+      "silent clients are cut off after a few seconds.\n\n"
       "Other nodes' peer self-tests connect with rdma_cm to port " + std::to_string(kDefaultPeerPort) +
       " (not perftest's 18515;\n"
       "--rdma-listen ADDR:PORT for another), write a pattern into the buffer this node lends each\n"

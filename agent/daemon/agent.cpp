@@ -1,10 +1,14 @@
 // The reconcile loop: triggers, coalescing, spec reload, and the status the HTTP API shows.
 #include "agent/daemon/agent.h"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -16,12 +20,26 @@
 namespace rdmactl {
 namespace {
 
+// The watcher hashes at most this much of the spec file: load_spec refuses larger specs anyway.
+constexpr size_t kMaxHashedSpecBytes = 8 * 1024 * 1024;
+
+// The sha256 of a regular file's first kMaxHashedSpecBytes; empty for anything else. Opened
+// O_NONBLOCK and checked on the descriptor: a FIFO swapped in for the spec must not block the
+// watcher in open() or read().
 std::string file_sha256(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  const std::string text = bytes.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return {};
+  std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char chunk[65536];
+    ssize_t n = 0;
+    while (text.size() < kMaxHashedSpecBytes && ((n = ::read(fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))) {
+      if (n > 0) text.append(chunk, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  if (!S_ISREG(st.st_mode)) return {};
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
@@ -32,6 +50,67 @@ std::string file_sha256(const std::string& path) {
     out += kHex[digest[i] & 0xf];
   }
   return out;
+}
+
+// What stat() says of the spec file: a write in place changes size, mtime and ctime, a rename
+// over it the inode. A missing file is a stamp of its own.
+struct FileStamp {
+  bool exists = false;
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint64_t inode = 0;
+  uint64_t device = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+FileStamp stamp_of(const std::string& path) {
+  FileStamp f;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return f;
+  f.exists = true;
+  f.size = static_cast<int64_t>(st.st_size);
+  f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  f.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  f.inode = st.st_ino;
+  f.device = st.st_dev;
+  return f;
+}
+
+// Whether the file was last written at least `settle` ago by its own timestamps. Not for an mtime
+// in the future (clock skew, touch -d) nor one in whole seconds (a file system that keeps no
+// finer time would make a file written just now look up to a second old): those are watched.
+bool written_long_ago(const FileStamp& f, std::chrono::milliseconds settle) {
+  if (!f.exists || f.mtime_ns % 1000000000 == 0) return false;
+  const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t last_ns = std::max(f.mtime_ns, f.ctime_ns);
+  return last_ns <= now_ns && now_ns - last_ns >= std::chrono::duration_cast<std::chrono::nanoseconds>(settle).count();
+}
+
+enum class Settled { kQuiet, kStillChanging, kStopping };
+
+// Waits until the file at `path` has stopped changing: written `settle` ago or more, or the same
+// stamp over `settle` of watching; `*quiet` is the stamp it settled at. kStillChanging when that
+// takes past `give_up`; kStopping when `pause` says the agent stops.
+template <typename Pause>
+Settled wait_until_quiet(const std::string& path, std::chrono::milliseconds settle,
+                         std::chrono::steady_clock::time_point give_up, Pause pause, FileStamp* quiet) {
+  FileStamp last = stamp_of(path);
+  if (written_long_ago(last, settle)) {
+    *quiet = last;
+    return Settled::kQuiet;
+  }
+  for (;;) {
+    if (std::chrono::steady_clock::now() + settle > give_up) return Settled::kStillChanging;
+    if (!pause(settle)) return Settled::kStopping;
+    const FileStamp now = stamp_of(path);
+    if (now == last) {
+      *quiet = now;
+      return Settled::kQuiet;
+    }
+    last = now;
+  }
 }
 
 std::string iso8601(std::chrono::system_clock::time_point t) {
@@ -167,6 +246,11 @@ Agent::SpecFingerprint Agent::fingerprint(const std::string& path) {
   return f;
 }
 
+bool Agent::pause(std::chrono::milliseconds d) {
+  std::unique_lock lock(queue_mutex_);
+  return !queue_cv_.wait_for(lock, d, [this] { return stopping_; });
+}
+
 void Agent::watch_loop() {
   if (settings_.spec_path == "-") return;  // standard input does not change
   SpecFingerprint seen = fingerprint(settings_.spec_path);
@@ -175,9 +259,16 @@ void Agent::watch_loop() {
     queue_cv_.wait_for(lock, settings_.spec_poll, [this] { return stopping_; });
     if (stopping_) break;
     lock.unlock();
-    SpecFingerprint now = fingerprint(settings_.spec_path);
-    if (!(now == seen)) {
-      seen = std::move(now);
+    if (!(fingerprint(settings_.spec_path) == seen)) {
+      // A change, maybe one still being written: one request once it is whole, not one per piece
+      // (the reconcile waits for a quiet file too; this only spares it the half-way runs). A file
+      // that never stops changing is asked for anyway, and the reconcile keeps the last valid spec.
+      FileStamp quiet;
+      const Settled settled = wait_until_quiet(
+          settings_.spec_path, settings_.spec_settle, std::chrono::steady_clock::now() + kSpecSettleLimit,
+          [this](std::chrono::milliseconds d) { return pause(d); }, &quiet);
+      if (settled == Settled::kStopping) break;
+      seen = fingerprint(settings_.spec_path);
       spdlog::info("spec file {} changed", settings_.spec_path);
       request_reconcile("spec file changed");
     }
@@ -186,7 +277,34 @@ void Agent::watch_loop() {
 }
 
 const FabricSpec* Agent::refresh_spec() {
-  auto loaded = load_spec(settings_.spec_path);
+  // Whatever asked for this reconcile (the timer, the API, start-up), a file being written is
+  // read once it is whole: quiet before the read, and the same after it (else read again).
+  std::optional<Result<FabricSpec>> read;
+  Settled settled = Settled::kQuiet;
+  if (settings_.spec_path == "-") {
+    read = load_spec(settings_.spec_path);
+  } else {
+    const auto give_up = std::chrono::steady_clock::now() + kSpecSettleLimit;
+    while (!read) {
+      FileStamp quiet;
+      settled = wait_until_quiet(settings_.spec_path, settings_.spec_settle, give_up,
+                                 [this](std::chrono::milliseconds d) { return pause(d); }, &quiet);
+      if (settled != Settled::kQuiet) break;
+      auto attempt = load_spec(settings_.spec_path);
+      if (stamp_of(settings_.spec_path) == quiet) read = std::move(attempt);
+    }
+  }
+  if (!read) {
+    std::lock_guard status(status_mutex_);
+    if (!good_spec_) {
+      spec_error_ = settings_.spec_path + ": the file was still being written; it is read once it stops changing";
+    }
+    spdlog::warn("spec {} {}; {}", settings_.spec_path,
+                 settled == Settled::kStopping ? "not read: stopping" : "kept changing for " + std::to_string(kSpecSettleLimit.count()) + " s",
+                 good_spec_ ? "keeping the last valid spec" : "no valid spec yet");
+    return good_spec_ ? &*good_spec_ : nullptr;
+  }
+  auto& loaded = *read;
   std::lock_guard status(status_mutex_);
   if (loaded) {
     spec_valid_ = true;

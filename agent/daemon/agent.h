@@ -33,6 +33,13 @@ constexpr std::chrono::minutes kDefaultReconcileInterval{10};
 // Editors replace a file by rename; polling stat+content every few seconds sees that as surely as
 // any other write, and needs no inotify bookkeeping of the directory.
 constexpr std::chrono::seconds kSpecPollInterval{2};
+// A spec file is read only once it has stopped changing: its stat (size, mtime, inode) the same
+// over this interval, or its mtime this old. A writer that writes in place, piece by piece (cat,
+// scp, a slow network file system), is never read half-way; a file replaced by rename (editors,
+// git, ConfigMaps) is read one interval later.
+constexpr std::chrono::milliseconds kSpecSettle{200};
+// How long a file that keeps changing is waited for; then the last valid spec stays in force.
+constexpr std::chrono::seconds kSpecSettleLimit{5};
 
 // "10m", "30s", "1h30m", "500ms", "2h": a sum of number+unit terms; at least 1 ms.
 Result<std::chrono::milliseconds> parse_duration(const std::string& text);
@@ -60,6 +67,7 @@ struct AgentSettings {
   std::string node;  // resolved node name (merge_for_node)
   std::chrono::milliseconds interval = kDefaultReconcileInterval;
   std::chrono::milliseconds spec_poll = kSpecPollInterval;
+  std::chrono::milliseconds spec_settle = kSpecSettle;
   bool dry_run = false;
 };
 
@@ -107,8 +115,11 @@ class Agent {
 
   void worker_loop();
   void watch_loop();
-  // Loads the spec; keeps the last valid one when it does not load. Caller holds host_mutex_.
+  // Loads the spec once the file has stopped changing; keeps the last valid one when it does not
+  // load or does not stop changing within kSpecSettleLimit. Caller holds host_mutex_.
   const FabricSpec* refresh_spec();
+  // Sleeps up to `d`, or less when stop() is called; false when stopping.
+  bool pause(std::chrono::milliseconds d);
 
   AgentSettings settings_;
   std::unique_ptr<HostDriver> driver_;

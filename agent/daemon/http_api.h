@@ -5,9 +5,18 @@
 // for work, so the API never blocks a reconcile and a reconcile never blocks /healthz. cpp-httplib
 // may throw (std::bad_alloc, a std::system_error from a thread); that is caught here, at the
 // boundary, and becomes a 500 or an Error.
+//
+// Hostile or broken clients are bounded (the constants below): a request's line and headers, its
+// body (none for GET: 413), the time to send them and to take the answer, how long an idle
+// connection is kept, and the worker threads. cpp-httplib 0.11 (Debian 12) bounds none of the
+// first three by itself (one client's endless headers grew the agent by the megabyte), so each
+// connection runs through a stream of ours that enforces them (http_api.cpp). Every known path
+// answers other methods 405 with Allow; unknown paths 404; bodies are refused before any is read.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,6 +35,29 @@ namespace rdmactl {
 constexpr const char* kDefaultApiHost = "127.0.0.1";
 constexpr int kDefaultApiPort = 9473;
 
+// Bounds of the HTTP API (see above). The POST bodies are unused: a small bound is no limit on use.
+constexpr size_t kMaxRequestBody = 64 * 1024;
+// Request line and headers together; curl sends about 100 bytes, nginx allows 32 KiB.
+constexpr size_t kMaxRequestHead = 32 * 1024;
+// From a request's first byte until its head and body are in; and between two reads of it.
+constexpr std::chrono::seconds kRequestReadDeadline{5};
+constexpr std::chrono::seconds kRequestReadTimeout{2};
+// From an answer's first byte until it is sent; and for each write.
+constexpr std::chrono::seconds kResponseWriteDeadline{10};
+constexpr std::chrono::seconds kResponseWriteTimeout{5};
+// How long a connection waits for its next request (its first too). Short: stop() waits for kept
+// connections, and serve promises to stop within about a second.
+constexpr std::chrono::seconds kIdleTimeout{1};
+constexpr size_t kKeepAliveMaxRequests = 20;
+// Worker threads, started as connections need them: each holds one connection at a time, for at
+// most the bounds above, so a crowd of silent or slow clients delays /healthz by seconds, not for
+// as long as they like.
+constexpr size_t kApiThreads = 32;
+// A bearer token guessable in a lifetime is no guard: at least this many bytes (openssl rand -hex 32
+// gives 64); and a file this long is not a token.
+constexpr size_t kMinTokenBytes = 16;
+constexpr size_t kMaxTokenFileBytes = 4096;
+
 struct ListenAddress {
   std::string host;
   int port = 0;
@@ -34,9 +66,15 @@ struct ListenAddress {
 // "ADDR:PORT", "ADDR" (port 9473), ":PORT" (127.0.0.1), "[v6addr]:PORT".
 Result<ListenAddress> parse_listen_address(const std::string& text);
 
+// Whether `host` (an address, or a name that resolves only to such addresses) is loopback:
+// 127.0.0.0/8, ::1, ::ffff:127.x.y.z. 0.0.0.0, :: and every other address are not.
+bool is_loopback_host(const std::string& host);
+
 // The token of --token-file, surrounding whitespace trimmed. An unreadable or empty file is an
 // error: an agent that cannot check tokens must not start with its actions open or closed by surprise.
-Result<std::string> read_token_file(const std::string& path);
+// So are (kUsage) a token shorter than kMinTokenBytes or with spaces or control characters inside,
+// and a file that group or others may read or write (mode & 077), unless `insecure` (then a warning).
+Result<std::string> read_token_file(const std::string& path, bool insecure = false);
 
 // Whether an Authorization header carries exactly "Bearer <token>". The token comparison takes the
 // same time wherever the first difference is.

@@ -4,11 +4,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 extern char** environ;
@@ -30,20 +32,54 @@ struct Pipe {
   }
 };
 
-// Whether `name` is an executable file somewhere in PATH (or a path itself).
-bool in_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0;
+// Tool root "/" means PATH; set once by the CLI, read by every thread that runs a tool.
+std::mutex g_tool_root_mutex;
+std::string g_tool_root = "/";
+
+// The root without trailing slashes ("/tmp/t/" -> "/tmp/t"); "", "/" and "//" are "/".
+std::string normalise_root(const std::string& root) {
+  std::string out = root;
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out.empty() || out == "/" ? "/" : out;
+}
+
+// The directories a bare program name is searched in, in order.
+std::vector<std::string> search_dirs(const std::string& root) {
+  if (root != "/") return {root + "/usr/sbin", root + "/usr/bin", root + "/sbin", root + "/bin"};
+  std::vector<std::string> dirs;
   const char* path = ::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::stringstream list(path ? path : "/usr/local/bin:/usr/bin:/bin");
   std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) dir = ".";
-    if (::access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-  }
-  return false;
+  while (std::getline(list, dir, ':')) dirs.push_back(dir.empty() ? "." : dir);
+  return dirs;
+}
+
+// An executable regular file (access(X_OK) alone says yes to directories).
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
 }  // namespace
+
+void set_tool_root(const std::string& root) {
+  std::lock_guard lock(g_tool_root_mutex);
+  g_tool_root = normalise_root(root);
+}
+
+std::string tool_root() {
+  std::lock_guard lock(g_tool_root_mutex);
+  return g_tool_root;
+}
+
+std::string find_program(const std::string& name) {
+  if (name.empty()) return {};
+  if (name.find('/') != std::string::npos) return is_executable_file(name) ? name : std::string();
+  for (const std::string& dir : search_dirs(tool_root())) {
+    if (std::string candidate = dir + "/" + name; is_executable_file(candidate)) return candidate;
+  }
+  return {};
+}
 
 std::string describe_command(const std::vector<std::string>& argv) {
   std::string out;
@@ -70,8 +106,13 @@ Error command_failed(const std::vector<std::string>& argv, const CommandResult& 
 
 Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds deadline) {
   if (argv.empty()) return make_error(ErrorKind::kUsage, "run_command: empty argv");
-  if (!in_path(argv[0])) {
-    return make_error(ErrorKind::kNotFound, argv[0] + " was not found in PATH", argv[0], ENOENT);
+  const std::string program = find_program(argv[0]);
+  if (program.empty()) {
+    const std::string root = tool_root();
+    const std::string where = root == "/" ? "PATH"
+                                          : root + "/usr/sbin, " + root + "/usr/bin, " + root + "/sbin or " + root +
+                                                "/bin (under --root " + root + ", never the host's PATH)";
+    return make_error(ErrorKind::kNotFound, argv[0] + " was not found in " + where, argv[0], ENOENT);
   }
   Pipe out, err;
   if (::pipe2(out.fds, O_CLOEXEC) != 0 || ::pipe2(err.fds, O_CLOEXEC) != 0) {
@@ -86,7 +127,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chr
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  // The path found above, not posix_spawnp: under a tool root, PATH must not decide.
+  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return make_errno_error("cannot run " + describe_command(argv), rc, argv[0]);
   out.close_end(1);

@@ -1,7 +1,14 @@
 // The command runner: every external tool (mstconfig, systemctl, sminfo) runs through here.
 //
-// Takes argv, never a shell string; the program is found through PATH like execvp does, so tests
-// put fake tools first in PATH. Each run has a deadline; stdout and stderr are captured whole.
+// Takes argv, never a shell string. Each run has a deadline; stdout and stderr are captured whole.
+//
+// Where a program is found (CONTRACT.md, global options): with the tool root "/" (the default),
+// through PATH like execvp, so unit tests put fake tools first in PATH; under another tool root
+// (`--root DIR`), only in DIR/usr/sbin, DIR/usr/bin, DIR/sbin and DIR/bin, never on the host's
+// PATH, so that a fixture tree brings its own stand-ins and a missing one is "not found", not the
+// host's real tool run against the host. The tool root is process-wide, like PATH itself: the CLI
+// sets it once from --root before any command runs (agent/cli/main.cpp); code that builds a
+// Platform over a fixture tree (HostFs) without the CLI keeps the PATH lookup.
 #pragma once
 
 #include <chrono>
@@ -21,10 +28,21 @@ struct CommandResult {
 // How long a tool may run before it is killed: mstconfig on a busy PCI bus takes seconds.
 constexpr std::chrono::seconds kCommandDeadline{60};
 
-// Runs argv[0] (searched in PATH when it has no '/') with argv, stdin from /dev/null.
-// Errors: kNotFound when the program is not in PATH (err_no ENOENT), kTimeout when the deadline
-// passes (the child is killed), kPlatform when it cannot be started. A non-zero exit is not an
-// error here: callers decide what each tool's exit code means.
+// Sets the tool root (see above): "/" (or "") for PATH, another directory to confine the lookup to
+// its usr/sbin, usr/bin, sbin and bin. Call it before threads run commands.
+void set_tool_root(const std::string& root);
+// The tool root now ("/" unless set_tool_root said otherwise).
+std::string tool_root();
+
+// Where argv[0] would run from: a name with a '/' as it is (when executable), else the first
+// executable file of that name in the search directories above. Empty when there is none.
+std::string find_program(const std::string& name);
+
+// Runs argv[0] (found by find_program) with argv, stdin from /dev/null; the child gets the
+// environment as it is (its PATH too: a tool's own helpers are the host's).
+// Errors: kNotFound when the program is not found (err_no ENOENT; the message names where it
+// looked), kTimeout when the deadline passes (the child is killed), kPlatform when it cannot be
+// started. A non-zero exit is not an error here: callers decide what each tool's exit code means.
 Result<CommandResult> run_command(const std::vector<std::string>& argv,
                                   std::chrono::milliseconds deadline = kCommandDeadline);
 

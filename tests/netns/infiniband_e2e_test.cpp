@@ -2,7 +2,7 @@
 // under --root (its ib0 made legacy IPoIB, with the RC flag in its address, as DOCA-OFED's
 // ipoib_enhanced=0 gives it), a veth named ib0 in a throwaway namespace for rtnetlink, OpenSM as
 // Debian or RHEL install it (tests/fixtures/opensm), and the fake mstconfig, systemctl and sminfo
-// first in PATH. Apply of examples/infiniband.yaml on the SM node stages the link type once (exit
+// in ROOT/usr/sbin, where --root confines rdmactl's tools (never the host's PATH). Apply of examples/infiniband.yaml on the SM node stages the link type once (exit
 // 3), writes exactly "connected\n" to the IPoIB mode file, sets the MTU, and converges OpenSM where
 // the layout takes it (Debian: PORTS = the port's GUID, one opensm@ instance; RHEL:
 // /etc/rdma/opensm.conf), verified through sminfo; a second apply writes nothing and still reports
@@ -12,6 +12,9 @@
 // The fake firmware plays this ConnectX-7 before its conversion (LINK_TYPE_P1 ETH), while the
 // fixture's sysfs shows the port as it runs once converted (InfiniBand): the staging is visible
 // only to mstconfig, and IPoIB and OpenSM need the InfiniBand port that the sysfs tree provides.
+//
+// Last, the confinement itself: with the fakes only on the host's PATH, rdmactl under --root runs
+// none of them and says what to install.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -26,6 +29,10 @@ namespace {
 
 constexpr const char* kGuid = "0x946dae0300f14a20";
 constexpr const char* kLegacyAddress = "80:00:04:04:fe:80:00:00:00:00:00:00:94:6d:ae:03:00:f1:4a:20";
+// The tools rdmactl runs, as the fixture's stand-ins; fake-firmware drives them and is the test's.
+constexpr const char* kFakeTools[] = {"mstconfig", "systemctl", "sminfo"};
+
+std::string fake_tool(const std::string& name) { return std::string(RDMACTL_SOURCE_DIR) + "/tests/fake-tools/" + name; }
 
 class InfinibandEndToEnd : public NetnsTest {
  protected:
@@ -42,10 +49,10 @@ class InfinibandEndToEnd : public NetnsTest {
     state_.write("/units/opensm.state", "disabled\n");
     state_.write("/units/opensm.active", "inactive\n");
     state_.write("/sm/ports", std::string("mlx5_0 1 ") + kGuid + " 18 ib\n");
+    for (const char* tool : kFakeTools) root_.symlink(fake_tool(tool), std::string("/usr/sbin/") + tool);
     saved_path_ = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
-    ::setenv("PATH", (std::string(RDMACTL_SOURCE_DIR) + "/tests/fake-tools:" + saved_path_).c_str(), 1);
     ::setenv("RDMACTL_FAKE_STATE", state_.root().c_str(), 1);
-    ASSERT_EQ(run_command({"fake-firmware", "add-device", "0000:c1:00.0", "ConnectX7",
+    ASSERT_EQ(run_command({fake_tool("fake-firmware"), "add-device", "0000:c1:00.0", "ConnectX7",
                            "LINK_TYPE_P1=ETH(2),ETH(2),ETH(2)", "LINK_TYPE_P2=ETH(2),ETH(2),ETH(2)"}),
               0);
   }
@@ -127,7 +134,7 @@ TEST_F(InfinibandEndToEnd, OnDebianStagesTheLinkTypeOnceAndConvergesIpoibAndOneO
   EXPECT_EQ(calls_with("systemctl stop"), 0u);
 
   // A power cycle loads the staged value: nothing left to do.
-  ASSERT_EQ(run_command({"fake-firmware", "reboot", "cold", root_.root()}), 0);
+  ASSERT_EQ(run_command({fake_tool("fake-firmware"), "reboot", "cold", root_.root()}), 0);
   EXPECT_EQ(rdmactl({"plan", "-f", spec}, &out), 0) << out << last_err_;
 }
 
@@ -163,10 +170,35 @@ TEST_F(InfinibandEndToEnd, AWarmRebootThatDidNotLoadTheLinkTypeIsAnErrorNotAnoth
   const std::string spec = std::string(RDMACTL_SOURCE_DIR) + "/examples/infiniband.yaml";
   std::string out;
   ASSERT_EQ(rdmactl({"apply", "-f", spec}, &out), 3) << out << last_err_;
-  ASSERT_EQ(run_command({"fake-firmware", "reboot", "warm", root_.root()}), 0);
+  ASSERT_EQ(run_command({fake_tool("fake-firmware"), "reboot", "warm", root_.root()}), 0);
   EXPECT_EQ(rdmactl({"apply", "-f", spec}, &out), 1) << out;
   EXPECT_NE((out + last_err_).find("power"), std::string::npos) << out << last_err_;
   EXPECT_EQ(calls_with(" set "), 1u);
+}
+
+// --root confines the tools: the fakes only on the host's PATH (as this test ran before the
+// confinement), none in ROOT. rdmactl must not run them (nor the host's real tools, which would
+// query and change the real firmware and OpenSM): the plan says what is missing, nothing is called.
+TEST_F(InfinibandEndToEnd, UnderRootAToolOnlyOnTheHostPathIsNotUsed) {
+  opensm_layout("debian");
+  for (const char* tool : kFakeTools) std::filesystem::remove(root_.root() + "/usr/sbin/" + tool);
+  ::setenv("PATH", (std::string(RDMACTL_SOURCE_DIR) + "/tests/fake-tools:" + saved_path_).c_str(), 1);
+  const std::string spec = std::string(RDMACTL_SOURCE_DIR) + "/examples/infiniband.yaml";
+  std::string out;
+  const int rc = rdmactl({"plan", "-f", spec, "--format", "json"}, &out);
+  EXPECT_NE(rc, 0) << out << last_err_;
+  EXPECT_EQ(state_.read("/calls.log"), "") << "a tool on the host's PATH ran under --root";
+  EXPECT_NE((out + last_err_).find("mstflint"), std::string::npos) << "the missing mstconfig says what to install\n"
+                                                                   << out << last_err_;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec}, &out), 1) << out << last_err_;
+  EXPECT_EQ(state_.read("/calls.log"), "");
+  EXPECT_EQ(root_.read("/sys/class/net/ib0/mode"), "datagram\n") << "nothing applied";
+
+  // The same tools in ROOT/usr/sbin are used: the fixture tree decides, not PATH.
+  for (const char* tool : kFakeTools) root_.symlink(fake_tool(tool), std::string("/usr/sbin/") + tool);
+  ::setenv("PATH", saved_path_.c_str(), 1);
+  EXPECT_EQ(rdmactl({"plan", "-f", spec, "--format", "json"}, &out), 2) << out << last_err_;
+  EXPECT_NE(state_.read("/calls.log").find("-e q LINK_TYPE_P1"), std::string::npos) << state_.read("/calls.log");
 }
 
 }  // namespace

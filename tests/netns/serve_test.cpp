@@ -6,8 +6,13 @@
 // listens on the namespace's 127.0.0.1, not the host's. The test's HTTP client therefore runs on a
 // thread that has entered the namespace (TestNamespace::run_in_thread): the same loopback address,
 // and no port of the host's is ever used. The namespace is fresh, so the fixed port is free.
+//
+// Also the refusals at start-up: a --listen beyond loopback, a token file others can read or a
+// short token without --insecure (and with it, an agent that warns), and an empty --netns for
+// every command.
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +58,7 @@ class ServeEndToEnd : public NetnsTest {
     spec_ = tree_.root() + "/fabric.yaml";
     write_spec("");
     tree_.write("/token", std::string(kToken) + "\n");
+    ASSERT_EQ(::chmod((tree_.root() + "/token").c_str(), 0600), 0);
   }
 
   void TearDown() override {
@@ -69,10 +75,21 @@ class ServeEndToEnd : public NetnsTest {
                          << extra;
   }
 
-  void start_agent() {
-    const std::vector<std::string> args = {RDMACTL_BINARY, "--netns", ns().name(), "--node", "serve-node", "serve",
-                                           "-f", spec_, "--listen", "127.0.0.1:" + std::to_string(kPort),
-                                           "--token-file", tree_.root() + "/token", "--interval", "1h"};
+  // The agent's command line: --listen and --token-file as given (empty: the defaults of this
+  // test), then `extra`.
+  std::vector<std::string> agent_args(std::string listen = {}, std::string token_file = {},
+                                      const std::vector<std::string>& extra = {}) const {
+    if (listen.empty()) listen = "127.0.0.1:" + std::to_string(kPort);
+    if (token_file.empty()) token_file = tree_.root() + "/token";
+    std::vector<std::string> args = {RDMACTL_BINARY, "--netns", ns_name_, "--node", "serve-node", "serve",
+                                     "-f", spec_, "--listen", listen, "--token-file", token_file, "--interval", "1h"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  void start_agent(std::vector<std::string> args = {}) {
+    ns_name_ = ns().name();
+    if (args.empty()) args = agent_args();
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -122,8 +139,24 @@ class ServeEndToEnd : public NetnsTest {
     return done();
   }
 
+  // Sends SIGTERM and waits (bounded) for a clean exit.
+  void stop_agent() {
+    const auto stop_begin = std::chrono::steady_clock::now();
+    ASSERT_EQ(::kill(pid_, SIGTERM), 0);
+    int wstatus = 0;
+    pid_t reaped = 0;
+    while (std::chrono::steady_clock::now() - stop_begin < kStopWait &&
+           (reaped = ::waitpid(pid_, &wstatus, WNOHANG)) == 0) {
+      std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_EQ(reaped, pid_) << "still running " << kStopWait.count() << " s after SIGTERM\n" << agent_log();
+    pid_ = -1;
+    EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "wait status " << wstatus << "\n" << agent_log();
+  }
+
   TempTree tree_;
   std::string spec_;
+  std::string ns_name_;
   pid_t pid_ = -1;
 };
 
@@ -160,18 +193,72 @@ TEST_F(ServeEndToEnd, ConvergesAnswersTheApiRepairsDriftOnSpecChangeAndStopsOnSi
   EXPECT_TRUE(eventually([&] { return veth0_mtu() == 9000; }, kReconcileWait)) << agent_log();
   EXPECT_NE(agent_log().find("spec file changed"), std::string::npos) << agent_log();
 
-  const auto stop_begin = std::chrono::steady_clock::now();
-  ASSERT_EQ(::kill(pid_, SIGTERM), 0);
-  int wstatus = 0;
-  pid_t reaped = 0;
-  while (std::chrono::steady_clock::now() - stop_begin < kStopWait &&
-         (reaped = ::waitpid(pid_, &wstatus, WNOHANG)) == 0) {
-    std::this_thread::sleep_for(20ms);
-  }
-  ASSERT_EQ(reaped, pid_) << "still running " << kStopWait.count() << " s after SIGTERM\n" << agent_log();
-  pid_ = -1;
-  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) << "wait status " << wstatus << "\n" << agent_log();
+  stop_agent();
+  if (HasFatalFailure()) return;
   EXPECT_EQ(http("GET", "/healthz").status, 0);  // nothing listens any more
+}
+
+// A start-up that would expose the API, or accept a token others can read or guess, is a usage
+// error (64) unless --insecure, which starts with a warning. A refused start must end at once: a
+// serve that started anyway would run until the deadline (kTimedOut), not exit 64.
+TEST_F(ServeEndToEnd, AnExposedListenOrAWeakTokenFileIsRefusedWithoutInsecure) {
+  constexpr auto kRefusalDeadline = 30s;
+  ns_name_ = ns().name();
+  const std::string token = tree_.root() + "/token";
+  const std::string everywhere = "0.0.0.0:" + std::to_string(kPort);
+  auto refused = [&](const std::vector<std::string>& args, const std::string& says) {
+    std::string out, err;
+    EXPECT_EQ(run_command(args, &out, &err, kRefusalDeadline), 64) << out << err;
+    EXPECT_NE(err.find(says), std::string::npos) << err;
+  };
+  refused(agent_args(everywhere), "not a loopback address");
+  refused(agent_args("[::]:" + std::to_string(kPort)), "not a loopback address");
+  ASSERT_EQ(::chmod(token.c_str(), 0644), 0);
+  refused(agent_args(), "chmod 600");
+  ASSERT_EQ(::chmod(token.c_str(), 0640), 0);
+  refused(agent_args(), "chmod 600");
+  tree_.write("/short", "fifteen-bytes!!\n");
+  ASSERT_EQ(::chmod((tree_.root() + "/short").c_str(), 0600), 0);
+  refused(agent_args({}, tree_.root() + "/short"), "at least 16");
+  refused(agent_args({}, tree_.root() + "/short", {"--insecure"}), "at least 16");
+
+  // --insecure: both accepted (the token file is still 0640), each with a warning, and it serves.
+  start_agent(agent_args(everywhere, {}, {"--insecure"}));
+  ASSERT_TRUE(eventually([&] { return http("GET", "/readyz").status == 200; }, kReadyWait)) << agent_log();
+  EXPECT_EQ(http("POST", "/v1/reconcile", kToken).status, 202);
+  stop_agent();
+  EXPECT_NE(agent_log().find("not a loopback address"), std::string::npos) << agent_log();
+  EXPECT_NE(agent_log().find("lets group or others read"), std::string::npos) << agent_log();
+}
+
+// `--netns ""` (and RDMACTL_NETNS="") is a usage error for every command, never "this namespace":
+// a script whose variable came out empty must not configure the host's namespace. The spec
+// manages nothing and --root is an empty tree, so even a command that went ahead would change
+// nothing; serve would run until the deadline (kTimedOut), not exit 64.
+TEST(EmptyNetns, IsAUsageErrorForEveryCommand) {
+  constexpr auto kDeadline = 30s;
+  TempTree tree;
+  tree.write("/spec.yaml", "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: nothing\n");
+  const std::string spec = tree.root() + "/spec.yaml";
+  const std::vector<std::vector<std::string>> commands = {
+      {"validate", "-f", spec}, {"show"}, {"export"}, {"plan", "-f", spec}, {"apply", "-f", spec},
+      {"selftest"}, {"doctor"}, {"serve", "-f", spec, "--dry-run", "--listen", "127.0.0.1:19474"}};
+  for (const auto& command : commands) {
+    std::vector<std::string> argv = {RDMACTL_BINARY, "--root", tree.root() + "/root", "--netns", ""};
+    argv.insert(argv.end(), command.begin(), command.end());
+    std::string out, err;
+    EXPECT_EQ(run_command(argv, &out, &err, kDeadline), 64) << command[0] << ": " << out << err;
+    EXPECT_NE(err.find("--netns"), std::string::npos) << command[0] << ": " << err;
+  }
+  ::setenv("RDMACTL_NETNS", "", 1);
+  for (const auto& command : commands) {
+    std::vector<std::string> argv = {RDMACTL_BINARY, "--root", tree.root() + "/root"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    std::string out, err;
+    EXPECT_EQ(run_command(argv, &out, &err, kDeadline), 64) << "RDMACTL_NETNS=\"\" " << command[0] << ": " << out << err;
+    EXPECT_NE(err.find("RDMACTL_NETNS"), std::string::npos) << command[0] << ": " << err;
+  }
+  ::unsetenv("RDMACTL_NETNS");
 }
 
 }  // namespace

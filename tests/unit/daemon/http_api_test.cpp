@@ -1,9 +1,22 @@
 // The HTTP API on 127.0.0.1 (an ephemeral port) in front of an Agent with a fake driver: token
-// handling, probes, status codes and bodies. The loop itself is agent_test.cpp's.
+// handling, probes, status codes and bodies, and its bounds against hostile clients (methods,
+// bodies, endless headers, slow and silent connections). The loop itself is agent_test.cpp's; what
+// /v1/status shows while a spec file is written slowly is here.
 #include "agent/daemon/http_api.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+
+#include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "tests/unit/test_tree.h"
 
@@ -26,15 +39,69 @@ TEST(BearerToken, MatchesOnlyTheExactToken) {
   EXPECT_FALSE(bearer_token_matches("Bearer ", ""));  // an empty token never authorises
 }
 
+// A token file as an operator makes it: install -m 0600.
+std::string private_file(const test::TempTree& tree, const std::string& name, const std::string& text,
+                         mode_t mode = 0600) {
+  tree.write(name, text);
+  const std::string path = tree.root() + name;
+  EXPECT_EQ(::chmod(path.c_str(), mode), 0);
+  return path;
+}
+
 TEST(TokenFile, IsTrimmedAndMustNotBeEmpty) {
   test::TempTree tree;
-  tree.write("/token", "  s3cret\n");
-  tree.write("/empty", " \n");
-  auto token = read_token_file(tree.root() + "/token");
+  auto token = read_token_file(private_file(tree, "/token", "  0123456789abcdef\n"));
   ASSERT_TRUE(token) << token.error().to_string();
-  EXPECT_EQ(*token, "s3cret");
-  EXPECT_FALSE(read_token_file(tree.root() + "/empty"));
+  EXPECT_EQ(*token, "0123456789abcdef");
+  EXPECT_FALSE(read_token_file(private_file(tree, "/empty", " \n")));
   EXPECT_FALSE(read_token_file(tree.root() + "/missing"));
+}
+
+TEST(TokenFile, ATokenShorterThan16BytesIsRefusedEvenInsecure) {
+  test::TempTree tree;
+  const std::string path = private_file(tree, "/token", "0123456789abcde\n");  // 15 bytes
+  for (bool insecure : {false, true}) {
+    auto token = read_token_file(path, insecure);
+    ASSERT_FALSE(token);
+    EXPECT_EQ(token.error().kind, ErrorKind::kUsage);
+    EXPECT_NE(token.error().message.find("at least 16"), std::string::npos) << token.error().message;
+  }
+  EXPECT_TRUE(read_token_file(private_file(tree, "/sixteen", "0123456789abcdef")));
+}
+
+TEST(TokenFile, AFileGroupOrOthersCanReachIsRefusedWithoutInsecure) {
+  test::TempTree tree;
+  for (mode_t mode : {0644, 0640, 0604, 0660, 0602, 0620}) {
+    const std::string path = private_file(tree, "/token", "0123456789abcdef0123\n", mode);
+    auto refused = read_token_file(path);
+    ASSERT_FALSE(refused) << std::oct << mode;
+    EXPECT_EQ(refused.error().kind, ErrorKind::kUsage);
+    EXPECT_NE(refused.error().message.find("chmod 600"), std::string::npos) << refused.error().message;
+    auto accepted = read_token_file(path, true);  // --insecure: a warning, and the token
+    ASSERT_TRUE(accepted) << std::oct << mode << ": " << accepted.error().to_string();
+    EXPECT_EQ(*accepted, "0123456789abcdef0123");
+  }
+  for (mode_t mode : {0600, 0400}) {
+    EXPECT_TRUE(read_token_file(private_file(tree, "/token", "0123456789abcdef0123\n", mode))) << std::oct << mode;
+  }
+}
+
+TEST(TokenFile, WhatCannotBeATokenIsRefused) {
+  test::TempTree tree;
+  EXPECT_FALSE(read_token_file(private_file(tree, "/spaces", "0123456789 abcdef0123\n")));
+  EXPECT_FALSE(read_token_file(private_file(tree, "/lines", "0123456789abcdef\n0123456789abcdef\n")));
+  EXPECT_FALSE(read_token_file(private_file(tree, "/huge", std::string(kMaxTokenFileBytes + 1, 'a'))));
+  EXPECT_FALSE(read_token_file(tree.root()));  // a directory
+}
+
+TEST(ListenAddress, OnlyLoopbackIsLoopback) {
+  for (const char* host : {"127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1", "localhost"}) {
+    EXPECT_TRUE(is_loopback_host(host)) << host;
+  }
+  for (const char* host : {"0.0.0.0", "::", "10.0.0.1", "192.168.100.11", "::ffff:10.0.0.1", "fe80::1",
+                           "no-such-host.invalid"}) {
+    EXPECT_FALSE(is_loopback_host(host)) << host;
+  }
 }
 
 TEST(ListenAddress, Parses) {
@@ -55,6 +122,64 @@ TEST(ListenAddress, Parses) {
   for (const char* bad : {"", "1.2.3.4:", "1.2.3.4:0", "1.2.3.4:65536", "1.2.3.4:http", "::1:80", "[::1"}) {
     EXPECT_FALSE(parse_listen_address(bad)) << bad;
   }
+}
+
+// A raw TCP connection to the API, for what httplib::Client will not send: bodies on GET, lies in
+// Content-Length, endless headers, silence. Every call is bounded by kRequestWait.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    timeval wait{static_cast<time_t>(kRequestWait.count()), 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  ~RawConnection() { ::close(fd_); }
+
+  bool connected() const { return connected_; }
+  // false when the server closed or reset the connection, or took nothing for kRequestWait.
+  bool send_all(const std::string& bytes) {
+    for (size_t sent = 0; sent < bytes.size();) {
+      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) {
+        stalled_ = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+        return false;
+      }
+      sent += static_cast<size_t>(n);
+    }
+    return true;
+  }
+  bool stalled() const { return stalled_; }
+  // The answer, up to the server closing the connection (or kRequestWait of silence).
+  std::string read_until_closed() {
+    std::string out;
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::recv(fd_, buffer, sizeof buffer, 0)) > 0) out.append(buffer, static_cast<size_t>(n));
+    closed_ = n == 0 || (n < 0 && errno == ECONNRESET);
+    return out;
+  }
+  bool closed() const { return closed_; }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  bool stalled_ = false;
+  bool closed_ = false;
+};
+
+// "HTTP/1.1 413 Payload Too Large\r\n..." -> 413; 0 without a status line.
+int status_of(const std::string& answer) {
+  if (answer.rfind("HTTP/1.1 ", 0) != 0 || answer.size() < 12) return 0;
+  return std::atoi(answer.substr(9, 3).c_str());
 }
 
 class Driver : public HostDriver {
@@ -183,12 +308,266 @@ TEST_F(HttpApiTest, WithoutATokenFileThePostsAreForbidden) {
   EXPECT_NE(res->body.find("no --token-file configured"), std::string::npos);
 }
 
+TEST_F(HttpApiTest, OtherMethodsAre405WithAllow) {
+  serve("0123456789abcdef");
+  for (const char* path : {"/v1/reconcile", "/v1/selftest"}) {
+    auto res = client_->Get(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 405) << path;
+    EXPECT_EQ(res->get_header_value("Allow"), "POST") << path;
+    EXPECT_TRUE(nlohmann::json::parse(res->body).contains("error")) << res->body;
+  }
+  auto post = client_->Post("/healthz", "", "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  auto put = client_->Put("/v1/status", "", "text/plain");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  auto del = client_->Delete("/metrics");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+  auto patch = client_->Patch("/v1/plan", "", "text/plain");
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->status, 405);
+  auto options = client_->Options("/readyz");
+  ASSERT_TRUE(options);
+  EXPECT_EQ(options->status, 405);
+  EXPECT_EQ(options->get_header_value("Allow"), "GET, HEAD");
+  auto head = client_->Head("/healthz");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(driver_->reconciles.load(), 0);
+}
+
+// Refused from the request head, before a byte of the body is read: the client below announces a
+// gigabyte and sends none, so an agent that waited for the body would not answer 413.
+TEST_F(HttpApiTest, BodiesAreBoundedBeforeTheyAreRead) {
+  serve("0123456789abcdef");
+  struct Case {
+    std::string request;
+    int status;
+  };
+  const std::string gigabyte = "Content-Length: 1073741824\r\n\r\n";
+  const std::vector<Case> cases = {
+      {"POST /v1/reconcile HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer 0123456789abcdef\r\n" + gigabyte, 413},
+      {"POST /v1/reconcile HTTP/1.1\r\nHost: t\r\nContent-Length: 65537\r\n\r\n", 413},
+      {"GET /v1/status HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n0123456789", 413},
+      {"GET /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n", 413},
+      {"GET /v1/state HTTP/1.1\r\nHost: t\r\n" + gigabyte, 413},
+      {"POST /v1/status HTTP/1.1\r\nHost: t\r\n" + gigabyte, 405},
+      {"PUT /nothing HTTP/1.1\r\nHost: t\r\n" + gigabyte, 404},
+      {"POST /v1/selftest HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+      {"POST /v1/selftest HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n", 400},
+      {"POST /v1/selftest HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n", 400},
+  };
+  for (const Case& c : cases) {
+    RawConnection conn(api_->port());
+    ASSERT_TRUE(conn.connected());
+    ASSERT_TRUE(conn.send_all(c.request));
+    const std::string answer = conn.read_until_closed();
+    EXPECT_EQ(status_of(answer), c.status) << c.request << "\n->\n" << answer;
+    EXPECT_TRUE(conn.closed()) << "the unread body must not be taken for the next request: " << c.request;
+  }
+  EXPECT_EQ(driver_->reconciles.load(), 0);
+
+  // A chunked body (no Content-Length to check) is counted as it is read: 413 past 64 KiB.
+  RawConnection chunked(api_->port());
+  ASSERT_TRUE(chunked.connected());
+  std::string request = "POST /v1/reconcile HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer 0123456789abcdef\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 32; ++i) request += "1000\r\n" + std::string(4096, 'x') + "\r\n";  // 128 KiB
+  request += "0\r\n\r\n";
+  chunked.send_all(request);  // the server may close before it has all
+  const std::string answer = chunked.read_until_closed();
+  EXPECT_EQ(status_of(answer), 413) << answer;
+
+  // Within the bound, a body is fine.
+  const httplib::Headers auth{{"Authorization", "Bearer 0123456789abcdef"}};
+  auto small = client_->Post("/v1/reconcile", auth, std::string(1000, '{'), "application/json");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->status, 202);
+}
+
+// cpp-httplib 0.11 keeps reading header lines as long as they come (a test sending 200 MB of them
+// grew a server by 400 MB). The head is bounded: the server closes the connection, and the client
+// cannot send much more than what the kernel's socket buffers hold (a few MB on loopback).
+TEST_F(HttpApiTest, EndlessHeadersAreCutOff) {
+  serve(std::nullopt);
+  RawConnection conn(api_->port());
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(conn.send_all("GET /healthz HTTP/1.1\r\nHost: t\r\n"));
+  const std::string line = "X-Pad: " + std::string(1000, 'a') + "\r\n";
+  std::string block;
+  for (int i = 0; i < 64; ++i) block += line;
+  constexpr size_t kCap = 256u << 20;
+  size_t sent = 0;
+  while (sent < kCap && conn.send_all(block)) sent += block.size();
+  EXPECT_FALSE(conn.stalled()) << "the server neither read nor closed for " << kRequestWait.count() << " s";
+  EXPECT_LT(sent, kCap) << "the server took " << (sent >> 20) << " MiB of headers";
+  // And it still answers others.
+  auto health = client_->Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+// A header line every half second: each read is in time, the request as a whole is not. Without a
+// deadline for the whole request the connection would stay open as long as the client likes.
+TEST_F(HttpApiTest, ATrickledRequestIsCutOffAtItsDeadline) {
+  serve(std::nullopt);
+  RawConnection conn(api_->port());
+  ASSERT_TRUE(conn.connected());
+  ASSERT_TRUE(conn.send_all("GET /healthz HTTP/1.1\r\n"));
+  const auto begin = std::chrono::steady_clock::now();
+  bool cut = false;
+  std::string answer;
+  while (!cut && std::chrono::steady_clock::now() - begin < kRequestWait) {
+    if (!conn.send_all("X-Slow: y\r\n")) {
+      cut = true;
+      break;
+    }
+    pollfd pfd{conn.fd(), POLLIN, 0};
+    if (::poll(&pfd, 1, 500) > 0) {
+      answer = conn.read_until_closed();
+      cut = conn.closed();
+    }
+  }
+  EXPECT_TRUE(cut) << "still open after " << kRequestWait.count() << " s of trickling";
+  EXPECT_NE(status_of(answer), 200) << answer;
+}
+
+// Clients that connect and send nothing, or half a request, each hold a worker only for the idle
+// timeout (1 s) or the read timeout (2 s), and there are 32 workers: /healthz answers within
+// seconds. The bound is generous for the sanitizer build; with cpp-httplib's defaults (8 workers,
+// a read timeout of 5 s per byte) these 48 clients held /healthz back for about 15 s.
+TEST_F(HttpApiTest, SilentAndSlowClientsDoNotStarveHealthz) {
+  constexpr auto kHealthBound = 10s;
+  serve(std::nullopt);
+  std::vector<std::unique_ptr<RawConnection>> crowd;
+  for (int i = 0; i < 48; ++i) {
+    crowd.push_back(std::make_unique<RawConnection>(api_->port()));
+    ASSERT_TRUE(crowd.back()->connected()) << i;
+    if (i % 2 == 1) {
+      ASSERT_TRUE(crowd.back()->send_all("GET /healthz HTTP/1.1\r\nHost: t\r\n"));
+    }
+  }
+  const auto begin = std::chrono::steady_clock::now();
+  auto health = client_->Get("/healthz");
+  const auto took = std::chrono::steady_clock::now() - begin;
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_LT(took, kHealthBound) << std::chrono::duration<double>(took).count() << " s";
+}
+
 // Also: stop() right after start() returns (cpp-httplib ignores a stop before it runs).
 TEST_F(HttpApiTest, ASecondServerCannotTakeTheSamePort) {
   serve(std::nullopt);
   ApiSettings settings;
   settings.listen = {"127.0.0.1", api_->port()};
   EXPECT_FALSE(HttpApi::bind(*agent_, settings));
+}
+
+// Records the spec each reconcile was given: the MTU of every interface, in order.
+class RecordingDriver : public HostDriver {
+ public:
+  ReconcileOutcome reconcile(const NodeSpec& spec, bool) override {
+    std::vector<int> mtus;
+    for (const InterfaceSpec& iface : spec.interfaces) mtus.push_back(iface.mtu.value_or(0));
+    std::lock_guard lock(mutex);
+    seen.push_back(mtus);
+    ReconcileOutcome out;
+    out.report.node = "n1";
+    out.observed = HostState{};
+    return out;
+  }
+  Result<Report> plan(const NodeSpec&) override { return Report{}; }
+  nlohmann::json selftest(const NodeSpec*) override { return {{"result", "skipped"}}; }
+  std::vector<std::vector<int>> specs_seen() {
+    std::lock_guard lock(mutex);
+    return seen;
+  }
+
+  std::mutex mutex;
+  std::vector<std::vector<int>> seen;
+};
+
+// A spec written in place, a few bytes at a time (as cat, scp or a slow network file system write
+// it), while the watcher polls and the timer reconciles all the time: no reconcile may get a
+// prefix of the file (each one is invalid YAML, an invalid spec or a smaller valid one), and
+// /v1/status must never show the half-written file as an invalid spec. The pieces come 20 ms apart
+// and the agent waits for 2 s of quiet here: only a writer stalled for 2 s could be read half-way.
+TEST(SpecFileWrite, AHalfWrittenSpecIsNeverReadNorReportedInvalid) {
+  constexpr auto kPieceGap = 20ms;
+  constexpr size_t kPieceBytes = 8;
+  const std::string header = "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: t\n";
+  const std::string before = header + "defaults:\n  interfaces:\n    - name: eth9\n      mtu: 1500\n";
+  const std::string after = header +
+                            "defaults:\n  interfaces:\n    - name: eth9\n      mtu: 9000\n      state: up\n"
+                            "    - name: eth8\n      mtu: 4200\n";
+  test::TempTree tree;
+  tree.write("/spec.yaml", before);
+  AgentSettings settings;
+  settings.spec_path = tree.root() + "/spec.yaml";
+  settings.node = "n1";
+  settings.interval = 50ms;  // timer reconciles during the write: each reads the file
+  settings.spec_poll = 10ms;
+  settings.spec_settle = 2s;
+  auto owned = std::make_unique<RecordingDriver>();
+  RecordingDriver* driver = owned.get();
+  Agent agent(settings, std::move(owned));
+  ApiSettings api_settings;
+  api_settings.listen = {"127.0.0.1", 0};
+  auto api = HttpApi::bind(agent, api_settings);
+  ASSERT_TRUE(api) << api.error().to_string();
+  (*api)->start();
+  agent.start();
+
+  // The status as the API shows it, sampled over HTTP until the write is over and applied.
+  std::atomic<bool> sampling{true};
+  std::vector<std::string> bad_statuses;
+  std::thread sampler([&] {
+    httplib::Client client("127.0.0.1", (*api)->port());
+    client.set_connection_timeout(kRequestWait);
+    client.set_read_timeout(kRequestWait);
+    while (sampling.load()) {
+      if (auto res = client.Get("/v1/status"); res && res->status == 200) {
+        const auto status = nlohmann::json::parse(res->body);
+        const bool invalid = !status["spec"]["valid"].get<bool>() ||
+                             (status["lastReconcile"].is_object() && status["lastReconcile"]["result"] == "invalidSpec");
+        if (invalid && status["reconciles"].get<int>() > 0) bad_statuses.push_back(res->body);
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+
+  const auto wait_for = [&](auto done) {
+    const auto deadline = std::chrono::steady_clock::now() + kRequestWait;
+    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(10ms);
+    return done();
+  };
+  ASSERT_TRUE(wait_for([&] { return !driver->specs_seen().empty(); }));
+  {
+    std::ofstream out(settings.spec_path, std::ios::trunc);  // the truncation is the first half-way state
+    for (size_t at = 0; at < after.size(); at += kPieceBytes) {
+      out << after.substr(at, kPieceBytes) << std::flush;
+      std::this_thread::sleep_for(kPieceGap);
+    }
+  }
+  const std::vector<int> whole{9000, 4200};
+  const bool applied = wait_for([&] { return driver->specs_seen().back() == whole; });
+  sampling.store(false);
+  sampler.join();
+  agent.stop();
+  (*api)->stop();
+
+  EXPECT_TRUE(applied) << "the whole new spec was not applied within " << kRequestWait.count() << " s";
+  for (const std::vector<int>& spec : driver->specs_seen()) {
+    EXPECT_TRUE(spec == std::vector<int>{1500} || spec == whole)
+        << "a reconcile got part of the file: " << ::testing::PrintToString(spec);
+  }
+  EXPECT_EQ(agent.failure_count(), 0u);
+  EXPECT_TRUE(bad_statuses.empty()) << bad_statuses.size() << " statuses showed an invalid spec, e.g.\n"
+                                    << (bad_statuses.empty() ? "" : bad_statuses.front());
 }
 
 }  // namespace
