@@ -1,9 +1,16 @@
-// rdmactl apply: converge this host to the spec, verify, roll back on failure.
+// rdmactl apply: converge this host to the spec, verify, roll back on failure; one writer at a
+// time (the host lock), an interrupted run rolled back first (its journal), every write audited,
+// SIGTERM/SIGINT/SIGHUP roll back, and --confirm reverts unless `rdmactl confirm` comes in time.
+#include <csignal>
 #include <iostream>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/common.h"
+#include "agent/daemon/agent.h"
+#include "agent/safety/host_lock.h"
+#include "agent/safety/session.h"
 #include "agent/selftest/run.h"
 
 namespace rdmactl::cli {
@@ -13,7 +20,13 @@ struct ApplyOptions {
   std::string spec;
   bool check = false;
   std::string format = "text";
+  std::string lock_timeout = "120s";
+  std::string confirm;  // a duration; empty: no confirmation asked
+  bool keep_interrupted = false;
 };
+
+// How often the confirmation wait looks at the journal.
+constexpr std::chrono::milliseconds kConfirmPoll{200};
 
 // Apply ends with proof that RDMA works (selftest.enabled, on unless the spec turns it off): the
 // self-test on the converged host, its result in the report's `selftest`. Returns whether it
@@ -42,9 +55,71 @@ bool run_selftest_after_apply(const GlobalOptions& global, Engine& engine, Platf
   return result.outcome == SelftestResult::Outcome::kFailed;
 }
 
+// apply --confirm: the changes stay only if `rdmactl confirm` marks the journal confirmed within
+// `within`; otherwise (or on SIGINT/SIGTERM) they are reverted. SIGHUP (the operator's session
+// dropping, which is what --confirm is for) does not stop the wait. Returns whether it was confirmed;
+// `report` gets the revert's outcome when it was not.
+bool wait_for_confirmation(Engine& engine, Platform& platform, const NodeSpec& spec, const std::string& node,
+                           std::chrono::milliseconds within, Report& report) {
+  const HostFs& fs = platform.fs();
+  auto journal = read_journal(fs);
+  if (!journal || !*journal) {
+    report.errors.push_back(make_error(ErrorKind::kPlatform, "--confirm: the journal of this apply is gone"));
+    return false;
+  }
+  Journal pending = std::move(**journal);
+  const auto deadline = std::chrono::system_clock::now() + within;
+  pending.confirm_deadline = iso8601(deadline);
+  if (auto written = write_journal(fs, pending); !written) {
+    report.errors.push_back(written.error());
+  } else {
+    std::cerr << "rdmactl: applied; run `rdmactl confirm`"
+              << (platform.fs().root() == "/" ? "" : " --root " + platform.fs().root()) << " by " << *pending.confirm_deadline
+              << " (within " << std::chrono::duration_cast<std::chrono::seconds>(within).count()
+              << " s) to keep the changes, or they are reverted" << std::endl;
+    for (;;) {
+      const int signal = interrupt_signal().exchange(0);
+      if (signal == SIGINT || signal == SIGTERM) break;
+      auto now = read_journal(fs);
+      if (now && *now && (*now)->confirmed) {
+        spdlog::info("confirmed: the changes stay");
+        (void)remove_journal(fs);
+        return true;
+      }
+      if (std::chrono::system_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(kConfirmPoll);
+    }
+  }
+  spdlog::warn("not confirmed: reverting the changes");
+  Report reverted = engine.recover(platform, spec, node, pending.before, pending.changes, pending.revert_plan);
+  for (Change& c : report.changes) {
+    for (const Change& r : reverted.changes) {
+      if (r.resource == c.resource && r.field == c.field) {
+        c.status = r.status;
+        if (!r.error.empty()) c.error = r.error;
+      }
+    }
+  }
+  report.rolled_back = true;
+  report.errors.push_back(make_error(ErrorKind::kTimeout, "not confirmed (rdmactl confirm) within " +
+                                                              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(within).count()) +
+                                                              " s: every change was reverted"));
+  for (const Error& e : reverted.errors) report.errors.push_back(e);
+  if (reverted.count(ChangeStatus::kFailed) == 0 && reverted.count(ChangeStatus::kApplied) == 0) (void)remove_journal(fs);
+  return false;
+}
+
 int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());
+  auto lock_timeout = parse_duration(opts.lock_timeout);
+  if (!lock_timeout) return report_error(lock_timeout.error());
+  std::optional<std::chrono::milliseconds> confirm;
+  if (!opts.confirm.empty()) {
+    auto within = parse_duration(opts.confirm);
+    if (!within) return report_error(within.error());
+    confirm = *within;
+  }
   auto spec = load_spec(opts.spec);
   if (!spec) return print_spec_error(spec.error());
   const std::string node = node_name(global);
@@ -63,10 +138,36 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
     return print_plan(report, *format);
   }
 
+  install_interrupt_handlers();
+  auto lock = HostLock::acquire((*platform)->fs(), *lock_timeout, this_command_line());
+  if (!lock) return report_error(lock.error());
+  const AuditLog audit((*platform)->fs(), node, cli_user());
+  engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
+    audit.record(c, action, r);
+  });
+  // A run killed half-way is undone before anything else.
+  auto recovered = recover_interrupted(engine, **platform, opts.keep_interrupted);
+  if (!recovered) return report_error(recovered.error());
+  if (*recovered) {
+    std::cerr << render_report(**recovered, Format::kText) << std::flush;
+    if ((*recovered)->count(ChangeStatus::kFailed) > 0) return kExitFailed;
+  }
+
+  arm_engine(engine, **platform, *spec, node, audit);
   Report report = engine.apply(**platform, node_spec, node);
   report.spec_file = spec->file;
   report.spec_sha256 = spec->sha256;
-  const bool selftest_failed = !report.has_failures() && run_selftest_after_apply(global, engine, **platform, node_spec, node, report);
+  const bool converged = !report.has_failures();
+  if (!converged || report.changes.empty()) {
+    // Rolled back (or nothing written): the journal has done its part.
+    if (auto removed = remove_journal((*platform)->fs()); !removed) report.errors.push_back(removed.error());
+  } else if (confirm) {
+    wait_for_confirmation(engine, **platform, node_spec, node, *confirm, report);
+  } else if (auto removed = remove_journal((*platform)->fs()); !removed) {
+    report.errors.push_back(removed.error());
+  }
+  const bool selftest_failed =
+      !report.has_failures() && run_selftest_after_apply(global, engine, **platform, node_spec, node, report);
   std::cout << render_report(report, *format) << std::flush;
   if (report.has_failures() || selftest_failed) return kExitFailed;
   return report.pending_reboot ? kExitPendingReboot : kExitOk;
@@ -80,6 +181,12 @@ void register_apply(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required();
   sub->add_flag("--check", opts->check, "Only report what would change (exit codes as plan: 0 none, 2 drift)");
   sub->add_option("--format", opts->format, "text (default), json, yaml, junit or prom");
+  sub->add_option("--lock-timeout", opts->lock_timeout,
+                  "How long to wait for another rdmactl writing this host (default 120s; 0 fails at once)");
+  sub->add_option("--confirm", opts->confirm,
+                  "Keep the changes only if `rdmactl confirm` runs within this time (e.g. 120s); else revert");
+  sub->add_flag("--keep-interrupted", opts->keep_interrupted,
+                "Report the changes of an earlier apply that was killed half-way instead of rolling them back");
   sub->footer(
       "Changes are applied in a fixed order (firmware link type, IPoIB mode, MTU and link state,\n"
       "addresses, QoS, ECN, RoCE, subnet manager, sysctl), then the host\n"
@@ -88,10 +195,19 @@ void register_apply(CLI::App& app, const GlobalOptions& global, Command& command
       "When the host has converged, apply runs the RDMA self-test (see `rdmactl selftest --help`)\n"
       "unless the spec says selftest: {enabled: false}; its result is the report's `selftest`. A\n"
       "self-test with nothing to test (no RDMA device, no ACTIVE port) is reported as skipped.\n\n"
+      "One writer at a time: apply holds a lock per host (network namespace) under /run/rdmactl and\n"
+      "waits for it up to --lock-timeout, then fails naming the holder. Before its first write it\n"
+      "records the old values in /var/lib/rdmactl (fsync'd): if it is killed half-way, the next apply\n"
+      "(or serve) rolls that back first. SIGTERM, SIGINT and SIGHUP finish the current change, roll\n"
+      "back and exit 1. Every write is appended to /var/log/rdmactl/audit.jsonl.\n\n"
+      "--confirm 120s: for changes that can cut you off (addresses, MTU, link state): apply, then\n"
+      "wait; unless `rdmactl confirm` runs in time (from a new session), everything is reverted.\n\n"
       "Exit codes: 0 converged (and the self-test passed or had nothing to test), 3 converged except\n"
-      "changes waiting for a reboot, 1 failed (and rolled back) or the self-test failed, 65 invalid spec.\n\n"
+      "changes waiting for a reboot, 1 failed (and rolled back: a rollback is always exit 1), the\n"
+      "self-test failed, the lock was not free, or --confirm timed out; 65 invalid spec.\n\n"
       "Examples:\n  rdmactl apply -f /etc/rdmactl/fabric.yaml\n"
-      "  rdmactl apply -f fabric.yaml --check --format json   # Ansible check mode");
+      "  rdmactl apply -f fabric.yaml --check --format json   # Ansible check mode\n"
+      "  rdmactl apply -f fabric.yaml --confirm 120s          # then, from a new SSH session: rdmactl confirm");
   sub->callback([opts, &global, &command] { command = [opts, &global] { return run_apply(global, *opts); }; });
 }
 

@@ -43,6 +43,7 @@ void register_export(CLI::App& app, const GlobalOptions& global, Command& comman
 void register_doctor(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_selftest(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_serve(CLI::App& app, const GlobalOptions& global, Command& command);
+void register_confirm(CLI::App& app, const GlobalOptions& global, Command& command);
 
 // The node name: --node / RDMACTL_NODE, else `fallback` (a recorded state's node), else hostname.
 std::string node_name(const GlobalOptions& global, const std::string& fallback = {});

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "agent/cli/common.h"
+#include "agent/core/json_text.h"
 #include "agent/doctor/doctor.h"
 
 namespace rdmactl::cli {
@@ -28,7 +29,7 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
   if (spec) node_spec = merge_for_node(*spec, state->node);
   const DoctorReport report = run_doctor(*state, node_spec ? &*node_spec : nullptr);
   if (*format == Format::kJson) {
-    std::cout << to_json(report).dump(2) << "\n";
+    std::cout << json_text(to_json(report), 2) << "\n";
   } else {
     std::cout << render_doctor_text(report);
   }

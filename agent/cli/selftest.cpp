@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "agent/cli/common.h"
+#include "agent/core/json_text.h"
 #include "agent/selftest/run.h"
 
 namespace rdmactl::cli {
@@ -82,7 +83,7 @@ int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptio
                                 {"kind", "SelftestReport"},
                                 {"node", state->node},
                                 {"selftest", to_json(report)}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
   } else {
     // Results that never ran (ports not ACTIVE, missing hardware) come last and had no progress line.
     for (size_t i = streamed; i < report.results.size(); ++i) {

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "agent/cli/common.h"
+#include "agent/core/json_text.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -25,7 +26,7 @@ int run_validate(const ValidateOptions& opts) {
       }
       if (spec.error().diagnostics.empty()) out["problems"].push_back({{"message", spec.error().to_string()}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return spec ? kExitOk : exit_code_for(spec.error().kind);
   }
   if (!spec) return print_spec_error(spec.error());

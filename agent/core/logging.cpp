@@ -1,6 +1,7 @@
 // spdlog to stderr; the JSON format writes one object per line, escaped by nlohmann-json, so that
 // log shippers (journald, Fluent Bit, Loki) can parse it.
 #include "agent/core/logging.h"
+#include "agent/core/json_text.h"
 
 #include <spdlog/formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -30,7 +31,7 @@ class JsonFormatter final : public spdlog::formatter {
         {"level", std::string(spdlog::level::to_string_view(msg.level).data(),
                               spdlog::level::to_string_view(msg.level).size())},
         {"msg", std::string(msg.payload.data(), msg.payload.size())}};
-    const std::string text = line.dump() + "\n";
+    const std::string text = json_text(line) + "\n";
     dest.append(text.data(), text.data() + text.size());
   }
   std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }

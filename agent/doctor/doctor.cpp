@@ -2,6 +2,7 @@
 // observed values and what to do about it, as an experienced admin would after ibstat,
 // show_gids, ibdev2netdev, lspci -vv and perfquery.
 #include "agent/doctor/doctor.h"
+#include "agent/core/json_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -263,7 +264,7 @@ class Doctor {
     for (const std::string& name : doctor_error_counters()) {
       auto it = p.counters.find(name);
       if (it == p.counters.end() || !it->second.is_number() || it->second.get<double>() <= 0) continue;
-      raised += (raised.empty() ? "" : ", ") + name + "=" + it->second.dump();
+      raised += (raised.empty() ? "" : ", ") + name + "=" + json_text(it->second);
     }
     if (raised.empty()) return;
     add("error-counters", "warning", port_resource(d, p), "error counters above zero: " + raised,
@@ -304,7 +305,7 @@ class Doctor {
       if (!protected_priority) {
         add("pfc", "error", resource,
             netdev->name + " maps DSCP 26 (RoCE) to priority " + std::to_string(priority) + ", but PFC is on for " +
-                qos["pfc"].dump() + " only: RoCE traffic is not lossless",
+                json_text(qos["pfc"]) + " only: RoCE traffic is not lossless",
             fix);
       }
     }
@@ -367,7 +368,7 @@ class Doctor {
     const nlohmann::json& qos = *netdev->qos;
     if (!qos.contains("pfc") || !qos["pfc"].is_array() || qos["pfc"].empty()) return;
     const std::string resource = port_resource(d, p);
-    const std::string pfc = qos["pfc"].dump();
+    const std::string pfc = json_text(qos["pfc"]);
     const std::string trust = qos.value("trust", "");
     if (trust == "pcp") {
       if (pfc_on(qos, 0)) return;

@@ -1,10 +1,12 @@
 // The engine's pipeline. Modelled on nmstate's apply (retrieve, validate, apply, verify with
 // retries, roll back), with the rollback that nmstate's kernel-only mode lacks.
 #include "agent/engine/engine.h"
+#include "agent/core/json_text.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 namespace rdmactl {
@@ -20,7 +22,7 @@ const Change* find_change(const std::vector<Change>& changes, const Change& like
 }
 
 std::string describe(const Change& c) {
-  return c.resource + " " + c.field + ": " + c.current.dump() + " -> " + c.desired.dump();
+  return c.resource + " " + c.field + ": " + json_text(c.current) + " -> " + json_text(c.desired);
 }
 
 }  // namespace
@@ -112,15 +114,31 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
     if (it->status == ChangeStatus::kPlanned) report.revert_plan.push_back(it->reverted());
   }
 
+  if (before_first_write_) {
+    if (auto journal = before_first_write_(report, *before); !journal) {
+      Error e = journal.error();
+      e.message = "nothing applied: the journal a rollback after a crash needs could not be written: " + e.message;
+      report.errors.push_back(std::move(e));
+      return report;
+    }
+  }
+
   size_t step = 0;
   const size_t total = report.changes.size();
   for (Change& change : report.changes) {
     ++step;
     if (change.status != ChangeStatus::kPlanned) continue;  // e.g. already staged for reboot
+    if (auto stop = interrupted()) {
+      // What was applied is undone; the rest stays planned.
+      report.errors.push_back(*stop);
+      rollback(platform, spec, node, *before, report);
+      return report;
+    }
     Reconciler* reconciler = find(change.reconciler);
     spdlog::info("[{}/{}] {}", step, total, describe(change));
     auto result = reconciler ? reconciler->apply(platform, *before, change)
                              : Result<void>(make_error(ErrorKind::kPlatform, "no reconciler " + change.reconciler));
+    observe_write(change, "apply", result);
     if (!result) {
       change.status = ChangeStatus::kFailed;
       change.error = result.error().to_string();
@@ -131,6 +149,11 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
     change.status = change.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
   }
 
+  if (auto stop = interrupted()) {
+    report.errors.push_back(*stop);
+    rollback(platform, spec, node, *before, report);
+    return report;
+  }
   // Verify: observe again; whatever still differs did not take.
   DiffResult remaining;
   for (int attempt = 0; attempt < kVerifyRetries; ++attempt) {
@@ -156,7 +179,7 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
   for (Change& change : report.changes) {
     if (const Change* still = find_change(remaining.changes, change)) {
       change.status = ChangeStatus::kFailed;
-      change.error = "verification failed: the host shows " + still->current.dump() + " after apply";
+      change.error = "verification failed: the host shows " + json_text(still->current) + " after apply";
       spdlog::error("{}: {}", describe(change), change.error);
     }
   }
@@ -166,13 +189,43 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
     if (find_change(report.changes, drifted)) continue;
     Error e = make_error(ErrorKind::kVerification,
                          "verification failed: " + drifted.resource + " " + drifted.field + " shows " +
-                             drifted.current.dump() + " after apply, which did not change it (a side effect)",
+                             json_text(drifted.current) + " after apply, which did not change it (a side effect)",
                          drifted.resource);
     spdlog::error("{}", e.to_string());
     report.errors.push_back(std::move(e));
   }
   for (const Error& e : remaining.errors) report.errors.push_back(e);
   rollback(platform, spec, node, *before, report);
+  return report;
+}
+
+std::optional<Error> Engine::interrupted() const {
+  if (interrupt_ == nullptr) return std::nullopt;
+  const int signal = interrupt_->load();
+  if (signal == 0) return std::nullopt;
+  const char* name = ::sigabbrev_np(signal);
+  return make_error(ErrorKind::kPlatform, std::string("interrupted by SIG") + (name ? name : std::to_string(signal).c_str()) +
+                                              ": the changes made so far were rolled back");
+}
+
+Report Engine::recover(Platform& platform, const NodeSpec& spec, const std::string& node, const HostState& before,
+                       std::vector<Change> changes, std::vector<Change> revert_plan) {
+  Report report;
+  report.kind = "ApplyReport";
+  report.node = node;
+  report.changes = std::move(changes);
+  // Which of them the killed run wrote is not known: reverting a change it never made writes the
+  // value the field has already (every apply is a read-modify-write).
+  for (Change& c : report.changes) {
+    if (c.status == ChangeStatus::kPlanned) c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
+  }
+  report.revert_plan = std::move(revert_plan);
+  // Reconcilers learn what they write through (OpenSM's layout, the spec's parts) as they observe.
+  if (auto now = observe(platform, &spec, node); !now) {
+    report.errors.push_back(now.error());
+    return report;
+  }
+  rollback(platform, spec, node, before, report);
   return report;
 }
 
@@ -198,6 +251,7 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
       spdlog::info("revert {}", describe(revert));
       auto result = reconciler ? reconciler->apply(platform, before, revert)
                                : Result<void>(make_error(ErrorKind::kPlatform, "no reconciler " + revert.reconciler));
+      observe_write(revert, "revert", result);
       if (!result) {
         it->error += (it->error.empty() ? "" : "; ") + std::string("rollback failed: ") + result.error().to_string();
         spdlog::error("rollback of {} failed: {}", describe(revert), result.error().to_string());
@@ -245,6 +299,7 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
       spdlog::info("put back {}", describe(write));
       auto result = reconciler ? reconciler->apply(platform, before, write)
                                : Result<void>(make_error(ErrorKind::kPlatform, "no reconciler " + write.reconciler));
+      observe_write(write, "put back", result);
       if (!result) spdlog::error("putting back {} failed: {}", describe(write), result.error().to_string());
     }
   };
@@ -266,7 +321,7 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
     return;
   }
   for (Change* change : checked->not_restored) {
-    const std::string why = "rollback did not restore " + change->current.dump();
+    const std::string why = "rollback did not restore " + json_text(change->current);
     spdlog::error("{}: {}", describe(*change), why);
     if (change->status == ChangeStatus::kRolledBack) change->status = ChangeStatus::kFailed;
     change->error += (change->error.empty() ? "" : "; ") + why;
@@ -274,7 +329,7 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
   for (const Change& left : checked->collateral) {
     Error e = make_error(ErrorKind::kVerification,
                          "rollback did not restore " + left.resource + " " + left.field + ": it shows " +
-                             left.current.dump() + ", not " + left.desired.dump() + " as before apply",
+                             json_text(left.current) + ", not " + json_text(left.desired) + " as before apply",
                          left.resource);
     spdlog::error("{}", e.to_string());
     report.errors.push_back(std::move(e));

@@ -2,8 +2,13 @@
 // apply the revert plan and verify that too. It knows reconcilers only through their four verbs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <optional>
+#include <vector>
 
 #include "agent/engine/reconciler.h"
 #include "agent/state/report.h"
@@ -33,13 +38,40 @@ class Engine {
 
   void set_verify_delay(std::chrono::milliseconds delay) { verify_delay_ = delay; }
 
+  // Told of every write apply and rollback make, after the reconciler returned (the audit log).
+  // action: "apply", "revert", "put back".
+  using WriteObserver = std::function<void(const Change& change, std::string_view action, const Result<void>& result)>;
+  void set_write_observer(WriteObserver observer) { observer_ = std::move(observer); }
+  // Called once, after the plan and before the first write, with the report (its changes and
+  // revert plan) and the observed host: the journal. An error stops apply before any write.
+  using BeforeFirstWrite = std::function<Result<void>(const Report& report, const HostState& before)>;
+  void set_before_first_write(BeforeFirstWrite hook) { before_first_write_ = std::move(hook); }
+  // A signal number set by a handler (0: none). Checked before each change and before verify:
+  // apply then stops, rolls back and reports which signal interrupted it.
+  void set_interrupt(const std::atomic<int>* signal) { interrupt_ = signal; }
+
+  // Undoes a run that was interrupted (its journal): every revert of `revert_plan` is written, in
+  // order, and checked against `spec` as a rollback is. The report's changes are `changes`, each
+  // rolled back, failed or (never applied) left planned.
+  Report recover(Platform& platform, const NodeSpec& spec, const std::string& node, const HostState& before,
+                 std::vector<Change> changes, std::vector<Change> revert_plan);
+
  private:
   Reconciler* find(const std::string& name) const;
   void rollback(Platform& platform, const NodeSpec& spec, const std::string& node,
                 const HostState& before, Report& report);
 
+  // The signal that interrupted apply, as an error; nullopt when none has.
+  std::optional<Error> interrupted() const;
+  void observe_write(const Change& change, std::string_view action, const Result<void>& result) const {
+    if (observer_) observer_(change, action, result);
+  }
+
   ReconcilerTable table_;
   std::chrono::milliseconds verify_delay_ = kVerifyDelay;
+  WriteObserver observer_;
+  BeforeFirstWrite before_first_write_;
+  const std::atomic<int>* interrupt_ = nullptr;
 };
 
 }  // namespace rdmactl

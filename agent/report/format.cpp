@@ -1,6 +1,7 @@
 // Report and state rendering. JSON is the source form; YAML, JUnit and Prometheus are derived
 // from the same Report so that every format says the same thing.
 #include "agent/report/format.h"
+#include "agent/core/json_text.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -41,7 +42,7 @@ YAML::Node to_yaml_node(const json& value) {
 std::string show_value(const json& value) {
   if (value.is_null()) return "(none)";
   if (value.is_string()) return value.get<std::string>().empty() ? "\"\"" : value.get<std::string>();
-  return value.dump();
+  return json_text(value);
 }
 
 // A map of small integers (a DSCP table) -> "0-7: 0, 8-15: 1": consecutive keys with one value
@@ -151,6 +152,18 @@ std::string render_text(const Report& report) {
     out << n << " change(s): " << report.count(ChangeStatus::kApplied) << " applied, "
         << report.count(ChangeStatus::kFailed) << " failed, " << report.count(ChangeStatus::kRolledBack)
         << " rolled back, " << report.count(ChangeStatus::kPendingReboot) << " pending reboot.\n";
+  }
+  if (report.rolled_back) {
+    // A rollback is a failure (exit 1): say why it happened.
+    std::string why;
+    for (const Change& c : report.changes) {
+      if (c.status == ChangeStatus::kFailed && !c.error.empty()) {
+        why = c.resource + " " + c.field + ": " + c.error;
+        break;
+      }
+    }
+    if (why.empty() && !report.errors.empty()) why = report.errors.front().to_string();
+    out << "Rolled back, because " << (why.empty() ? "of a failure" : why) << "\n";
   }
   if (report.pending_reboot) out << "A reboot is needed for changes staged in firmware.\n";
   if (report.selftest.is_object()) {
@@ -297,7 +310,7 @@ std::string json_to_yaml(const json& value) {
 std::string render_report(const Report& report, Format format) {
   switch (format) {
     case Format::kText: return render_text(report);
-    case Format::kJson: return to_json(report).dump(2) + "\n";
+    case Format::kJson: return json_text(to_json(report), 2) + "\n";
     case Format::kYaml: return json_to_yaml(to_json(report));
     case Format::kJunit: return render_junit(report);
     case Format::kProm: return render_prom(report);
@@ -307,7 +320,7 @@ std::string render_report(const Report& report, Format format) {
 
 std::string render_state(const HostState& state, Format format) {
   switch (format) {
-    case Format::kJson: return to_json(state).dump(2) + "\n";
+    case Format::kJson: return json_text(to_json(state), 2) + "\n";
     case Format::kYaml: return json_to_yaml(to_json(state));
     default: return render_state_text(state);
   }

@@ -10,7 +10,8 @@ size_t Report::count(ChangeStatus status) const {
                                            [&](const Change& c) { return c.status == status; }));
 }
 
-bool Report::has_failures() const { return !errors.empty() || count(ChangeStatus::kFailed) > 0; }
+// A rollback is always a failure, whatever the changes say.
+bool Report::has_failures() const { return rolled_back || !errors.empty() || count(ChangeStatus::kFailed) > 0; }
 
 nlohmann::json to_json(const Report& report) {
   nlohmann::json out = {{"apiVersion", "rdmactl/v1"},

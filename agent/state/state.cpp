@@ -1,5 +1,6 @@
 // HostState to and from the JSON of `show --format json`, and selector resolution.
 #include "agent/state/state.h"
+#include "agent/core/json_text.h"
 
 #include <fstream>
 #include <sstream>
@@ -306,7 +307,7 @@ Result<HostState> host_state_from_json(const json& json_state) {
   if (json_state.contains("sysctl") && json_state["sysctl"].is_object()) {
     for (const auto& [key, value] : json_state["sysctl"].items()) {
       // A recorded value may be a number when written by hand; compare as the kernel's text.
-      state.sysctl[key] = value.is_string() ? value.get<std::string>() : value.dump();
+      state.sysctl[key] = value.is_string() ? value.get<std::string>() : json_text(value);
     }
   }
   if (!error.empty()) return make_error(ErrorKind::kInvalidSpec, error);

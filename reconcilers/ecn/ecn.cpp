@@ -1,5 +1,6 @@
 // The ecn reconciler (see ecn.h for the paths per driver and the observed shape).
 #include "reconcilers/ecn/ecn.h"
+#include "agent/core/json_text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -185,7 +186,7 @@ bool spec_wants_priorities(const NodeSpec* spec, const HostState& state, const s
   return false;
 }
 
-std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
 
 Error observe_problem(const HostState& state, const NetdevState& n, const InterfaceSpec& iface) {
   // A recorded netdev of another driver has no ECN because observe records none for it.
@@ -273,7 +274,7 @@ class EcnReconciler final : public Reconciler {
       auto np = priority_list(split ? change.desired.value("np", nlohmann::json()) : change.desired);
       auto rp = priority_list(split ? change.desired.value("rp", nlohmann::json()) : change.desired);
       if (!np || !rp) {
-        return make_error(ErrorKind::kPlatform, "not a priority list: " + change.desired.dump(), change.resource);
+        return make_error(ErrorKind::kPlatform, "not a priority list: " + json_text(change.desired), change.resource);
       }
       if (auto r = set_point(fs, n.name, "roce_np", *np); !r) return r;
       return set_point(fs, n.name, "roce_rp", *rp);
@@ -281,7 +282,7 @@ class EcnReconciler final : public Reconciler {
     if (change.field == "ecn.cnpDscp") {
       if (!change.desired.is_number_integer() || change.desired.get<int>() < 0 || change.desired.get<int>() > 63) {
         // Neither driver range-checks (MLX5_SET keeps the low 6 bits: 64 would be DSCP 0).
-        return make_error(ErrorKind::kPlatform, "not a DSCP (0-63): " + change.desired.dump(), change.resource);
+        return make_error(ErrorKind::kPlatform, "not a DSCP (0-63): " + json_text(change.desired), change.resource);
       }
       const std::string file =
           vendor ? ecn_dir(n.name) + "/roce_np/cnp_dscp" : cc_params_dir(n.pci) + "/np_cnp_dscp";
@@ -374,7 +375,7 @@ class EcnReconciler final : public Reconciler {
     const nlohmann::json& wanted = change.desired.is_object() ? change.desired.value("nextBoot", nlohmann::json())
                                                               : change.desired;
     auto list = priority_list(wanted);
-    if (!list) return make_error(ErrorKind::kPlatform, "not a priority list: " + change.desired.dump(), change.resource);
+    if (!list) return make_error(ErrorKind::kPlatform, "not a priority list: " + json_text(change.desired), change.resource);
     if (!n.ecn || !n.ecn->contains("firmware") || !n.ecn->contains("pci")) {
       return make_error(ErrorKind::kPlatform, "the firmware parameter of " + n.name + " was not observed", change.resource);
     }

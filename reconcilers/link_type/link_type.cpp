@@ -1,6 +1,7 @@
 // The link_type reconciler: firmware LINK_TYPE_P<n> through mstconfig, staged for the next boot,
 // with a guard against reboot loops (see link_type.h for the observed shape and the guard).
 #include "reconcilers/link_type/link_type.h"
+#include "agent/core/json_text.h"
 
 #include <spdlog/spdlog.h>
 
@@ -120,7 +121,7 @@ std::optional<nlohmann::json> staged_before_reboot(const nlohmann::json& records
 }
 
 // A JSON value in a message: strings without their quotes (recorded states may hold anything).
-std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
 
 PortState* mutable_port(HostState& state, const PortRef& ref) {
   for (DeviceState& d : state.devices) {
@@ -192,7 +193,7 @@ class LinkTypeReconciler final : public Reconciler {
       if (!observed.is_object()) {
         out.errors.push_back(selector_error(
             iface, make_error(ErrorKind::kPlatform, "the firmware link type of " + port_text +
-                                                        " is not an object: " + observed.dump())));
+                                                        " is not an object: " + json_text(observed))));
         continue;
       }
       if (observed.contains("error")) {
@@ -254,7 +255,7 @@ class LinkTypeReconciler final : public Reconciler {
     const std::optional<std::string> value = firmware_form(wanted);
     if (!value) {
       return make_error(ErrorKind::kNotSupported,
-                        "rdmactl sets LINK_TYPE to infiniband or ethernet, not " + change.desired.dump(),
+                        "rdmactl sets LINK_TYPE to infiniband or ethernet, not " + json_text(change.desired),
                         change.resource);
     }
     if (auto set = mstconfig_set(target->pci, target->param, *value); !set) {
@@ -271,7 +272,7 @@ class LinkTypeReconciler final : public Reconciler {
     nlohmann::json records = load_staging(fs);
     if (!records[target.pci].is_object()) records[target.pci] = nlohmann::json::object();
     records[target.pci][target.param] = {{"desired", change.desired}, {"bootId", read_boot_id(fs)}};
-    if (auto written = fs.replace_file(kStagingFile, records.dump(2) + "\n"); !written) {
+    if (auto written = fs.replace_file(kStagingFile, json_text(records, 2) + "\n"); !written) {
       Error e = written.error();
       e.message = target.param + " is staged, but recording it for the reboot-loop guard failed: " + e.message;
       e.where = change.resource;

@@ -1,6 +1,7 @@
 // The roce reconciler: rdma_cm's default RoCE mode and ToS per RDMA port, through configfs (see
 // roce.h for the observed shape and why the device directory is created by apply, not observe).
 #include "reconcilers/roce/roce.h"
+#include "agent/core/json_text.h"
 
 #include <unistd.h>
 
@@ -169,12 +170,12 @@ class RoceReconciler final : public Reconciler {
     std::string text;
     if (change.field == "roce.mode") {
       if (!change.desired.is_string()) {
-        return make_error(ErrorKind::kPlatform, "not a RoCE mode: " + change.desired.dump(), change.resource);
+        return make_error(ErrorKind::kPlatform, "not a RoCE mode: " + json_text(change.desired), change.resource);
       }
       text = mode_to_text(change.desired.get<std::string>());
     } else {
       if (!change.desired.is_number_integer()) {
-        return make_error(ErrorKind::kPlatform, "not a ToS: " + change.desired.dump(), change.resource);
+        return make_error(ErrorKind::kPlatform, "not a ToS: " + json_text(change.desired), change.resource);
       }
       text = std::to_string(change.desired.get<int>());  // decimal: kstrtou8 reads a leading 0 as octal
     }

@@ -2,6 +2,7 @@
 // systemctl, and the fabric's elected SM through sminfo (see subnet_manager.h for the observed
 // shape and how verify judges the election).
 #include "reconcilers/subnet_manager/subnet_manager.h"
+#include "agent/core/json_text.h"
 
 #include <spdlog/spdlog.h>
 
@@ -549,7 +550,7 @@ class SubnetManagerReconciler final : public Reconciler {
 
   Result<void> apply_enabled(const HostState& state, const Change& change) {
     if (!change.desired.is_boolean()) {
-      return make_error(ErrorKind::kPlatform, "enabled is not a boolean: " + change.desired.dump(), change.resource);
+      return make_error(ErrorKind::kPlatform, "enabled is not a boolean: " + json_text(change.desired), change.resource);
     }
     const bool enable = change.desired.get<bool>();
     // --now: enabled at boot and running (or neither) is one state, as the spec's `enabled` means.
@@ -570,7 +571,7 @@ class SubnetManagerReconciler final : public Reconciler {
                                 : canonical_guid(change.desired.get<std::string>());
     }
     if (!value && !change.desired.is_null()) {
-      return make_error(ErrorKind::kPlatform, "not a value for " + at.describe() + ": " + change.desired.dump(),
+      return make_error(ErrorKind::kPlatform, "not a value for " + at.describe() + ": " + json_text(change.desired),
                         change.resource);
     }
     const bool exists = fs.exists(at.file);

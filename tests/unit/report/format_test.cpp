@@ -177,5 +177,19 @@ TEST(Format, ApplyReportsCarryTheSelftest) {
   EXPECT_EQ(json["selftest"]["tests"][0]["gidIndex"], 3);
 }
 
+// A host hands rdmactl bytes that are not UTF-8 (a netdev name is any bytes the kernel took, a sysctl
+// value any bytes a module wrote); every format still renders, the bad bytes as U+FFFD in JSON.
+TEST(Format, BytesThatAreNotUtf8StillRender) {
+  Report r = sample_report();
+  r.changes[0].resource = std::string("netdev/eth\xff\xfe");
+  r.changes[1].current = std::string("2\xc3");
+  for (const Format f : {Format::kJson, Format::kYaml, Format::kText, Format::kJunit, Format::kProm}) {
+    EXPECT_NO_THROW((void)render_report(r, f));
+  }
+  const auto json = nlohmann::json::parse(render_report(r, Format::kJson));
+  EXPECT_EQ(json["changes"][0]["resource"], "netdev/eth\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(json["changes"][1]["current"], "2\xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace rdmactl

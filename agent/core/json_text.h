@@ -1,0 +1,16 @@
+// JSON text that never throws on the bytes it carries. nlohmann-json's dump() throws type_error 316
+// on a string that is not UTF-8, and such strings reach rdmactl from the host (a netdev name or a
+// sysctl value is any bytes the kernel took) and from files; a report, log line or API answer must
+// still be written. Invalid bytes become U+FFFD, as nlohmann's error_handler_t::replace documents.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace rdmactl {
+
+inline std::string json_text(const nlohmann::json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace rdmactl

@@ -1,0 +1,67 @@
+// The audit log (see audit.h).
+#include "agent/safety/audit.h"
+#include "agent/core/json_text.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "agent/safety/journal.h"
+
+namespace rdmactl {
+
+AuditLog::AuditLog(const HostFs& fs, std::string node, std::string who)
+    : fs_(fs), node_(std::move(node)), who_(std::move(who)) {}
+
+void AuditLog::record(const Change& change, std::string_view action, const Result<void>& result) const {
+  nlohmann::json line = {{"time", iso8601_now()},          {"node", node_},
+                         {"resource", change.resource},    {"field", change.field},
+                         {"old", change.current},          {"new", change.desired},
+                         {"action", std::string(action)},  {"result", result ? std::string("ok") : result.error().to_string()},
+                         {"who", who_}};
+  // Replacement characters instead of an exception for bytes that are not UTF-8 in a value.
+  const std::string text = json_text(line) + "\n";
+  const std::string path = fs_.path("/var/log/rdmactl/audit.jsonl");
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  // One write(2) of the whole line: O_APPEND keeps concurrent lines whole.
+  if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    spdlog::warn("audit log {}: cannot append: {}", path, std::strerror(errno));
+  }
+  if (fd >= 0) ::close(fd);
+  // Under systemd (a service's stderr is the journal), the same line goes to the journal.
+  if (std::getenv("INVOCATION_ID") != nullptr || std::getenv("JOURNAL_STREAM") != nullptr) {
+    spdlog::info("audit {}", text.substr(0, text.size() - 1));
+  }
+}
+
+std::string cli_user() {
+  if (const char* sudo = std::getenv("SUDO_USER"); sudo != nullptr && *sudo != '\0') return std::string("cli:") + sudo;
+  if (const passwd* pw = ::getpwuid(::geteuid()); pw != nullptr) return std::string("cli:") + pw->pw_name;
+  return "cli:uid " + std::to_string(::geteuid());
+}
+
+std::string token_fingerprint(std::string_view token) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(token.data(), token.size(), digest, &length, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out = "token:";
+  for (int i = 0; i < 4; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 0xf];
+  }
+  return out;
+}
+
+}  // namespace rdmactl

@@ -1,0 +1,41 @@
+// The audit log: every write rdmactl makes to a host, one JSON line each, appended to
+// /var/log/rdmactl/audit.jsonl (under --root) and, when rdmactl runs under systemd, logged to
+// standard error too, which systemd puts in the journal:
+//   {"time": "2026-12-01T10:00:00Z", "node": "gpu-01", "resource": "netdev/ens1f0np0",
+//    "field": "mtu", "old": 1500, "new": 9000, "action": "apply", "result": "ok",
+//    "who": "cli:alice"}
+// action: apply (a planned change), revert (a rollback's), put back (a side effect undone by a
+// rollback), recover (the revert of a killed run's journal). result: "ok" or the error. who:
+// "cli:<user>" (the login name, or SUDO_USER's under sudo), "agent:<trigger>" for serve, with
+// "token:<first 8 hex digits of the token's SHA-256>" for an API request.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "agent/core/result.h"
+#include "agent/platform/host_fs.h"
+#include "agent/state/change.h"
+
+namespace rdmactl {
+
+class AuditLog {
+ public:
+  AuditLog(const HostFs& fs, std::string node, std::string who);
+  // Appends one line (and logs it under systemd). A log that cannot be written is a warning, not
+  // a failed change: the write it records has happened.
+  void record(const Change& change, std::string_view action, const Result<void>& result) const;
+  void set_who(std::string who) { who_ = std::move(who); }
+
+ private:
+  const HostFs& fs_;
+  std::string node_;
+  std::string who_;
+};
+
+// "cli:alice": the user running this command (SUDO_USER under sudo).
+std::string cli_user();
+// "token:3fa2c1d0": a short fingerprint of an API token, never the token.
+std::string token_fingerprint(std::string_view token);
+
+}  // namespace rdmactl

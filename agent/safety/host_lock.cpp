@@ -1,0 +1,128 @@
+// HostLock: flock on /run/rdmactl/lock-<netns>, with the holder's identity in the file.
+#include "agent/safety/host_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+namespace rdmactl {
+namespace {
+
+constexpr std::chrono::milliseconds kPoll{100};
+
+std::string now_text() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// "pid 1234 (rdmactl apply -f fabric.yaml), since 2026-12-01T10:00:00Z", from the lock file.
+std::string holder_of(const std::string& path) {
+  std::ifstream in(path);
+  std::string pid, command, since;
+  std::getline(in, pid);
+  std::getline(in, command);
+  std::getline(in, since);
+  if (pid.empty()) return "another rdmactl (it wrote no pid yet)";
+  return "pid " + pid + " (" + (command.empty() ? "?" : command) + ")" + (since.empty() ? "" : ", since " + since);
+}
+
+}  // namespace
+
+std::string netns_id() {
+  struct stat st {};
+  if (::stat("/proc/self/ns/net", &st) != 0) return "host";
+  return std::to_string(static_cast<unsigned long long>(st.st_ino));
+}
+
+std::string this_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), {});
+  std::string out;
+  size_t start = 0;
+  while (start < raw.size()) {
+    const size_t end = raw.find('\0', start);
+    std::string arg = raw.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (start == 0) arg = std::filesystem::path(arg).filename().string();
+    out += (out.empty() ? "" : " ") + arg;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out.empty() ? "rdmactl" : out;
+}
+
+Result<HostLock> HostLock::acquire(const HostFs& fs, std::chrono::milliseconds timeout, const std::string& command) {
+  const std::string dir = fs.path("/run/rdmactl");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return make_errno_error("cannot create the lock directory", ec.value(), dir);
+  const std::string path = dir + "/lock-" + netns_id();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return make_errno_error("cannot open the host lock", errno, path);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool told = false;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      const int err = errno;
+      ::close(fd);
+      return make_errno_error("cannot lock", err, path);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      const std::string holder = holder_of(path);
+      ::close(fd);
+      return make_error(ErrorKind::kTimeout,
+                        "another rdmactl is changing this host: " + holder + "; waited " +
+                            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                            " s (--lock-timeout). plan, show and doctor do not need the lock",
+                        path);
+    }
+    if (!told) {
+      spdlog::info("waiting for the host lock: {}", holder_of(path));
+      told = true;
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+  // Ours: say who holds it.
+  const std::string identity = std::to_string(::getpid()) + "\n" + command + "\n" + now_text() + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, identity.data(), identity.size(), 0) < 0) {
+    spdlog::warn("{}: cannot record this run as the lock's holder: {}", path, std::strerror(errno));
+  }
+  return HostLock(fd, path);
+}
+
+HostLock::HostLock(HostLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+HostLock& HostLock::operator=(HostLock&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+HostLock::~HostLock() {
+  if (fd_ < 0) return;
+  // The identity goes with the lock: a waiter must not name a run that has finished.
+  if (::ftruncate(fd_, 0) != 0) {
+    // Nothing to do: the next holder rewrites it.
+  }
+  ::close(fd_);
+}
+
+}  // namespace rdmactl

@@ -1,0 +1,48 @@
+// HostLock: one writer per host, per network namespace. Every command that writes (apply, confirm's
+// revert, the agent while it reconciles, the recovery of an interrupted run) holds it; plan, show
+// and doctor never take it.
+//
+// The lock is flock(2) on /run/rdmactl/lock-<netns> (under --root), where <netns> is the inode of
+// the caller's network namespace (/proc/self/ns/net): two namespaces are two hosts. The holder
+// writes its pid, command line and start time into the file, so that a run that waits names it.
+// flock is released by the kernel when the holder dies, however it dies.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "agent/core/result.h"
+#include "agent/platform/host_fs.h"
+
+namespace rdmactl {
+
+// The default of --lock-timeout: long enough for another apply (verify retries, an OpenSM election)
+// to finish, short enough for an Ansible or Salt run to fail with a clear message.
+constexpr std::chrono::seconds kDefaultLockTimeout{120};
+
+// "4026531840": the inode of this process's network namespace; "host" when it cannot be read.
+std::string netns_id();
+
+class HostLock {
+ public:
+  // Waits up to `timeout` (0: do not wait) for the lock; then fails (kTimeout) naming the holder's
+  // pid, command and start time. `command` is what this run writes for others to read.
+  static Result<HostLock> acquire(const HostFs& fs, std::chrono::milliseconds timeout, const std::string& command);
+  HostLock(HostLock&& other) noexcept;
+  HostLock& operator=(HostLock&& other) noexcept;
+  HostLock(const HostLock&) = delete;
+  HostLock& operator=(const HostLock&) = delete;
+  ~HostLock();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  HostLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_ = -1;
+  std::string path_;
+};
+
+// The command line of this process, for the lock and the journal ("rdmactl apply -f fabric.yaml").
+std::string this_command_line();
+
+}  // namespace rdmactl

@@ -1,0 +1,146 @@
+// The apply journal: durable JSON under /var/lib/rdmactl (see journal.h).
+#include "agent/safety/journal.h"
+#include "agent/core/json_text.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <filesystem>
+
+#include "agent/safety/host_lock.h"
+
+namespace rdmactl {
+namespace {
+
+using nlohmann::json;
+
+Change change_from_json(const json& j) {
+  Change c;
+  c.resource = j.value("resource", "");
+  c.field = j.value("field", "");
+  c.current = j.value("current", json());
+  c.desired = j.value("desired", json());
+  c.reconciler = j.value("reconciler", "");
+  c.disruptive = j.value("disruptive", false);
+  if (j.contains("requires") && j["requires"].is_string()) c.requires_ = j["requires"].get<std::string>();
+  c.via = j.value("via", "");
+  c.note = j.value("note", "");
+  return c;
+}
+
+json changes_json(const std::vector<Change>& changes) {
+  json out = json::array();
+  for (const Change& c : changes) out.push_back(to_json(c));
+  return out;
+}
+
+// fsync of a directory, so that a rename in it survives a crash.
+Result<void> sync_directory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return make_errno_error("cannot open", errno, dir);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return make_errno_error("cannot sync", err, dir);
+  return ok();
+}
+
+}  // namespace
+
+std::string journal_path() { return "/var/lib/rdmactl/journal-" + netns_id() + ".json"; }
+
+std::string iso8601(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+std::string iso8601_now() { return iso8601(std::chrono::system_clock::now()); }
+
+std::optional<std::chrono::system_clock::time_point> parse_iso8601(const std::string& text) {
+  std::tm tm{};
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(::timegm(&tm));
+}
+
+json to_json(const Journal& journal) {
+  json out = {{"apiVersion", "rdmactl/v1"},
+              {"kind", "ApplyJournal"},
+              {"pid", journal.pid},
+              {"command", journal.command},
+              {"started", journal.started},
+              {"node", journal.node},
+              {"spec", {{"file", journal.spec_file}, {"text", journal.spec_text}}},
+              {"before", to_json(journal.before)},
+              {"changes", changes_json(journal.changes)},
+              {"revertPlan", changes_json(journal.revert_plan)}};
+  out["confirm"] = journal.confirm_deadline
+                       ? json{{"deadline", *journal.confirm_deadline}, {"confirmed", journal.confirmed}}
+                       : json(nullptr);
+  return out;
+}
+
+Result<Journal> journal_from_json(const json& j) {
+  if (!j.is_object() || j.value("kind", "") != "ApplyJournal") {
+    return make_error(ErrorKind::kPlatform, "not an rdmactl apply journal");
+  }
+  Journal journal;
+  try {
+    journal.pid = j.value("pid", 0);
+    journal.command = j.value("command", "");
+    journal.started = j.value("started", "");
+    journal.node = j.value("node", "");
+    journal.spec_file = j.at("spec").value("file", "");
+    journal.spec_text = j.at("spec").value("text", "");
+    auto before = host_state_from_json(j.at("before"));
+    if (!before) return before.error();
+    journal.before = std::move(*before);
+    for (const json& c : j.at("changes")) journal.changes.push_back(change_from_json(c));
+    for (const json& c : j.at("revertPlan")) journal.revert_plan.push_back(change_from_json(c));
+    if (j.contains("confirm") && j["confirm"].is_object()) {
+      journal.confirm_deadline = j["confirm"].value("deadline", "");
+      journal.confirmed = j["confirm"].value("confirmed", false);
+    }
+  } catch (const json::exception& e) {
+    return make_error(ErrorKind::kPlatform, std::string("the apply journal is damaged: ") + e.what());
+  }
+  return journal;
+}
+
+Result<void> write_journal(const HostFs& fs, const Journal& journal) {
+  const std::string path = journal_path();
+  if (auto r = fs.replace_file(path, json_text(to_json(journal)) + "\n", 0600); !r) return r;
+  return sync_directory(std::filesystem::path(fs.path(path)).parent_path().string());
+}
+
+Result<std::optional<Journal>> read_journal(const HostFs& fs) {
+  const std::string path = journal_path();
+  if (!fs.exists(path)) return std::optional<Journal>();
+  auto text = fs.read_file(path);
+  if (!text) return text.error();
+  const json parsed = json::parse(*text, nullptr, false);
+  if (parsed.is_discarded()) {
+    return make_error(ErrorKind::kPlatform, "the apply journal is not JSON (a damaged file?)", fs.path(path));
+  }
+  auto journal = journal_from_json(parsed);
+  if (!journal) {
+    Error e = journal.error();
+    e.where = fs.path(path);
+    return e;
+  }
+  return std::optional<Journal>(std::move(*journal));
+}
+
+Result<void> remove_journal(const HostFs& fs) {
+  const std::string path = fs.path(journal_path());
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return make_errno_error("cannot remove", errno, path);
+  return sync_directory(std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace rdmactl

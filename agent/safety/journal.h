@@ -1,0 +1,58 @@
+// The apply journal: what an interrupted apply needs to be undone by the next run. Before its first
+// write, apply records the spec, the host as it observed it, the planned changes and the revert
+// plan in /var/lib/rdmactl/journal-<netns>.json (under --root), written to a temporary file,
+// fsync'd and renamed over, and the directory fsync'd: after a crash the file is whole or absent.
+// A run that ends (converged, rolled back, or confirmed) removes it. A journal found at the start
+// of a run was left by a run that was killed (SIGKILL, power loss, OOM): it is rolled back before
+// anything else.
+//
+// `apply --confirm` leaves the journal in place with a deadline; `rdmactl confirm` marks it
+// confirmed. An unconfirmed journal is reverted, whoever finds it.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/core/result.h"
+#include "agent/platform/host_fs.h"
+#include "agent/state/report.h"
+#include "agent/state/state.h"
+
+namespace rdmactl {
+
+struct Journal {
+  int pid = 0;
+  std::string command;
+  std::string started;   // ISO 8601
+  std::string node;
+  std::string spec_file;
+  std::string spec_text;  // the spec as read: recovery merges and diffs it again to verify
+  HostState before;
+  std::vector<Change> changes;      // as planned
+  std::vector<Change> revert_plan;  // in the order to apply
+  // apply --confirm: when the changes are reverted unless confirmed; and whether they were.
+  std::optional<std::string> confirm_deadline;  // ISO 8601
+  bool confirmed = false;
+};
+
+// /var/lib/rdmactl/journal-<netns>.json as a host path.
+std::string journal_path();
+
+nlohmann::json to_json(const Journal& journal);
+Result<Journal> journal_from_json(const nlohmann::json& json);
+
+// Writes it durably (temporary file, fsync, rename, fsync of the directory).
+Result<void> write_journal(const HostFs& fs, const Journal& journal);
+// nullopt: there is none.
+Result<std::optional<Journal>> read_journal(const HostFs& fs);
+Result<void> remove_journal(const HostFs& fs);
+
+std::string iso8601_now();
+std::string iso8601(std::chrono::system_clock::time_point t);
+std::optional<std::chrono::system_clock::time_point> parse_iso8601(const std::string& text);
+
+}  // namespace rdmactl

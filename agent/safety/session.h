@@ -1,0 +1,35 @@
+// What every writer of a host (apply, confirm's revert, the agent's reconcile) does around
+// Engine::apply, in one place: the recovery of a run that was killed half-way (its journal), this
+// run's journal, the audit log and the signals that interrupt it. The host lock (host_lock.h) is
+// taken by the caller first, and held through all of it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "agent/engine/engine.h"
+#include "agent/safety/audit.h"
+#include "agent/safety/journal.h"
+
+namespace rdmactl {
+
+// If a journal was left by an earlier run that never finished, undo it: its reverts are written
+// and checked against the spec it recorded. Returns that recovery's report (nullopt: there was
+// none). `keep`: report the interrupted run's changes (status planned) without undoing them, and
+// drop the journal. A journal whose changes were confirmed (apply --confirm, then rdmactl confirm)
+// is dropped. A recovery that could not restore everything keeps the journal and is an error.
+Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& platform, bool keep);
+
+// Arms `engine` for one apply: the journal written before its first write, every write to the
+// audit log, and the interrupt flag. `spec`, `platform` and `audit` must outlive the apply.
+void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec, const std::string& node,
+                const AuditLog& audit);
+
+// SIGTERM, SIGINT and SIGHUP set this flag (their number) instead of killing the process, once
+// install_interrupt_handlers ran: apply finishes the change it is making, rolls back and reports.
+std::atomic<int>& interrupt_signal();
+void install_interrupt_handlers();
+
+}  // namespace rdmactl

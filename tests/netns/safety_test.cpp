@@ -1,0 +1,277 @@
+// The writer's guarantees through the binary, on the real kernel in a throwaway namespace: one
+// writer per host (the lock, with concurrent applies), a run killed half-way rolled back by the
+// next one (the journal), SIGTERM rolling back, apply --confirm and rdmactl confirm, and the audit
+// log. The host is a veth pair for rtnetlink plus, under --root, the cx7-ib fixture with Debian's
+// OpenSM, whose fake systemctl can hold `enable` until the test lets it go: a breakpoint half-way
+// through an apply (the MTU change is made, the SM change is in progress).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/netns/netns_fixture.h"
+#include "tests/unit/test_tree.h"
+
+extern char** environ;
+
+namespace rdmactl::test {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr const char* kGuid = "0x946dae0300f14a20";
+
+class Safety : public NetnsTest {
+ protected:
+  void SetUp() override {
+    NetnsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_TRUE(ns().add_veth("veth0", "veth1").has_value());
+    fs::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx7-ib", root_.root(),
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+    fs::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/opensm/debian", root_.root(),
+             fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    // The fake tools, where --root looks for them and first in PATH.
+    fs::create_directories(root_.root() + "/usr/sbin");
+    for (const char* tool : {"systemctl", "sminfo", "mstconfig"}) {
+      fs::create_symlink(std::string(RDMACTL_SOURCE_DIR) + "/tests/fake-tools/" + tool, root_.root() + "/usr/sbin/" + tool);
+    }
+    state_.write("/root", root_.root() + "\n");
+    state_.write("/opensm/layout", "debian\n");
+    state_.write("/units/opensm.state", "disabled\n");
+    state_.write("/units/opensm.active", "inactive\n");
+    state_.write("/units/opensm@.state", "static\n");
+    state_.write("/sm/ports", std::string("mlx5_0 1 ") + kGuid + " 18 ib\n");
+    // Another SM on the fabric (lower priority): when this node's stops, one is still master, so
+    // the rollback's wait for the election ends at once.
+    state_.write("/sm/remote", "ib 3 0x0002c90300001234 10\n");
+    saved_path_ = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+    ::setenv("PATH", (std::string(RDMACTL_SOURCE_DIR) + "/tests/fake-tools:" + saved_path_).c_str(), 1);
+    ::setenv("RDMACTL_FAKE_STATE", state_.root().c_str(), 1);
+  }
+  void TearDown() override {
+    if (!saved_path_.empty()) ::setenv("PATH", saved_path_.c_str(), 1);
+    ::unsetenv("RDMACTL_FAKE_STATE");
+    NetnsTest::TearDown();
+  }
+
+  std::string spec(int mtu, bool sm) {
+    const std::string path = root_.root() + "/spec-" + std::to_string(mtu) + (sm ? "-sm" : "") + ".yaml";
+    std::ofstream out(path);
+    out << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: safety\ndefaults:\n  interfaces:\n"
+        << "    - name: veth0\n      mtu: " << mtu << "\n";
+    if (sm) out << "  subnetManager: {enabled: true, priority: 15, port: {rdmaDevice: mlx5_0, port: 1}}\n";
+    out << "  selftest: {enabled: false}\n";
+    return path;
+  }
+  std::vector<std::string> argv(std::vector<std::string> args) {
+    std::vector<std::string> out = {RDMACTL_BINARY, "--netns", ns().name(), "--node", "safety", "--root", root_.root()};
+    out.insert(out.end(), args.begin(), args.end());
+    return out;
+  }
+  int rdmactl(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
+    std::string ignored;
+    return ns().run(argv(std::move(args)), out ? out : &ignored, err ? err : &ignored);
+  }
+  // rdmactl in the background, its output in files; returns its pid.
+  pid_t start(std::vector<std::string> args, const std::string& name) {
+    const std::vector<std::string> full = argv(std::move(args));
+    std::vector<char*> cargv;
+    for (const std::string& a : full) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string out = root_.root() + "/" + name + ".out";
+    const std::string err = root_.root() + "/" + name + ".err";
+    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    EXPECT_EQ(posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  }
+  // Waits (bounded) for `pid` and returns its exit code, 128+N for a signal N.
+  static int wait_for(pid_t pid, std::chrono::seconds bound = 120s) {
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        ADD_FAILURE() << "rdmactl did not finish within " << bound.count() << " s";
+        return -1;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  // Until the fake systemctl says it is blocked (the apply is half-way), bounded.
+  bool wait_blocked() const {
+    for (int i = 0; i < 600; ++i) {
+      if (state_.read("/calls.log").find("systemctl blocked opensm") != std::string::npos) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  int mtu() { return ns().ip_json({"link", "show", "dev", "veth0"})[0]["mtu"].get<int>(); }
+  bool journal_exists() const {
+    for (const auto& e : fs::directory_iterator(root_.root() + "/var/lib/rdmactl")) {
+      if (e.path().filename().string().rfind("journal-", 0) == 0) return true;
+    }
+    return false;
+  }
+  std::string read(const std::string& name) const {
+    std::ifstream in(root_.root() + "/" + name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  TempTree root_;
+  TempTree state_;
+  std::string saved_path_;
+};
+
+TEST_F(Safety, ASecondWriterWaitsThenFailsNamingTheHolder) {
+  state_.write("/units/opensm.block", "");
+  const pid_t first = start({"apply", "-f", spec(9000, true)}, "first");
+  ASSERT_TRUE(wait_blocked()) << read("first.err");
+  std::string out, err;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec(1600, false), "--lock-timeout", "1s"}, &out, &err), 1) << out << err;
+  EXPECT_NE(err.find("another rdmactl is changing this host: pid " + std::to_string(first) + " (rdmactl"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("apply -f"), std::string::npos) << err;
+  // plan takes no lock.
+  EXPECT_EQ(rdmactl({"plan", "-f", spec(1600, false)}, &out, &err), 2) << out << err;
+  fs::remove(state_.root() + "/units/opensm.block");
+  EXPECT_EQ(wait_for(first), 0) << read("first.out") << read("first.err");
+  EXPECT_EQ(mtu(), 9000);
+}
+
+TEST_F(Safety, ConcurrentAppliesAreSerializedAndEachConverges) {
+  // Twenty rounds of two applies at once with different MTUs: both succeed, one after the other,
+  // and the host ends as the one that ran last says (no mix, no undoing of verified changes).
+  for (int round = 0; round < 20; ++round) {
+    const pid_t a = start({"apply", "-f", spec(9000, false)}, "a");
+    const pid_t b = start({"apply", "-f", spec(1600, false)}, "b");
+    const int ra = wait_for(a, 60s);
+    const int rb = wait_for(b, 60s);
+    ASSERT_EQ(ra, 0) << "round " << round << ": " << read("a.out") << read("a.err");
+    ASSERT_EQ(rb, 0) << "round " << round << ": " << read("b.out") << read("b.err");
+    const int now = mtu();
+    ASSERT_TRUE(now == 9000 || now == 1600) << now;
+    std::string out;
+    ASSERT_EQ(rdmactl({"plan", "-f", spec(now, false)}, &out), 0) << "round " << round << ": " << out;
+  }
+}
+
+TEST_F(Safety, ARunKilledHalfWayIsRolledBackByTheNext) {
+  const int before = mtu();
+  state_.write("/units/opensm.block", "");
+  const pid_t victim = start({"apply", "-f", spec(9000, true)}, "victim");
+  ASSERT_TRUE(wait_blocked()) << read("victim.err");
+  EXPECT_EQ(mtu(), 9000) << "the MTU change was made before the breakpoint";
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  EXPECT_EQ(wait_for(victim), 128 + SIGKILL);
+  EXPECT_TRUE(journal_exists());
+  fs::remove(state_.root() + "/units/opensm.block");  // the orphaned systemctl finishes its start
+  for (int i = 0; i < 200 && state_.read("/units/opensm.active") != "active\n"; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(state_.read("/units/opensm.active"), "active\n") << "the killed run's systemctl went on";
+
+  // The next run (with a spec that changes nothing) rolls the killed one back before anything else.
+  std::string out, err;
+  const std::string nothing = root_.root() + "/nothing.yaml";
+  std::ofstream(nothing) << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: n\ndefaults:\n"
+                            "  selftest: {enabled: false}\n";
+  EXPECT_EQ(rdmactl({"apply", "-f", nothing}, &out, &err), 0) << out << err;
+  EXPECT_NE(err.find("rolled back what the interrupted run pid " + std::to_string(victim)), std::string::npos) << err;
+  EXPECT_EQ(mtu(), before);
+  EXPECT_EQ(state_.read("/units/opensm.state"), "disabled\n") << err << state_.read("/calls.log");
+  EXPECT_FALSE(journal_exists());
+}
+
+TEST_F(Safety, AKilledRunIsKeptAndReportedWithKeepInterrupted) {
+  state_.write("/units/opensm.block", "");
+  const pid_t victim = start({"apply", "-f", spec(9000, true)}, "victim");
+  ASSERT_TRUE(wait_blocked());
+  ::kill(victim, SIGKILL);
+  wait_for(victim);
+  fs::remove(state_.root() + "/units/opensm.block");
+  std::string out, err;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec(9000, false), "--keep-interrupted"}, &out, &err), 0) << out << err;
+  EXPECT_NE(err.find("kept as it was left by the interrupted run"), std::string::npos) << err;
+  EXPECT_EQ(mtu(), 9000);
+  EXPECT_FALSE(journal_exists());
+}
+
+TEST_F(Safety, SigtermFinishesTheCurrentChangeRollsBackAndExits1) {
+  const int before = mtu();
+  state_.write("/units/opensm.block", "");
+  const pid_t run = start({"apply", "-f", spec(9000, true), "--format", "json"}, "run");
+  ASSERT_TRUE(wait_blocked());
+  ASSERT_EQ(::kill(run, SIGTERM), 0);
+  std::this_thread::sleep_for(200ms);
+  fs::remove(state_.root() + "/units/opensm.block");
+  EXPECT_EQ(wait_for(run), 1) << read("run.out") << read("run.err");
+  const auto report = nlohmann::json::parse(read("run.out"));
+  EXPECT_TRUE(report["errors"].dump().find("interrupted by SIGTERM") != std::string::npos) << report.dump(2);
+  EXPECT_EQ(mtu(), before);
+  EXPECT_EQ(state_.read("/units/opensm.state"), "disabled\n") << "the change in progress finished, then was reverted";
+  EXPECT_FALSE(journal_exists());
+}
+
+TEST_F(Safety, ApplyConfirmKeepsConfirmedChangesAndRevertsTheOthers) {
+  const int before = mtu();
+  const pid_t confirmed = start({"apply", "-f", spec(9000, false), "--confirm", "60s"}, "confirmed");
+  // Once applied, it waits: confirm from another process.
+  bool waiting = false;
+  for (int i = 0; i < 600 && !waiting; ++i) {
+    waiting = read("confirmed.err").find("run `rdmactl confirm`") != std::string::npos;
+    if (!waiting) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(waiting) << read("confirmed.err");
+  std::string out, err;
+  EXPECT_EQ(rdmactl({"confirm"}, &out, &err), 0) << out << err;
+  EXPECT_EQ(wait_for(confirmed), 0) << read("confirmed.out") << read("confirmed.err");
+  EXPECT_EQ(mtu(), 9000);
+  EXPECT_EQ(rdmactl({"confirm"}, &out, &err), 1) << "nothing is waiting any more";
+
+  // Not confirmed: reverted at the deadline, exit 1.
+  const pid_t lapsed = start({"apply", "-f", spec(1600, false), "--confirm", "2s", "--format", "json"}, "lapsed");
+  EXPECT_EQ(wait_for(lapsed), 1) << read("lapsed.out") << read("lapsed.err");
+  EXPECT_EQ(mtu(), 9000) << "back to the value before the unconfirmed apply";
+  EXPECT_NE(read("lapsed.out").find("not confirmed (rdmactl confirm) within 2 s"), std::string::npos)
+      << read("lapsed.out");
+  EXPECT_FALSE(journal_exists());
+  (void)before;
+}
+
+TEST_F(Safety, EveryWriteIsAuditedAsOneJsonLine) {
+  std::string out, err;
+  ASSERT_EQ(rdmactl({"apply", "-f", spec(9000, false)}, &out, &err), 0) << out << err;
+  const std::string log = read("var/log/rdmactl/audit.jsonl");
+  std::istringstream lines(log);
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line)) << log;
+  const auto entry = nlohmann::json::parse(line);
+  EXPECT_EQ(entry["resource"], "netdev/veth0");
+  EXPECT_EQ(entry["field"], "mtu");
+  EXPECT_EQ(entry["new"], 9000);
+  EXPECT_EQ(entry["action"], "apply");
+  EXPECT_EQ(entry["result"], "ok");
+  EXPECT_EQ(entry["node"], "safety");
+  EXPECT_EQ(entry["who"].get<std::string>().rfind("cli:", 0), 0u) << entry.dump();
+  EXPECT_FALSE(std::getline(lines, line)) << "one write, one line: " << log;
+}
+
+}  // namespace
+}  // namespace rdmactl::test
