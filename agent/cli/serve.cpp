@@ -62,6 +62,8 @@ void install_stop_handlers() {
   action.sa_flags = 0;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // Only the responder: nothing to reload, and a closed terminal must not stop it.
+  signal(SIGHUP, SIG_IGN);
 }
 
 std::string render_peer_text(const SelftestResult& r) {
@@ -148,6 +150,7 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   AgentSettings settings;
@@ -184,8 +187,14 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
     });
   }
 
+  // SIGHUP, as daemons take it: read the spec again (a reconcile), never stop.
   int signal = 0;
-  sigwait(&stop_signals, &signal);
+  for (;;) {
+    sigwait(&stop_signals, &signal);
+    if (signal != SIGHUP) break;
+    spdlog::info("SIGHUP: reading the spec again");
+    agent.request_reconcile("SIGHUP");
+  }
   spdlog::info("stopping on signal {}", signal);
   g_stop.store(true);
   (*api)->stop();
@@ -258,12 +267,16 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("--format", opts->format, "With --probe: text (default) or json")->group("Diagnostics");
   sub->footer(
       "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
-      "reconcile in progress has finished).\n\n"
+      "reconcile in progress has finished); SIGHUP reads the spec again (a reconcile), never stops it.\n\n"
       "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (checked\n"
       "every 2 s), every --interval and on POST /v1/reconcile; each of those only asks for a full\n"
       "reconcile, and requests made meanwhile coalesce into one. An invalid spec is reported in\n"
       "/v1/status (file:line errors) and the last valid one stays in force. A spec file is read once it\n"
-      "has stopped changing, never half-written. The HTTP API (loopback only, unless --insecure):\n"
+      "has stopped changing, never half-written. A reconcile that applies holds the host lock (as\n"
+      "rdmactl apply; waiting up to 30 s for one to finish), first rolls back what a killed apply left in\n"
+      "its journal, and audits each write as agent:<trigger>. An apply that was rolled back is\n"
+      "\"degraded\" in /v1/status (with the reason) and rdmactl_degraded 1 in /metrics.\n\n"
+      "The HTTP API (loopback only, unless --insecure):\n"
       "  GET  /healthz        200 while the process runs (liveness)\n"
       "  GET  /readyz         200 once the first reconcile finished, 503 before (readiness)\n"
       "  GET  /metrics        Prometheus: drift, self-test, rdmactl_reconciles_total, ...\n"

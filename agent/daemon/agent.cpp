@@ -128,8 +128,10 @@ nlohmann::json diagnostics_json(const std::vector<Diagnostic>& diagnostics) {
   return out;
 }
 
-// The outcome in one word, for status and logs.
+// The outcome in one word, for status and logs. An apply that was rolled back left the host as it
+// was, not as the spec says: degraded, which is a failure too.
 std::string classify(const Report& report, bool dry_run) {
+  if (report.rolled_back) return "degraded";
   if (report.has_failures() || !report.errors.empty()) return "failed";
   if (report.selftest.is_object() && report.selftest.value("result", "") == "failed") return "failed";
   if (dry_run) return report.changes.empty() ? "converged" : "drift";
@@ -330,8 +332,7 @@ void Agent::reconcile_once(const std::string& why) {
   const FabricSpec* spec = refresh_spec();
   std::optional<ReconcileOutcome> outcome;
   if (spec) {
-    const NodeSpec node_spec = merge_for_node(*spec, settings_.node);
-    outcome = driver_->reconcile(node_spec, settings_.dry_run);
+    outcome = driver_->reconcile(ReconcileRequest{*spec, merge_for_node(*spec, settings_.node), settings_.dry_run, why});
     outcome->report.spec_file = spec->file;
     outcome->report.spec_sha256 = spec->sha256;
   }
@@ -351,7 +352,11 @@ void Agent::reconcile_once(const std::string& why) {
   }
   last_result_ = classify(outcome->report, settings_.dry_run);
   last_error_.clear();
-  if (last_result_ == "failed") {
+  if (last_result_ == "degraded") {
+    ++failures_;
+    const std::string reason = outcome->report.rollback_reason();
+    last_error_ = "apply was rolled back, because " + (reason.empty() ? std::string("of a failure") : reason);
+  } else if (last_result_ == "failed") {
     ++failures_;
     if (!outcome->report.errors.empty()) {
       last_error_ = outcome->report.errors.front().to_string();
@@ -462,7 +467,11 @@ std::string Agent::metrics_text() const {
       << "\n"
       << "# HELP rdmactl_spec_valid 1 when the spec file last loaded without errors.\n"
       << "# TYPE rdmactl_spec_valid gauge\n"
-      << "rdmactl_spec_valid" << node << " " << (spec_valid_ ? 1 : 0) << "\n";
+      << "rdmactl_spec_valid" << node << " " << (spec_valid_ ? 1 : 0) << "\n"
+      << "# HELP rdmactl_degraded 1 when the last reconcile's apply was rolled back: the host is as it was, "
+         "not as the spec says.\n"
+      << "# TYPE rdmactl_degraded gauge\n"
+      << "rdmactl_degraded" << node << " " << (last_result_ == "degraded" ? 1 : 0) << "\n";
   return out.str();
 }
 

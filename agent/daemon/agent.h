@@ -50,12 +50,22 @@ struct ReconcileOutcome {
   std::optional<HostState> observed;  // the host as last observed, when observing worked
 };
 
+// One reconcile, as the agent asks for it.
+struct ReconcileRequest {
+  const FabricSpec& spec;  // the whole file (the journal of an apply keeps its text)
+  NodeSpec node_spec;      // this node's part of it
+  bool dry_run = false;
+  // What asked for it ("timer", "spec file changed", "POST /v1/reconcile from 127.0.0.1
+  // token:3fa2c1d0", "SIGHUP"): in status, and the audit log's who ("agent:<trigger>").
+  std::string trigger;
+};
+
 // How the agent touches the host. Calls are serialised by the agent (never two at once).
 class HostDriver {
  public:
   virtual ~HostDriver() = default;
   // dry_run: observe and plan only. Otherwise apply (and self-test when the spec asks for it).
-  virtual ReconcileOutcome reconcile(const NodeSpec& spec, bool dry_run) = 0;
+  virtual ReconcileOutcome reconcile(const ReconcileRequest& request) = 0;
   // A Plan against the host as it is now.
   virtual Result<Report> plan(const NodeSpec& spec) = 0;
   // The RDMA self-test now, as its JSON report (agent/selftest/selftest.h).
@@ -146,7 +156,7 @@ class Agent {
   nlohmann::json last_selftest_ = nullptr;
   std::optional<std::chrono::system_clock::time_point> last_reconcile_at_;
   double last_duration_s_ = 0;
-  std::string last_result_;  // converged | drift | failed | pendingReboot | invalidSpec
+  std::string last_result_;  // converged | drift | degraded | failed | pendingReboot | invalidSpec
   std::string last_trigger_;
   std::string last_error_;
   bool finished_once_ = false;

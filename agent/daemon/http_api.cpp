@@ -35,6 +35,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/report/format.h"
+#include "agent/safety/audit.h"
 
 namespace rdmactl {
 namespace {
@@ -660,7 +661,7 @@ void HttpApi::routes() {
                                                            const httplib::ContentReader& reader) {
     if (!discard_body(req, res, reader)) return;
     if (!authorised(req, res)) return;
-    agent_.request_reconcile("POST /v1/reconcile from " + req.remote_addr);
+    agent_.request_reconcile("POST /v1/reconcile from " + req.remote_addr + " " + token_fingerprint(*settings_.token));
     send_json(res, 202, {{"queued", true}});
   });
   s.Post("/v1/selftest", [this, authorised, discard_body](const httplib::Request& req, httplib::Response& res,

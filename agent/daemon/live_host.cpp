@@ -5,6 +5,9 @@
 
 #include "agent/engine/platform.h"
 #include "agent/platform/host_fs.h"
+#include "agent/report/format.h"
+#include "agent/safety/host_lock.h"
+#include "agent/safety/session.h"
 #include "agent/selftest/run.h"
 
 namespace rdmactl {
@@ -12,10 +15,11 @@ namespace rdmactl {
 LiveHost::LiveHost(std::string root, std::string node)
     : root_(std::move(root)), node_(std::move(node)), engine_(make_reconciler_table()) {}
 
-ReconcileOutcome LiveHost::reconcile(const NodeSpec& spec, bool dry_run) {
+ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
+  const NodeSpec& spec = request.node_spec;
   ReconcileOutcome outcome;
   Platform platform{HostFs(root_)};
-  if (dry_run) {
+  if (request.dry_run) {
     auto state = engine_.observe(platform, &spec, node_);
     if (!state) {
       outcome.report.node = node_;
@@ -24,9 +28,18 @@ ReconcileOutcome LiveHost::reconcile(const NodeSpec& spec, bool dry_run) {
     }
     outcome.report = engine_.plan(spec, *state);
     outcome.observed = std::move(*state);
+    // A dry run writes nothing, so a killed apply's leftovers stay; say so.
+    if (auto journal = read_journal(platform.fs()); journal && *journal) {
+      outcome.report.errors.push_back(make_error(
+          ErrorKind::kPlatform,
+          "an apply that did not finish (pid " + std::to_string((*journal)->pid) + ", " + (*journal)->command +
+              ", started " + (*journal)->started + ") left this host half-changed; the next apply rolls it back "
+              "(rdmactl apply, or serve without --dry-run)",
+          platform.fs().path(journal_path())));
+    }
     return outcome;
   }
-  outcome.report = engine_.apply(platform, spec, node_);
+  apply_locked(request, outcome);
   // The state after apply, for /v1/state and the self-test; a fresh pass, since the platform's
   // dumps describe the host before the changes.
   Platform after{HostFs(root_)};
@@ -45,6 +58,39 @@ ReconcileOutcome LiveHost::reconcile(const NodeSpec& spec, bool dry_run) {
     tested_once_ = true;
   }
   return outcome;
+}
+
+void LiveHost::apply_locked(const ReconcileRequest& request, ReconcileOutcome& outcome) {
+  outcome.report.kind = "ApplyReport";
+  outcome.report.node = node_;
+  const HostFs fs(root_);
+  auto lock = HostLock::acquire(fs, kAgentLockWait, this_command_line() + " (reconcile: " + request.trigger + ")");
+  if (!lock) {
+    Error e = lock.error();
+    e.message = "not reconciling: " + e.message + "; the next trigger (timer, spec change, POST /v1/reconcile) tries again";
+    outcome.report.errors.push_back(std::move(e));
+    return;
+  }
+  // A fresh engine a pass: the journal and audit hooks point at this pass's objects.
+  Engine engine(make_reconciler_table());
+  const AuditLog audit(fs, node_, "agent:" + request.trigger);
+  engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
+    audit.record(c, action, r);
+  });
+  {
+    Platform platform{HostFs(root_)};
+    auto recovered = recover_interrupted(engine, platform, false);
+    if (!recovered) {
+      outcome.report.errors.push_back(recovered.error());
+      return;  // never apply over a host a killed run left half-restored
+    }
+    if (*recovered) spdlog::warn("{}", render_report(**recovered, Format::kText));
+  }
+  Platform platform{HostFs(root_)};
+  arm_engine(engine, platform, request.spec, node_, audit);
+  outcome.report = engine.apply(platform, request.node_spec, node_);
+  // Converged or rolled back, the journal has done its part (the agent has no --confirm).
+  if (auto removed = remove_journal(platform.fs()); !removed) outcome.report.errors.push_back(removed.error());
 }
 
 Result<Report> LiveHost::plan(const NodeSpec& spec) {

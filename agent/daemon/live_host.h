@@ -1,8 +1,15 @@
 // LiveHost: the HostDriver of the running agent. Each call works on a fresh Platform (its link and
 // address dumps are per pass) in the network namespace the process entered at start-up, with the
 // same Engine and reconciler table as `rdmactl apply` and `rdmactl plan`.
+//
+// An apply is a writer like `rdmactl apply` (agent/safety/): it holds the host lock only while it
+// reconciles (waiting up to kAgentLockWait for a CLI apply to finish, then failing that reconcile
+// with the holder named; the next trigger tries again), rolls back first what a killed run left in
+// its journal, journals its own changes before the first write, and audits every write with who
+// "agent:<trigger>". A dry run takes no lock and writes nothing; it reports a journal left behind.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "agent/daemon/agent.h"
@@ -10,16 +17,22 @@
 
 namespace rdmactl {
 
+// How long a reconcile waits for the host lock: long enough for a CLI apply without --confirm,
+// short enough that SIGTERM (systemd's stop waits for the reconcile) is not held up for minutes.
+constexpr std::chrono::seconds kAgentLockWait{30};
+
 class LiveHost : public HostDriver {
  public:
   // root: --root (file-based sources and targets); node: the resolved node name.
   LiveHost(std::string root, std::string node);
 
-  ReconcileOutcome reconcile(const NodeSpec& spec, bool dry_run) override;
+  ReconcileOutcome reconcile(const ReconcileRequest& request) override;
   Result<Report> plan(const NodeSpec& spec) override;
   nlohmann::json selftest(const NodeSpec* spec) override;
 
  private:
+  // Apply under the lock, after recovering an interrupted run; fills outcome.report.
+  void apply_locked(const ReconcileRequest& request, ReconcileOutcome& outcome);
   nlohmann::json selftest_on(Platform& platform, const NodeSpec* spec);
 
   std::string root_;

@@ -12,6 +12,15 @@
 namespace rdmactl {
 namespace {
 
+// How long a difference the kernel settles by itself (IPv6 duplicate address detection, operstate)
+// may take: up to dad_transmits probes retrans_time (1 s) apart after a random delay of up to 1 s.
+constexpr int kSettlePolls = 25;
+constexpr std::chrono::milliseconds kSettlePoll{200};
+
+bool any_settles(const std::vector<Difference>& differences) {
+  return std::any_of(differences.begin(), differences.end(), [](const Difference& d) { return d.settles; });
+}
+
 bool same_field(const Change& a, const Change& b) { return a.resource == b.resource && a.field == b.field; }
 
 const Change* find_change(const std::vector<Change>& changes, const Change& like) {
@@ -114,6 +123,23 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
     if (it->status == ChangeStatus::kPlanned) report.revert_plan.push_back(it->reverted());
   }
 
+  snapshot_before_.reset();
+  if (snapshots_) {
+    std::vector<Change> planned;
+    for (const Change& c : report.changes) {
+      if (c.status == ChangeStatus::kPlanned) planned.push_back(c);
+    }
+    auto snap = take_snapshot(platform, netdevs_of(planned));
+    if (!snap) {
+      Error e = snap.error();
+      e.message = "nothing applied: the snapshot of the netdevs the plan touches, which a rollback restores, could "
+                  "not be taken: " + e.message;
+      report.errors.push_back(std::move(e));
+      return report;
+    }
+    if (!snap->netdevs.empty()) snapshot_before_ = std::move(snap).value();
+  }
+
   if (before_first_write_) {
     if (auto journal = before_first_write_(report, *before); !journal) {
       Error e = journal.error();
@@ -174,6 +200,22 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
       if (c.status == ChangeStatus::kPendingReboot) report.pending_reboot = true;
     }
     spdlog::info("verified: {} change(s) applied", report.count(ChangeStatus::kApplied));
+    if (snapshot_before_) {
+      // The whole of every netdev the plan touched, before and now: what no applied change
+      // explains (a static route that went with a link taken down, a macvlan's MTU lowered with
+      // its lower device's) is reported, so that nobody learns of it from an outage.
+      std::vector<Change> applied;
+      for (const Change& c : report.changes) {
+        if (c.status == ChangeStatus::kApplied) applied.push_back(c);
+      }
+      auto effects = differences_now(platform, [&](std::vector<Difference> d) { return unexplained(d, applied); });
+      if (!effects) {
+        report.side_effects.push_back("the netdevs could not be compared with before apply: " + effects.error().to_string());
+      } else {
+        report.side_effects = describe(*effects);
+      }
+      for (const std::string& effect : report.side_effects) spdlog::warn("side effect: {}", effect);
+    }
     return report;
   }
   for (Change& change : report.changes) {
@@ -209,7 +251,8 @@ std::optional<Error> Engine::interrupted() const {
 }
 
 Report Engine::recover(Platform& platform, const NodeSpec& spec, const std::string& node, const HostState& before,
-                       std::vector<Change> changes, std::vector<Change> revert_plan) {
+                       std::vector<Change> changes, std::vector<Change> revert_plan, std::optional<Snapshot> snapshot) {
+  snapshot_before_ = std::move(snapshot);
   Report report;
   report.kind = "ApplyReport";
   report.node = node;
@@ -226,7 +269,58 @@ Report Engine::recover(Platform& platform, const NodeSpec& spec, const std::stri
     return report;
   }
   rollback(platform, spec, node, before, report);
+  snapshot_before_.reset();
   return report;
+}
+
+Result<std::vector<Difference>> Engine::differences_now(
+    Platform& platform, const std::function<std::vector<Difference>(std::vector<Difference>)>& keep) {
+  auto route = platform.route();
+  if (!route) return route.error();
+  std::vector<int> ifindexes;
+  for (const NetdevSnapshot& n : snapshot_before_->netdevs) ifindexes.push_back(n.ifindex);
+  SnapshotScope scope;
+  scope.related = false;  // the snapshot before holds the related netdevs already
+  std::vector<Difference> differences;
+  for (int poll = 0; poll < kSettlePolls; ++poll) {
+    if (poll > 0) std::this_thread::sleep_for(kSettlePoll);
+    auto now = take_snapshot(**route, platform.fs(), ifindexes, scope);
+    if (!now) return now.error();
+    differences = keep(compare_snapshots(*snapshot_before_, *now));
+    if (!any_settles(differences)) break;
+  }
+  return differences;
+}
+
+void Engine::restore_from_snapshot(Platform& platform, Report& report) {
+  auto identity = [](std::vector<Difference> d) { return d; };
+  auto differences = differences_now(platform, identity);
+  if (differences && !differences->empty()) {
+    spdlog::warn("after the reverts, {} thing(s) differ from before apply: putting them back from the snapshot",
+                 differences->size());
+    for (const Difference& d : *differences) spdlog::warn("  {}", d.text);
+    auto route = platform.route();
+    if (!route) {
+      differences = route.error();
+    } else {
+      if (auto r = restore_snapshot(**route, platform.fs(), *snapshot_before_, RestoreParts{}); !r) {
+        spdlog::error("putting back from the snapshot: {}", r.error().to_string());
+      }
+      differences = differences_now(platform, identity);
+    }
+  }
+  if (!differences) {
+    Error e = differences.error();
+    e.message = "the rollback could not be checked against the snapshot taken before apply: " + e.message;
+    report.errors.push_back(std::move(e));
+    return;
+  }
+  for (const Difference& d : *differences) {
+    Error e = make_error(ErrorKind::kVerification, "rollback did not restore: " + d.text,
+                         d.netdev.empty() ? std::string() : "netdev/" + d.netdev);
+    spdlog::error("{}", e.to_string());
+    report.errors.push_back(std::move(e));
+  }
 }
 
 void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::string& node,
@@ -334,6 +428,8 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
     spdlog::error("{}", e.to_string());
     report.errors.push_back(std::move(e));
   }
+  // The fields the spec names are back; now everything else of the netdevs the plan touched.
+  if (snapshot_before_) restore_from_snapshot(platform, report);
 }
 
 }  // namespace rdmactl

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agent/engine/reconciler.h"
+#include "agent/engine/snapshot.h"
 #include "agent/state/report.h"
 
 namespace rdmactl {
@@ -49,17 +50,37 @@ class Engine {
   // A signal number set by a handler (0: none). Checked before each change and before verify:
   // apply then stops, rolls back and reports which signal interrupted it.
   void set_interrupt(const std::atomic<int>* signal) { interrupt_ = signal; }
+  // Snapshots (agent/engine/snapshot.h) of every netdev the plan touches and of those whose MTU
+  // follows theirs: the whole link, every address with its attributes, their sysctls and the
+  // routes through them. Taken before the first write (before the journal, which keeps it); after
+  // a verified apply, what changed that no applied change explains is reported as a side effect;
+  // after a rollback, any difference is put back from it once and what still differs is an error.
+  // Off by default: the unit tests' fake reconcilers have no netdevs behind them.
+  void set_snapshots(bool on) { snapshots_ = on; }
+  // The snapshot this apply took before its first write (the journal's hook reads it).
+  const std::optional<Snapshot>& snapshot_before() const { return snapshot_before_; }
 
   // Undoes a run that was interrupted (its journal): every revert of `revert_plan` is written, in
   // order, and checked against `spec` as a rollback is. The report's changes are `changes`, each
   // rolled back, failed or (never applied) left planned.
+  // `snapshot`, when the journal kept one, is then compared and put back as after a rollback.
   Report recover(Platform& platform, const NodeSpec& spec, const std::string& node, const HostState& before,
-                 std::vector<Change> changes, std::vector<Change> revert_plan);
+                 std::vector<Change> changes, std::vector<Change> revert_plan,
+                 std::optional<Snapshot> snapshot = std::nullopt);
 
  private:
   Reconciler* find(const std::string& name) const;
   void rollback(Platform& platform, const NodeSpec& spec, const std::string& node,
                 const HostState& before, Report& report);
+
+  // After a rollback: the host against snapshot_before_, put back from it once where it differs;
+  // what still differs becomes an error of the report.
+  void restore_from_snapshot(Platform& platform, Report& report);
+  // A fresh snapshot of snapshot_before_'s netdevs, and its differences from it; while every
+  // difference is one the kernel settles by itself (DAD, operstate), looks again a moment later.
+  // `keep` filters the differences that count.
+  Result<std::vector<Difference>> differences_now(
+      Platform& platform, const std::function<std::vector<Difference>(std::vector<Difference>)>& keep);
 
   // The signal that interrupted apply, as an error; nullopt when none has.
   std::optional<Error> interrupted() const;
@@ -72,6 +93,8 @@ class Engine {
   WriteObserver observer_;
   BeforeFirstWrite before_first_write_;
   const std::atomic<int>* interrupt_ = nullptr;
+  bool snapshots_ = false;
+  std::optional<Snapshot> snapshot_before_;
 };
 
 }  // namespace rdmactl

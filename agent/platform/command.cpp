@@ -104,15 +104,18 @@ Error command_failed(const std::vector<std::string>& argv, const CommandResult& 
   return make_error(ErrorKind::kPlatform, message);
 }
 
+std::string tool_search_path_text() {
+  const std::string root = tool_root();
+  if (root == "/") return "PATH";
+  return root + "/usr/sbin, " + root + "/usr/bin, " + root + "/sbin or " + root + "/bin (under --root " + root +
+         ", never the host's PATH)";
+}
+
 Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds deadline) {
   if (argv.empty()) return make_error(ErrorKind::kUsage, "run_command: empty argv");
   const std::string program = find_program(argv[0]);
   if (program.empty()) {
-    const std::string root = tool_root();
-    const std::string where = root == "/" ? "PATH"
-                                          : root + "/usr/sbin, " + root + "/usr/bin, " + root + "/sbin or " + root +
-                                                "/bin (under --root " + root + ", never the host's PATH)";
-    return make_error(ErrorKind::kNotFound, argv[0] + " was not found in " + where, argv[0], ENOENT);
+    return make_error(ErrorKind::kNotFound, argv[0] + " was not found in " + tool_search_path_text(), argv[0], ENOENT);
   }
   Pipe out, err;
   if (::pipe2(out.fds, O_CLOEXEC) != 0 || ::pipe2(err.fds, O_CLOEXEC) != 0) {

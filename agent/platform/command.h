@@ -33,6 +33,8 @@ constexpr std::chrono::seconds kCommandDeadline{60};
 void set_tool_root(const std::string& root);
 // The tool root now ("/" unless set_tool_root said otherwise).
 std::string tool_root();
+// Where tools are looked up, for messages: "PATH", or under --root DIR its four directories.
+std::string tool_search_path_text();
 
 // Where argv[0] would run from: a name with a '/' as it is (when executable), else the first
 // executable file of that name in the search directories above. Empty when there is none.

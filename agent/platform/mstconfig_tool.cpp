@@ -8,6 +8,11 @@
 
 namespace rdmactl {
 
+std::string mstconfig_missing() {
+  return "mstconfig was not found in " + tool_search_path_text() +
+         ": install the Debian package mstflint (apt-get install mstflint)";
+}
+
 Result<int> mstconfig_port_number(const std::string& pci, int port) {
   const size_t dot = pci.rfind('.');
   int function = 0;
@@ -25,7 +30,7 @@ Result<MstconfigValue> mstconfig_query(const std::string& pci, const std::string
   auto result = run_command(argv);
   if (!result) {
     Error e = result.error();
-    if (e.kind == ErrorKind::kNotFound) e.message = kMstconfigMissing;
+    if (e.kind == ErrorKind::kNotFound) e.message = mstconfig_missing();
     return e;
   }
   if (result->exit_code != 0) return command_failed(argv, *result);
@@ -41,7 +46,7 @@ Result<void> mstconfig_set(const std::string& pci, const std::string& param, con
   auto result = run_command(argv);
   if (!result) {
     Error e = result.error();
-    if (e.kind == ErrorKind::kNotFound) e.message = kMstconfigMissing;
+    if (e.kind == ErrorKind::kNotFound) e.message = mstconfig_missing();
     return e;
   }
   if (result->exit_code != 0) return command_failed(argv, *result);

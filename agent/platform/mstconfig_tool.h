@@ -9,9 +9,8 @@
 
 namespace rdmactl {
 
-// The message for a host without mstconfig.
-inline constexpr const char* kMstconfigMissing =
-    "mstconfig was not found in PATH: install the Debian package mstflint (apt-get install mstflint)";
+// The message for a host without mstconfig (where it was looked for: PATH, or under --root).
+std::string mstconfig_missing();
 
 // The N of a per-port parameter (LINK_TYPE_P<N>, ROCE_CC_PRIO_MASK_P<N>: mlxconfig's
 // Physical_Port class) for RDMA port `port` of PCI function `pci`: the function number + port
@@ -20,7 +19,7 @@ inline constexpr const char* kMstconfigMissing =
 Result<int> mstconfig_port_number(const std::string& pci, int port);
 
 // `mstconfig -d PCI -e q PARAM`: that parameter's Default, Current and Next Boot values. Errors
-// name the command; no mstconfig is kNotFound with kMstconfigMissing.
+// name the command; no mstconfig is kNotFound with mstconfig_missing().
 Result<MstconfigValue> mstconfig_query(const std::string& pci, const std::string& param);
 
 // `mstconfig -y -d PCI set PARAM=VALUE`: staged for the next boot.

@@ -1,14 +1,20 @@
-// RouteSocket and enter_netns: links and addresses over rtnetlink with libnl-route-3.
+// RouteSocket and enter_netns: links, addresses and routes over rtnetlink with libnl-route-3.
 //
 // Every byte goes through talk(): it sends one request and reads exactly its replies, with its own
 // callbacks so that the kernel's errno and extended-ack text reach the caller (libnl 3.7 turns a
-// kernel error into a bare NLE_* code and drops the ext-ack attributes). Replies are decoded by
-// libnl-route's own parsers (nl_msg_parse into rtnl_link / rtnl_addr objects); the two link
-// attributes libnl 3.7 does not know, IFLA_MIN_MTU and IFLA_MAX_MTU, come from a small policy table
-// over the same message, so an observe is still one dump per table.
+// kernel error into a bare NLE_* code and drops the ext-ack attributes). Links are decoded by
+// libnl-route's own parser (nl_msg_parse into rtnl_link objects); the two link attributes libnl 3.7
+// does not know, IFLA_MIN_MTU and IFLA_MAX_MTU, come from a small policy table over the same
+// message, so an observe is still one dump per table. Addresses and routes are decoded through
+// policy tables of their own (nlmsg_parse, unknown attributes ignored): libnl's rtnl_addr and
+// rtnl_route objects drop IFA_RT_PRIORITY and IFA_PROTO, and a rollback must put back every
+// attribute it saw. Address requests are built the same way, attribute by attribute, as iproute2's
+// ipaddr_modify does; a route is put back by replaying its dump message, as `ip route restore` does.
 #include "agent/platform/netlink.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -28,9 +34,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <set>
 #include <utility>
 
 #include "agent/core/cidr.h"
@@ -253,6 +261,9 @@ void parse_link(nl_msg* msg, std::vector<LinkInfo>* out) {
         li->mac = hex_colon(rtnl_link_get_addr(link));
         if (const char* kind = rtnl_link_get_type(link)) li->kind = kind;
         li->arptype = rtnl_link_get_arptype(link);
+        li->flags = rtnl_link_get_flags(link);
+        li->link = static_cast<int>(rtnl_link_get_link(link));
+        li->master = static_cast<int>(rtnl_link_get_master(link));
       },
       &info);
   if (rc < 0 || info.ifindex == 0) return;
@@ -268,31 +279,229 @@ void parse_link(nl_msg* msg, std::vector<LinkInfo>* out) {
   out->push_back(std::move(info));
 }
 
-// RTM_NEWADDR message → AddressInfo with the canonical cidr of the local address.
-void parse_address(nl_msg* msg, std::vector<AddressInfo>* out) {
-  if (nlmsg_hdr(msg)->nlmsg_type != RTM_NEWADDR) return;
-  nl_msg_parse(
-      msg,
-      [](nl_object* obj, void* arg) {
-        auto* addr = reinterpret_cast<rtnl_addr*>(obj);
-        const int family = rtnl_addr_get_family(addr);
-        const nl_addr* local = rtnl_addr_get_local(addr);
-        if ((family != AF_INET && family != AF_INET6) || local == nullptr) return;
-        const unsigned len = nl_addr_get_len(local);
-        if (len != (family == AF_INET ? 4u : 16u)) return;
-        Cidr cidr;
-        cidr.family = family;
-        std::memcpy(cidr.bytes, nl_addr_get_binary_addr(local), len);
-        cidr.prefix = rtnl_addr_get_prefixlen(addr);
-        AddressInfo info;
-        info.ifindex = rtnl_addr_get_ifindex(addr);
-        info.family = family;
-        info.cidr = cidr.to_string();
-        info.scope = rtnl_addr_get_scope(addr);
-        static_cast<std::vector<AddressInfo>*>(arg)->push_back(std::move(info));
-      },
-      out);
+// Address bytes of `family` as inet_ntop text; "" when the attribute is too short.
+std::string address_text(int family, const nlattr* attr) {
+  const int len = family == AF_INET ? 4 : 16;
+  if (attr == nullptr || nla_len(attr) < len) return {};
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(family, nla_data(attr), buf, sizeof buf) == nullptr) return {};
+  return buf;
 }
+
+// RTM_NEWADDR message → AddressInfo: IFA_LOCAL is the address (IPv6 sends only IFA_ADDRESS unless
+// there is a peer, in which case IFA_ADDRESS is the peer: inet6_fill_ifaddr; IPv4 sends both,
+// IFA_ADDRESS being the peer when they differ: inet_fill_ifaddr).
+void parse_address(nl_msg* msg, std::vector<AddressInfo>* out) {
+  nlmsghdr* hdr = nlmsg_hdr(msg);
+  if (hdr->nlmsg_type != RTM_NEWADDR || hdr->nlmsg_len < NLMSG_LENGTH(sizeof(ifaddrmsg))) return;
+  const auto* ifa = static_cast<const ifaddrmsg*>(nlmsg_data(hdr));
+  const int family = ifa->ifa_family;
+  if (family != AF_INET && family != AF_INET6) return;
+  nla_policy policy[IFA_MAX + 1] = {};
+  policy[IFA_LABEL].type = NLA_STRING;
+  policy[IFA_FLAGS].type = NLA_U32;
+  policy[IFA_RT_PRIORITY].type = NLA_U32;
+  policy[IFA_PROTO].type = NLA_U8;
+  policy[IFA_CACHEINFO].minlen = sizeof(ifa_cacheinfo);
+  nlattr* tb[IFA_MAX + 1] = {};
+  if (nlmsg_parse(hdr, sizeof(ifaddrmsg), tb, IFA_MAX, policy) < 0) return;
+  const nlattr* local = tb[IFA_LOCAL] != nullptr ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
+  const std::string local_text = address_text(family, local);
+  if (local_text.empty()) return;
+  AddressInfo info;
+  info.ifindex = static_cast<int>(ifa->ifa_index);
+  info.family = family;
+  info.cidr = local_text + "/" + std::to_string(ifa->ifa_prefixlen);
+  info.scope = ifa->ifa_scope;
+  info.flags = tb[IFA_FLAGS] != nullptr ? nla_get_u32(tb[IFA_FLAGS]) : ifa->ifa_flags;
+  if (tb[IFA_LOCAL] != nullptr && tb[IFA_ADDRESS] != nullptr) {
+    const std::string peer = address_text(family, tb[IFA_ADDRESS]);
+    if (peer != local_text) info.peer = peer;
+  }
+  info.broadcast = address_text(family, tb[IFA_BROADCAST]);
+  if (tb[IFA_LABEL] != nullptr) {
+    const auto* text = static_cast<const char*>(nla_data(tb[IFA_LABEL]));
+    info.label.assign(text, strnlen(text, static_cast<size_t>(nla_len(tb[IFA_LABEL]))));
+  }
+  if (tb[IFA_CACHEINFO] != nullptr) {
+    ifa_cacheinfo cache{};
+    std::memcpy(&cache, nla_data(tb[IFA_CACHEINFO]), sizeof cache);
+    info.valid_lft = cache.ifa_valid;
+    info.preferred_lft = cache.ifa_prefered;
+  }
+  if (tb[IFA_RT_PRIORITY] != nullptr) info.metric = nla_get_u32(tb[IFA_RT_PRIORITY]);
+  if (tb[IFA_PROTO] != nullptr) info.proto = nla_get_u8(tb[IFA_PROTO]);
+  out->push_back(std::move(info));
+}
+
+// RTAX_* names as `ip route` prints them (iproute2 lib/rt_names.c, mx_names).
+const char* metric_name(int type) {
+  switch (type) {
+    case RTAX_LOCK: return "lock";
+    case RTAX_MTU: return "mtu";
+    case RTAX_WINDOW: return "window";
+    case RTAX_RTT: return "rtt";
+    case RTAX_RTTVAR: return "rttvar";
+    case RTAX_SSTHRESH: return "ssthresh";
+    case RTAX_CWND: return "cwnd";
+    case RTAX_ADVMSS: return "advmss";
+    case RTAX_REORDERING: return "reordering";
+    case RTAX_HOPLIMIT: return "hoplimit";
+    case RTAX_INITCWND: return "initcwnd";
+    case RTAX_FEATURES: return "features";
+    case RTAX_RTO_MIN: return "rto_min";
+    case RTAX_INITRWND: return "initrwnd";
+    case RTAX_QUICKACK: return "quickack";
+    case RTAX_CC_ALGO: return "congctl";
+    case RTAX_FASTOPEN_NO_COOKIE: return "fastopen_no_cookie";
+    default: return nullptr;
+  }
+}
+
+// A gateway: RTA_GATEWAY in the route's family, or RTA_VIA (an IPv4 route via an IPv6 router).
+std::string gateway_text(int family, const nlattr* gateway, const nlattr* via) {
+  if (gateway != nullptr) return address_text(family, gateway);
+  if (via == nullptr || nla_len(via) < static_cast<int>(sizeof(rtvia))) return {};
+  const auto* v = static_cast<const rtvia*>(nla_data(via));
+  const int via_family = v->rtvia_family;
+  const int len = via_family == AF_INET ? 4 : via_family == AF_INET6 ? 16 : 0;
+  if (len == 0 || nla_len(via) < static_cast<int>(sizeof(rtvia)) + len) return {};
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(via_family, v->rtvia_addr, buf, sizeof buf) == nullptr) return {};
+  return std::string(via_family == AF_INET6 ? "inet6 " : "inet ") + buf;
+}
+
+// RTM_NEWROUTE message → RouteInfo, with the message kept for restore_route.
+void parse_route(nl_msg* msg, std::vector<RouteInfo>* out) {
+  nlmsghdr* hdr = nlmsg_hdr(msg);
+  if (hdr->nlmsg_type != RTM_NEWROUTE || hdr->nlmsg_len < NLMSG_LENGTH(sizeof(rtmsg))) return;
+  const auto* rtm = static_cast<const rtmsg*>(nlmsg_data(hdr));
+  const int family = rtm->rtm_family;
+  // AF_UNSPEC dumps every family: the multicast forwarding caches (RTNL_FAMILY_IPMR) are not routes.
+  if ((family != AF_INET && family != AF_INET6) || (rtm->rtm_flags & RTM_F_CLONED)) return;
+  nla_policy policy[RTA_MAX + 1] = {};
+  policy[RTA_TABLE].type = NLA_U32;
+  policy[RTA_OIF].type = NLA_U32;
+  policy[RTA_PRIORITY].type = NLA_U32;
+  policy[RTA_NH_ID].type = NLA_U32;
+  policy[RTA_METRICS].type = NLA_NESTED;
+  nlattr* tb[RTA_MAX + 1] = {};
+  if (nlmsg_parse(hdr, sizeof(rtmsg), tb, RTA_MAX, policy) < 0) return;
+  RouteInfo route;
+  route.family = family;
+  route.table = tb[RTA_TABLE] != nullptr ? nla_get_u32(tb[RTA_TABLE]) : rtm->rtm_table;
+  route.protocol = rtm->rtm_protocol;
+  route.scope = rtm->rtm_scope;
+  route.type = rtm->rtm_type;
+  route.tos = rtm->rtm_tos;
+  route.flags = rtm->rtm_flags;
+  const std::string any = family == AF_INET ? "0.0.0.0" : "::";
+  const std::string dst = address_text(family, tb[RTA_DST]);
+  route.dst = (dst.empty() ? any : dst) + "/" + std::to_string(rtm->rtm_dst_len);
+  if (tb[RTA_SRC] != nullptr) route.src = address_text(family, tb[RTA_SRC]) + "/" + std::to_string(rtm->rtm_src_len);
+  route.prefsrc = address_text(family, tb[RTA_PREFSRC]);
+  if (tb[RTA_PRIORITY] != nullptr) route.priority = nla_get_u32(tb[RTA_PRIORITY]);
+  if (tb[RTA_NH_ID] != nullptr) route.nh_id = nla_get_u32(tb[RTA_NH_ID]);
+  if (tb[RTA_METRICS] != nullptr) {
+    nlattr* metric = nullptr;
+    int rem = 0;
+    nla_for_each_nested(metric, tb[RTA_METRICS], rem) {
+      const char* name = metric_name(nla_type(metric));
+      const std::string key = name != nullptr ? name : "metric" + std::to_string(nla_type(metric));
+      if (nla_type(metric) == RTAX_CC_ALGO) {
+        const auto* text = static_cast<const char*>(nla_data(metric));
+        route.metrics[key] = std::string(text, strnlen(text, static_cast<size_t>(nla_len(metric))));
+      } else if (nla_len(metric) >= 4) {
+        route.metrics[key] = std::to_string(nla_get_u32(metric));
+      }
+    }
+  }
+  if (tb[RTA_MULTIPATH] != nullptr) {
+    const auto* nh = static_cast<const rtnexthop*>(nla_data(tb[RTA_MULTIPATH]));
+    int left = nla_len(tb[RTA_MULTIPATH]);
+    while (RTNH_OK(nh, left)) {
+      RouteNexthop hop;
+      hop.ifindex = nh->rtnh_ifindex;
+      hop.flags = nh->rtnh_flags;
+      hop.weight = nh->rtnh_hops + 1;
+      nlattr* ntb[RTA_MAX + 1] = {};
+      const int attrs_len = nh->rtnh_len - static_cast<int>(RTNH_LENGTH(0));
+      if (attrs_len > 0 &&
+          nla_parse(ntb, RTA_MAX, reinterpret_cast<nlattr*>(RTNH_DATA(nh)), attrs_len, nullptr) == 0) {
+        hop.gateway = gateway_text(family, ntb[RTA_GATEWAY], ntb[RTA_VIA]);
+      }
+      route.nexthops.push_back(std::move(hop));
+      left -= NLMSG_ALIGN(nh->rtnh_len);
+      nh = RTNH_NEXT(nh);
+    }
+  } else if (tb[RTA_OIF] != nullptr || tb[RTA_GATEWAY] != nullptr || tb[RTA_VIA] != nullptr) {
+    RouteNexthop hop;
+    if (tb[RTA_OIF] != nullptr) hop.ifindex = static_cast<int>(nla_get_u32(tb[RTA_OIF]));
+    hop.gateway = gateway_text(family, tb[RTA_GATEWAY], tb[RTA_VIA]);
+    hop.flags = rtm->rtm_flags & 0xff;
+    route.nexthops.push_back(std::move(hop));
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(hdr);
+  route.message.assign(bytes, bytes + hdr->nlmsg_len);
+  out->push_back(std::move(route));
+}
+
+const char* table_name(unsigned table) {
+  switch (table) {
+    case RT_TABLE_MAIN: return "main";
+    case RT_TABLE_LOCAL: return "local";
+    case RT_TABLE_DEFAULT: return "default";
+    default: return nullptr;
+  }
+}
+
+const char* protocol_name(unsigned protocol) {
+  switch (protocol) {
+    case RTPROT_KERNEL: return "kernel";
+    case RTPROT_BOOT: return "boot";
+    case RTPROT_STATIC: return "static";
+    case RTPROT_RA: return "ra";
+    case RTPROT_DHCP: return "dhcp";
+    default: return nullptr;
+  }
+}
+
+const char* scope_name(unsigned scope) {
+  switch (scope) {
+    case RT_SCOPE_UNIVERSE: return "universe";
+    case RT_SCOPE_SITE: return "site";
+    case RT_SCOPE_LINK: return "link";
+    case RT_SCOPE_HOST: return "host";
+    case RT_SCOPE_NOWHERE: return "nowhere";
+    default: return nullptr;
+  }
+}
+
+const char* type_name(unsigned type) {
+  switch (type) {
+    case RTN_UNICAST: return "unicast";
+    case RTN_LOCAL: return "local";
+    case RTN_BROADCAST: return "broadcast";
+    case RTN_ANYCAST: return "anycast";
+    case RTN_MULTICAST: return "multicast";
+    case RTN_BLACKHOLE: return "blackhole";
+    case RTN_UNREACHABLE: return "unreachable";
+    case RTN_PROHIBIT: return "prohibit";
+    case RTN_THROW: return "throw";
+    case RTN_NAT: return "nat";
+    case RTN_XRESOLVE: return "xresolve";
+    default: return nullptr;
+  }
+}
+
+std::string name_or_number(const char* name, unsigned number) {
+  return name != nullptr ? std::string(name) : std::to_string(number);
+}
+
+// The next-hop flags a request may carry. RTNH_F_DEAD and RTNH_F_LINKDOWN describe the device's
+// state and fib_create_info() refuses them ("can not contain DEAD or LINKDOWN"); the offload and
+// trap flags belong to the driver.
+constexpr unsigned kRequestNexthopFlags = RTNH_F_ONLINK | RTNH_F_PERVASIVE;
 
 // A dump request for `type` with `header` as its family header, plus IFLA_EXT_MASK for links.
 nl_msg* dump_request(int type, const void* header, size_t header_len, bool link_ext_mask) {
@@ -309,7 +518,7 @@ nl_msg* dump_request(int type, const void* header, size_t header_len, bool link_
 
 template <typename T>
 Result<std::vector<T>> run_dump(nl_sock* sock, int type, const void* header, size_t header_len,
-                                bool link_ext_mask, void (*parse)(nl_msg*, std::vector<T>*),
+                                bool link_ext_mask, const std::function<void(nl_msg*, std::vector<T>*)>& parse,
                                 const char* what) {
   for (int attempt = 1;; ++attempt) {
     std::vector<T> items;
@@ -400,7 +609,252 @@ Result<rtnl_addr*> address_object(int ifindex, const std::string& cidr_text, con
   return addr;
 }
 
+// Sends a change request and names the netdev in the error.
+Result<void> send_change(nl_sock* sock, nl_msg* request, const std::string& what, int ifindex) {
+  const Exchange ex = talk(sock, request, nullptr);
+  if (exchange_failed(ex)) return exchange_error(ex, what, netdev_label(sock, ifindex));
+  return ok();
+}
+
+Result<void> put_address(nl_msg* msg, int type, int family, const std::string& text, const std::string& what) {
+  unsigned char bytes[16] = {};
+  if (inet_pton(family, text.c_str(), bytes) != 1) {
+    return make_error(ErrorKind::kInvalidSpec, what + ": \"" + text + "\" is not an address of its family");
+  }
+  if (nla_put(msg, type, family == AF_INET ? 4 : 16, bytes) < 0) return make_errno_error(what + ": message too long", EMSGSIZE);
+  return ok();
+}
+
+// RTM_NEWADDR (every attribute of the dump) or RTM_DELADDR (what names it) for `a`, built as
+// iproute2's ipaddr_modify builds `ip addr add/del`: IFA_LOCAL is the address and IFA_ADDRESS
+// the peer, or the address again when there is none.
+Result<nl_msg*> address_request(int type, int nl_flags, const AddressInfo& a, const std::string& what) {
+  auto cidr = parse_cidr(a.cidr);
+  if (!cidr) {
+    return make_error(ErrorKind::kInvalidSpec, what + ": " + cidr.error().message, "ifindex " + std::to_string(a.ifindex));
+  }
+  nl_msg* msg = nlmsg_alloc_simple(type, nl_flags);
+  if (msg == nullptr) return make_errno_error(what + ": out of memory", ENOMEM);
+  ifaddrmsg ifa{};
+  ifa.ifa_family = static_cast<unsigned char>(cidr->family);
+  ifa.ifa_prefixlen = static_cast<unsigned char>(cidr->prefix);
+  ifa.ifa_index = static_cast<unsigned>(a.ifindex);
+  const bool add = type == RTM_NEWADDR;
+  if (add) {
+    ifa.ifa_flags = static_cast<unsigned char>(a.flags & 0xff);
+    ifa.ifa_scope = static_cast<unsigned char>(a.scope);
+  }
+  auto fail = [&](Error e) -> Result<nl_msg*> {
+    nlmsg_free(msg);
+    return e;
+  };
+  const int len = cidr->family == AF_INET ? 4 : 16;
+  if (nlmsg_append(msg, &ifa, sizeof ifa, NLMSG_ALIGNTO) < 0 || nla_put(msg, IFA_LOCAL, len, cidr->bytes) < 0) {
+    return fail(make_errno_error(what + ": message too long", EMSGSIZE));
+  }
+  if (!a.peer.empty()) {
+    if (auto r = put_address(msg, IFA_ADDRESS, cidr->family, a.peer, what); !r) return fail(r.error());
+  } else if (nla_put(msg, IFA_ADDRESS, len, cidr->bytes) < 0) {
+    return fail(make_errno_error(what + ": message too long", EMSGSIZE));
+  }
+  if (!add) return msg;
+  if (!a.broadcast.empty()) {
+    if (auto r = put_address(msg, IFA_BROADCAST, cidr->family, a.broadcast, what); !r) return fail(r.error());
+  }
+  // The lifetimes left when the address was dumped; both forever is what no IFA_CACHEINFO means.
+  ifa_cacheinfo cache{};
+  cache.ifa_valid = a.valid_lft;
+  cache.ifa_prefered = a.preferred_lft;
+  if ((!a.label.empty() && nla_put_string(msg, IFA_LABEL, a.label.c_str()) < 0) ||
+      nla_put(msg, IFA_CACHEINFO, sizeof cache, &cache) < 0 || nla_put_u32(msg, IFA_FLAGS, a.flags) < 0 ||
+      (a.metric && nla_put_u32(msg, IFA_RT_PRIORITY, *a.metric) < 0) ||
+      (a.proto && nla_put_u8(msg, IFA_PROTO, *a.proto) < 0)) {
+    return fail(make_errno_error(what + ": message too long", EMSGSIZE));
+  }
+  return msg;
+}
+
+// RTA_MULTIPATH with each next hop's flags cut to those a request may carry.
+std::vector<unsigned char> requestable_multipath(const nlattr* multipath) {
+  const auto* data = static_cast<const unsigned char*>(nla_data(multipath));
+  std::vector<unsigned char> out(data, data + nla_len(multipath));
+  auto* nh = reinterpret_cast<rtnexthop*>(out.data());
+  int left = static_cast<int>(out.size());
+  while (RTNH_OK(nh, left)) {
+    nh->rtnh_flags &= kRequestNexthopFlags;
+    left -= NLMSG_ALIGN(nh->rtnh_len);
+    nh = RTNH_NEXT(nh);
+  }
+  return out;
+}
+
+// The dumped route as an RTM_NEWROUTE request. RTA_CACHEINFO is output only; an IPv6 route's
+// expiry, which the dump gives there in clock ticks (rt6_fill_node), goes back as RTA_EXPIRES in
+// seconds (rtm_to_fib6_config).
+Result<nl_msg*> route_request(const RouteInfo& route, int nl_flags, const std::string& what) {
+  const auto* hdr = reinterpret_cast<const nlmsghdr*>(route.message.data());
+  if (route.message.size() < NLMSG_LENGTH(sizeof(rtmsg)) || hdr->nlmsg_len != route.message.size()) {
+    return make_error(ErrorKind::kPlatform, what + ": no dump message to replay", "rtnetlink");
+  }
+  rtmsg rtm{};
+  std::memcpy(&rtm, NLMSG_DATA(hdr), sizeof rtm);
+  rtm.rtm_flags &= kRequestNexthopFlags;
+  nl_msg* msg = nlmsg_alloc_simple(RTM_NEWROUTE, nl_flags);
+  if (msg == nullptr) return make_errno_error(what + ": out of memory", ENOMEM);
+  bool failed = nlmsg_append(msg, &rtm, sizeof rtm, NLMSG_ALIGNTO) < 0;
+  const int attrs_len = static_cast<int>(hdr->nlmsg_len - NLMSG_LENGTH(sizeof(rtmsg)));
+  auto* head = reinterpret_cast<nlattr*>(const_cast<unsigned char*>(route.message.data()) +
+                                         NLMSG_LENGTH(sizeof(rtmsg)));
+  bool has_expires = false;
+  const nlattr* cacheinfo = nullptr;
+  nlattr* attr = nullptr;
+  int rem = 0;
+  nla_for_each_attr(attr, head, attrs_len, rem) {
+    if (failed) break;
+    const int type = nla_type(attr);
+    if (type == RTA_CACHEINFO) {
+      cacheinfo = attr;
+    } else if (type == RTA_MULTIPATH) {
+      const std::vector<unsigned char> hops = requestable_multipath(attr);
+      failed = nla_put(msg, attr->nla_type, static_cast<int>(hops.size()), hops.data()) < 0;
+    } else {
+      has_expires = has_expires || type == RTA_EXPIRES;
+      failed = nla_put(msg, attr->nla_type, nla_len(attr), nla_data(attr)) < 0;  // nla_type keeps NLA_F_NESTED
+    }
+  }
+  if (!failed && route.family == AF_INET6 && !has_expires && cacheinfo != nullptr &&
+      nla_len(cacheinfo) >= static_cast<int>(sizeof(rta_cacheinfo))) {
+    rta_cacheinfo cache{};
+    std::memcpy(&cache, nla_data(cacheinfo), sizeof cache);
+    const long ticks_per_second = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+    if (cache.rta_expires != 0) {
+      const auto seconds = static_cast<std::uint32_t>((cache.rta_expires + ticks_per_second - 1) / ticks_per_second);
+      failed = nla_put_u32(msg, RTA_EXPIRES, std::max<std::uint32_t>(seconds, 1)) < 0;
+    }
+  }
+  if (failed) {
+    nlmsg_free(msg);
+    return make_errno_error(what + ": message too long", EMSGSIZE);
+  }
+  return msg;
+}
+
 }  // namespace
+
+bool mtu_follows_link(const std::string& kind) {
+  // Kinds whose IFLA_LINK is the device below them and whose driver changes their MTU when the
+  // lower device's changes: macvlan_device_event, vlan_device_event, ipvlan_device_event
+  // (ipvlan_adjust_mtu), macsec_notify, all on NETDEV_CHANGEMTU.
+  static const std::set<std::string> kStacked = {"macvlan", "macvtap", "vlan", "ipvlan", "ipvtap", "macsec"};
+  return kStacked.count(kind) > 0;
+}
+
+bool sets_port_mtu(const std::string& kind) {
+  // A bond (bond_change_mtu) and a team (team_change_mtu) set their ports' MTU.
+  return kind == "bond" || kind == "team";
+}
+
+std::vector<int> mtu_related_links(const std::vector<LinkInfo>& links, int ifindex) {
+  constexpr int kMaxDepth = 8;  // stacks deeper than this do not occur; the bound keeps a loop finite
+  auto find = [&](int index) -> const LinkInfo* {
+    for (const LinkInfo& l : links) {
+      if (l.ifindex == index) return &l;
+    }
+    return nullptr;
+  };
+  std::vector<int> out;
+  std::set<int> seen = {ifindex};
+  std::vector<int> level = {ifindex};
+  for (int depth = 0; depth < kMaxDepth && !level.empty(); ++depth) {
+    std::vector<int> next;
+    auto visit = [&](int index) {
+      if (index == 0 || !seen.insert(index).second) return;
+      out.push_back(index);
+      next.push_back(index);
+    };
+    for (const int index : level) {
+      const LinkInfo* self = find(index);
+      if (self == nullptr) continue;
+      visit(self->master);
+      const bool sets_ports = sets_port_mtu(self->kind);
+      for (const LinkInfo& l : links) {
+        if (l.link == index && l.ifindex != index && mtu_follows_link(l.kind)) visit(l.ifindex);
+        if (sets_ports && l.master == index) visit(l.ifindex);
+      }
+    }
+    level = std::move(next);
+  }
+  return out;
+}
+
+std::string AddressInfo::flag_names() const {
+  // iproute2's ifa_flag_names order and words (ip/ipaddress.c).
+  static const std::pair<std::uint32_t, const char*> kNames[] = {
+      {IFA_F_SECONDARY, "secondary"},       {IFA_F_NODAD, "nodad"},
+      {IFA_F_OPTIMISTIC, "optimistic"},     {IFA_F_DADFAILED, "dadfailed"},
+      {IFA_F_HOMEADDRESS, "home"},          {IFA_F_DEPRECATED, "deprecated"},
+      {IFA_F_TENTATIVE, "tentative"},       {IFA_F_PERMANENT, "permanent"},
+      {IFA_F_MANAGETEMPADDR, "mngtmpaddr"}, {IFA_F_NOPREFIXROUTE, "noprefixroute"},
+      {IFA_F_MCAUTOJOIN, "autojoin"},       {IFA_F_STABLE_PRIVACY, "stable-privacy"}};
+  std::string out;
+  std::uint32_t rest = flags;
+  for (const auto& [bit, name] : kNames) {
+    if (!(flags & bit)) continue;
+    rest &= ~bit;
+    if (!out.empty()) out += ' ';
+    out += (family == AF_INET6 && bit == IFA_F_SECONDARY) ? "temporary" : name;
+  }
+  if (rest != 0) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%x", rest);
+    out += (out.empty() ? "" : " ") + std::string(hex);
+  }
+  return out;
+}
+
+Result<RouteInfo> parse_route_message(const std::vector<unsigned char>& message) {
+  const auto* hdr = reinterpret_cast<const nlmsghdr*>(message.data());
+  if (message.size() < NLMSG_LENGTH(sizeof(rtmsg)) || hdr->nlmsg_len != message.size()) {
+    return make_error(ErrorKind::kPlatform, "not an RTM_NEWROUTE message");
+  }
+  nl_msg* msg = nlmsg_convert(const_cast<nlmsghdr*>(hdr));  // a copy
+  if (msg == nullptr) return make_errno_error("parse route: out of memory", ENOMEM);
+  std::vector<RouteInfo> out;
+  parse_route(msg, &out);
+  nlmsg_free(msg);
+  if (out.size() != 1) return make_error(ErrorKind::kPlatform, "not an IPv4 or IPv6 route message");
+  return std::move(out.front());
+}
+
+bool RouteInfo::through(int ifindex) const {
+  return std::any_of(nexthops.begin(), nexthops.end(), [&](const RouteNexthop& h) { return h.ifindex == ifindex; });
+}
+
+std::string RouteInfo::describe(const std::function<std::string(int)>& name_of) const {
+  auto dev = [&](int index) { return name_of ? name_of(index) : "#" + std::to_string(index); };
+  std::string out;
+  if (type != RTN_UNICAST) out += name_or_number(type_name(type), type) + " ";
+  out += dst;
+  if (!src.empty()) out += " from " + src;
+  if (tos != 0) out += " tos " + std::to_string(tos);
+  if (nh_id) out += " nhid " + std::to_string(*nh_id);
+  const bool multipath = nexthops.size() > 1;
+  for (const RouteNexthop& hop : nexthops) {
+    if (multipath) out += " nexthop";
+    if (!hop.gateway.empty()) out += " via " + hop.gateway;
+    if (hop.ifindex != 0) out += " dev " + dev(hop.ifindex);
+    if (multipath) out += " weight " + std::to_string(hop.weight);
+    if (hop.flags & RTNH_F_ONLINK) out += " onlink";
+    if (hop.flags & RTNH_F_PERVASIVE) out += " pervasive";
+  }
+  out += " table " + name_or_number(table_name(table), table);
+  out += " proto " + name_or_number(protocol_name(protocol), protocol);
+  out += " scope " + name_or_number(scope_name(scope), scope);
+  if (priority) out += " metric " + std::to_string(*priority);
+  if (!prefsrc.empty()) out += " src " + prefsrc;
+  for (const auto& [name, value] : metrics) out += " " + name + " " + value;
+  return out;
+}
 
 Result<RouteSocket> RouteSocket::open() {
   nl_sock* sock = nl_socket_alloc();
@@ -503,6 +957,45 @@ Result<void> RouteSocket::delete_address(int ifindex, const std::string& cidr) {
   }
   if (exchange_failed(ex)) return exchange_error(ex, what, netdev_label(sock_, ifindex));
   return ok();
+}
+
+Result<std::vector<RouteInfo>> RouteSocket::dump_routes(const std::function<bool(const RouteInfo&)>& keep) {
+  rtmsg rtm{};
+  rtm.rtm_family = AF_UNSPEC;  // IPv4 and IPv6 in one dump; every table, since nothing filters
+  // Filtered as it is read: a host with a full routing table keeps only the routes asked for.
+  const std::function<void(nl_msg*, std::vector<RouteInfo>*)> parse = [&](nl_msg* msg, std::vector<RouteInfo>* out) {
+    parse_route(msg, out);
+    if (keep && !out->empty() && !keep(out->back())) out->pop_back();
+  };
+  return run_dump<RouteInfo>(sock_, RTM_GETROUTE, &rtm, sizeof rtm, false, parse, "dump routes");
+}
+
+Result<void> RouteSocket::add_address(const AddressInfo& address) {
+  const std::string what = "add address " + address.cidr;
+  auto request = address_request(RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, address, what);
+  if (!request) return request.error();
+  return send_change(sock_, *request, what, address.ifindex);
+}
+
+Result<void> RouteSocket::delete_address(const AddressInfo& address) {
+  const std::string what = "delete address " + address.cidr;
+  auto request = address_request(RTM_DELADDR, 0, address, what);
+  if (!request) return request.error();
+  return send_change(sock_, *request, what, address.ifindex);
+}
+
+Result<void> RouteSocket::restore_route(const RouteInfo& route) {
+  const std::string what = "add route " + route.describe();
+  const int ifindex = route.nexthops.empty() ? 0 : route.nexthops.front().ifindex;
+  auto request = route_request(route, NLM_F_CREATE | NLM_F_EXCL, what);
+  if (!request) return request.error();
+  auto added = send_change(sock_, *request, what, ifindex);
+  if (added || added.error().err_no != EEXIST) return added;
+  // A route with the same key is there (an IPv6 route keeps its place when its prefsrc goes:
+  // fib6_remove_prefsrc): make it the one the dump saw.
+  auto replace = route_request(route, NLM_F_CREATE | NLM_F_REPLACE, what);
+  if (!replace) return replace.error();
+  return send_change(sock_, *replace, what, ifindex);
 }
 
 Result<void> enter_netns(const std::string& name) {

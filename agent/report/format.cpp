@@ -155,15 +155,13 @@ std::string render_text(const Report& report) {
   }
   if (report.rolled_back) {
     // A rollback is a failure (exit 1): say why it happened.
-    std::string why;
-    for (const Change& c : report.changes) {
-      if (c.status == ChangeStatus::kFailed && !c.error.empty()) {
-        why = c.resource + " " + c.field + ": " + c.error;
-        break;
-      }
-    }
-    if (why.empty() && !report.errors.empty()) why = report.errors.front().to_string();
+    const std::string why = report.rollback_reason();
     out << "Rolled back, because " << (why.empty() ? "of a failure" : why) << "\n";
+  }
+  if (!report.side_effects.empty()) {
+    out << "Side effects: the kernel changed " << report.side_effects.size()
+        << " thing(s) the spec does not name with these changes:\n";
+    for (const std::string& effect : report.side_effects) out << "  " << effect << "\n";
   }
   if (report.pending_reboot) out << "A reboot is needed for changes staged in firmware.\n";
   if (report.selftest.is_object()) {

@@ -79,7 +79,8 @@ json to_json(const Journal& journal) {
               {"spec", {{"file", journal.spec_file}, {"text", journal.spec_text}}},
               {"before", to_json(journal.before)},
               {"changes", changes_json(journal.changes)},
-              {"revertPlan", changes_json(journal.revert_plan)}};
+              {"revertPlan", changes_json(journal.revert_plan)},
+              {"snapshot", journal.snapshot}};
   out["confirm"] = journal.confirm_deadline
                        ? json{{"deadline", *journal.confirm_deadline}, {"confirmed", journal.confirmed}}
                        : json(nullptr);
@@ -103,6 +104,7 @@ Result<Journal> journal_from_json(const json& j) {
     journal.before = std::move(*before);
     for (const json& c : j.at("changes")) journal.changes.push_back(change_from_json(c));
     for (const json& c : j.at("revertPlan")) journal.revert_plan.push_back(change_from_json(c));
+    if (j.contains("snapshot")) journal.snapshot = j.at("snapshot");
     if (j.contains("confirm") && j["confirm"].is_object()) {
       journal.confirm_deadline = j["confirm"].value("deadline", "");
       journal.confirmed = j["confirm"].value("confirmed", false);

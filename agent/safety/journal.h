@@ -34,6 +34,10 @@ struct Journal {
   HostState before;
   std::vector<Change> changes;      // as planned
   std::vector<Change> revert_plan;  // in the order to apply
+  // The snapshot of the netdevs the plan touches (agent/engine/snapshot.h, its to_json form), taken
+  // before the first write; null when the plan touches none. Recovery puts back from it what the
+  // reverts alone do not (routes an address took with it, a macvlan's MTU, address flags).
+  nlohmann::json snapshot;
   // apply --confirm: when the changes are reverted unless confirmed; and whether they were.
   std::optional<std::string> confirm_deadline;  // ISO 8601
   bool confirmed = false;

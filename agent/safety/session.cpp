@@ -58,8 +58,18 @@ Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& plat
     return make_error(ErrorKind::kPlatform, "the interrupted run's spec (in its journal) does not load: " +
                                                 spec.error().to_string() + "; `rdmactl apply --keep-interrupted` drops it");
   }
+  std::optional<Snapshot> snapshot;
+  if (journal.snapshot.is_object()) {
+    auto loaded = snapshot_from_json(journal.snapshot);
+    if (loaded) {
+      snapshot = std::move(loaded).value();
+    } else {
+      spdlog::warn("the journal's snapshot does not load ({}): only the spec's fields are rolled back",
+                   loaded.error().to_string());
+    }
+  }
   report = engine.recover(platform, merge_for_node(*spec, journal.node), journal.node, journal.before,
-                          journal.changes, journal.revert_plan);
+                          journal.changes, journal.revert_plan, std::move(snapshot));
   report.spec_file = journal.spec_file;
   report.spec_sha256 = spec->sha256;
   report.errors.insert(report.errors.begin(),
@@ -78,7 +88,8 @@ Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& plat
 void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec, const std::string& node,
                 const AuditLog& audit) {
   const HostFs& fs = platform.fs();
-  engine.set_before_first_write([&fs, &spec, node](const Report& report, const HostState& before) {
+  engine.set_snapshots(true);
+  engine.set_before_first_write([&engine, &fs, &spec, node](const Report& report, const HostState& before) {
     Journal journal;
     journal.pid = static_cast<int>(::getpid());
     journal.command = this_command_line();
@@ -89,6 +100,7 @@ void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec
     journal.before = before;
     journal.changes = report.changes;
     journal.revert_plan = report.revert_plan;
+    if (engine.snapshot_before()) journal.snapshot = to_json(*engine.snapshot_before());
     return write_journal(fs, journal);
   });
   engine.set_write_observer([&audit](const Change& change, std::string_view action, const Result<void>& result) {

@@ -13,6 +13,13 @@ size_t Report::count(ChangeStatus status) const {
 // A rollback is always a failure, whatever the changes say.
 bool Report::has_failures() const { return rolled_back || !errors.empty() || count(ChangeStatus::kFailed) > 0; }
 
+std::string Report::rollback_reason() const {
+  for (const Change& c : changes) {
+    if (c.status == ChangeStatus::kFailed && !c.error.empty()) return c.resource + " " + c.field + ": " + c.error;
+  }
+  return errors.empty() ? std::string() : errors.front().to_string();
+}
+
 nlohmann::json to_json(const Report& report) {
   nlohmann::json out = {{"apiVersion", "rdmactl/v1"},
                         {"kind", report.kind},
@@ -28,6 +35,7 @@ nlohmann::json to_json(const Report& report) {
   if (report.kind == "ApplyReport") {
     out["summary"]["rolledBack"] = report.count(ChangeStatus::kRolledBack);
     out["summary"]["pendingReboot"] = report.count(ChangeStatus::kPendingReboot);
+    out["sideEffects"] = report.side_effects;
   }
   out["errors"] = nlohmann::json::array();
   for (const Error& e : report.errors) {

@@ -25,9 +25,15 @@ struct Report {
   // in the order to apply them (last change first).
   std::vector<Change> revert_plan;
   bool rolled_back = false;
+  // After a verified apply: what changed on the netdevs the plan touched (and those whose MTU
+  // follows theirs) that no applied change explains, in words (agent/engine/snapshot.h).
+  std::vector<std::string> side_effects;
 
   size_t count(ChangeStatus status) const;
   bool has_failures() const;
+  // Why the apply was rolled back: the first failed change (resource field: error), else the first
+  // error; empty when nothing says.
+  std::string rollback_reason() const;
 };
 
 nlohmann::json to_json(const Report& report);

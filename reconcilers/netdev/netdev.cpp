@@ -1,13 +1,31 @@
 // The netdev reconciler: observes every link in one RTM_GETLINK dump (plus the PCI address and
 // port behind each from sysfs), plans mtu and state, and sets them one attribute per request.
+//
+// An MTU or state write disturbs more than its field, and the revert must put all of it back:
+//   - a lower device's new MTU lowers the macvlans and vlans on it and never raises them back
+//     (macvlan_device_event, vlan_device_event), a bridge follows its ports (br_mtu_auto_adjust);
+//   - an MTU below 1280 destroys the IPv6 state of every netdev it reaches (addrconf_notify on
+//     NETDEV_CHANGEMTU -> addrconf_ifdown(dev, true)): addresses, link-local included, routes, and
+//     the net.ipv6.conf/neigh.<dev> sysctls, which come back from the defaults with an MTU of
+//     1280 or more (ipv6_add_dev);
+//   - taking a link down drops its IPv4 routes (fib_disable_ip) and, without keep_addr_on_down,
+//     its IPv6 addresses and routes (addrconf_ifdown).
+// So before a write that is not a write back, apply takes a snapshot (agent/engine/snapshot.h) of
+// the netdev and of the netdevs whose MTU follows its own; the write back of a rollback's revert
+// restores it: their MTUs (lower devices first), sysctls, addresses with their attributes and
+// order, and routes.
 #include "reconcilers/netdev/netdev.h"
 
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "agent/engine/snapshot.h"
 
 #include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/resource.h"
@@ -108,22 +126,40 @@ class NetdevReconciler final : public Reconciler {
     if (!netdev) return netdev.error();
     auto route = platform.route();
     if (!route) return route.error();
+    const int ifindex = (*netdev)->ifindex;
+    if (change.field != "mtu" && change.field != "state") return unknown_field(change);
+    // The value observed before apply: writing it is a write back (a rollback's revert).
+    const nlohmann::json observed = change.field == "mtu" ? nlohmann::json((*netdev)->mtu) : nlohmann::json((*netdev)->state);
+    const bool write_back = change.desired == observed;
+    const auto key = std::make_pair(ifindex, change.field);
+    const Record* record = nullptr;
+    if (write_back) {
+      auto known = before_write_.find(key);
+      if (known != before_write_.end() && known->second.value == change.desired) record = &known->second;
+    } else {
+      auto snap = take_snapshot(**route, platform.fs(), {ifindex});
+      if (!snap) return snap.error();
+      before_write_[key] = Record{observed, std::move(snap).value()};
+    }
+
     if (change.field == "mtu") {
       const unsigned mtu = change.desired.get<unsigned>();
-      if (auto r = (*route)->set_mtu((*netdev)->ifindex, mtu); !r) return r;
+      if (auto r = (*route)->set_mtu(ifindex, mtu); !r) return r;
+      if (record != nullptr) return restore_snapshot(**route, platform.fs(), record->snapshot, RestoreParts{});
       if ((*netdev)->ipoib) return check_ipoib_clamp(platform, **route, **netdev, mtu);
       return ok();
     }
-    if (change.field == "state") {
-      const bool up = change.desired.get<std::string>() == "up";
-      // Taking a link down drops all its IPv6 addresses (addrconf_ifdown() in net/ipv6/addrconf.c,
-      // unless net.ipv6.conf.<if>.keep_addr_on_down is set), also those it had while it was down
-      // before apply brought it up. A write back to the observed state (a rollback's revert) puts
-      // them back, in the kernel's order, so that the host is as it was.
-      if (up || (*netdev)->state != "down") return (*route)->set_admin_state((*netdev)->ifindex, up);
-      return take_down_keeping_ipv6(**route, (*netdev)->ifindex);
+    const bool up = change.desired.get<std::string>() == "up";
+    if (record != nullptr) {
+      if (auto r = (*route)->set_admin_state(ifindex, up); !r) return r;
+      return restore_snapshot(**route, platform.fs(), record->snapshot, RestoreParts{});
     }
-    return unknown_field(change);
+    // Taking a link down drops all its IPv6 addresses (addrconf_ifdown() in net/ipv6/addrconf.c,
+    // unless net.ipv6.conf.<if>.keep_addr_on_down is set), also those it had while it was down
+    // before apply brought it up. A write back to the observed state without a snapshot (another
+    // process applied) puts them back, in the kernel's order.
+    if (up || (*netdev)->state != "down") return (*route)->set_admin_state(ifindex, up);
+    return take_down_keeping_ipv6(**route, ifindex);
   }
 
  private:
@@ -146,9 +182,9 @@ class NetdevReconciler final : public Reconciler {
   static Result<void> take_down_keeping_ipv6(RouteSocket& route, int ifindex) {
     auto before = route.dump_addresses();
     if (!before) return before.error();
-    std::vector<std::string> ipv6;  // newest first, as the kernel lists them
+    std::vector<AddressInfo> ipv6;  // newest first, as the kernel lists them, with their attributes
     for (const AddressInfo& a : *before) {
-      if (a.ifindex == ifindex && a.family == AF_INET6 && !a.link_local()) ipv6.push_back(a.cidr);
+      if (a.ifindex == ifindex && a.family == AF_INET6 && !a.link_local()) ipv6.push_back(a);
     }
     if (auto r = route.set_admin_state(ifindex, false); !r) return r;
     if (ipv6.empty()) return ok();
@@ -161,11 +197,21 @@ class NetdevReconciler final : public Reconciler {
     // The kernel puts a new IPv6 address before the others of its scope (ipv6_link_dev_addr), so
     // adding the oldest first gives back the same order.
     for (auto it = ipv6.rbegin(); it != ipv6.rend(); ++it) {
-      if (kept.count(*it)) continue;
-      if (auto r = route.add_address(ifindex, *it); !r) return r;
+      if (kept.count(it->cidr)) continue;
+      if (auto r = route.add_address(*it); !r) return r;
     }
     return ok();
   }
+
+  // The snapshot taken before a write, and the field's value then (what a revert writes back).
+  struct Record {
+    nlohmann::json value;
+    Snapshot snapshot;
+  };
+  // Per (ifindex, field): the record of this reconciler's last write of that field that was not a
+  // write back. Two fields of one netdev keep one each: a rollback reverts the state first and the
+  // MTU last, so each revert restores the host as it was before that write.
+  std::map<std::pair<int, std::string>, Record> before_write_;
 };
 
 }  // namespace

@@ -321,7 +321,7 @@ class SubnetManagerReconciler final : public Reconciler {
     if (!ran) {
       if (ran.error().kind == ErrorKind::kNotFound) {
         missing["systemctl"] = package_of("systemctl");
-        not_known("systemctl was not found in PATH (Debian package systemd)");
+        not_known("systemctl was not found in " + tool_search_path_text() + " (Debian package systemd)");
       } else {
         not_known(ran.error().to_string());
       }
@@ -372,7 +372,7 @@ class SubnetManagerReconciler final : public Reconciler {
     if (!ran) {
       if (ran.error().kind == ErrorKind::kNotFound) {
         missing["sminfo"] = package_of("sminfo");
-        out["masterReason"] = "sminfo was not found in PATH (Debian package infiniband-diags)";
+        out["masterReason"] = "sminfo was not found in " + tool_search_path_text() + " (Debian package infiniband-diags)";
       } else {
         out["masterReason"] = ran.error().to_string();
       }
@@ -415,7 +415,7 @@ class SubnetManagerReconciler final : public Reconciler {
       for (const auto& [tool, package] : root["missingTools"].items()) {
         out.errors.push_back(sm_error(
             ErrorKind::kNotSupported,
-            tool + " was not found in PATH: the subnet manager cannot be " +
+            tool + " was not found in " + tool_search_path_text() + ": the subnet manager cannot be " +
                 (tool == "sminfo" ? "verified" : "managed") + " without it; install the Debian package " +
                 package.get<std::string>() + " (apt install " + package.get<std::string>() + ")"));
       }

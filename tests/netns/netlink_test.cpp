@@ -7,6 +7,8 @@
 // enter_netns changes the whole process (mount namespace, /sys), so it is tested in a forked child.
 // Every result is checked through iproute2 (`ip -j`), never through RouteSocket itself.
 #include <dirent.h>
+#include <linux/if.h>
+#include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -361,6 +364,231 @@ TEST_F(RouteSocketTest, MovedSocketKeepsWorking) {
   sock() = std::move(moved);  // and back by assignment; the moved-from ones close nothing
   ASSERT_TRUE(sock().set_mtu(veth0_, 4000));
   EXPECT_EQ(ip_mtu("veth0"), 4000u);
+}
+
+// Links carry what snapshots need: ifi_flags, IFLA_LINK (a macvlan's lower device; a veth's
+// peer) and IFLA_MASTER, as `ip -d link` shows them; mtu_related_links follows the macvlan and the
+// bridge but not the veth peer.
+TEST_F(RouteSocketTest, DumpLinksGivesFlagsLowerDeviceAndMaster) {
+  ASSERT_EQ(ns().ip({"link", "add", "link", "veth0", "name", "mv0", "type", "macvlan", "mode", "bridge"}), 0);
+  ASSERT_EQ(ns().ip({"link", "add", "br0", "type", "bridge"}), 0);
+  ASSERT_EQ(ns().ip({"link", "set", "veth1", "master", "br0"}), 0);
+  ASSERT_EQ(ns().ip({"link", "set", "veth0", "up", "promisc", "on"}), 0);
+  auto links = sock().dump_links();
+  ASSERT_TRUE(links) << links.error().to_string();
+  const auto json = ns().ip_json({"-d", "link", "show"});
+  std::map<std::string, int> index;
+  for (const auto& entry : json) index[entry["ifname"]] = entry["ifindex"];
+  for (const auto& entry : json) {
+    const std::string name = entry["ifname"];
+    SCOPED_TRACE(name);
+    const LinkInfo* link = find_link(*links, name);
+    ASSERT_NE(link, nullptr);
+    EXPECT_EQ(link->link, entry.contains("link") ? index.at(entry["link"]) : 0);
+    EXPECT_EQ(link->master, entry.contains("master") ? index.at(entry["master"]) : 0);
+    EXPECT_EQ((link->flags & IFF_UP) != 0, has_flag(entry, "UP"));
+    EXPECT_EQ((link->flags & IFF_PROMISC) != 0, has_flag(entry, "PROMISC"));
+    EXPECT_EQ((link->flags & IFF_BROADCAST) != 0, has_flag(entry, "BROADCAST"));
+  }
+  EXPECT_EQ(find_link(*links, "mv0")->link, veth0_);
+  EXPECT_EQ(find_link(*links, "veth0")->link, index.at("veth1"));  // the peer
+  EXPECT_EQ(find_link(*links, "veth1")->master, index.at("br0"));
+  EXPECT_EQ(mtu_related_links(*links, veth0_), std::vector<int>{index.at("mv0")});
+  EXPECT_EQ(mtu_related_links(*links, index.at("veth1")), std::vector<int>{index.at("br0")});
+  // What mtu_related_links claims, on the kernel: veth0 down to 1400 takes mv0 with it, the
+  // bridge follows its only port, and neither comes back up with them.
+  ASSERT_TRUE(sock().set_mtu(veth0_, 1400));
+  ASSERT_TRUE(sock().set_mtu(index.at("veth1"), 1400));
+  EXPECT_EQ(ip_mtu("mv0"), 1400u);
+  EXPECT_EQ(ip_mtu("br0"), 1400u);
+  ASSERT_TRUE(sock().set_mtu(veth0_, 1500));
+  EXPECT_EQ(ip_mtu("mv0"), 1400u);
+}
+
+// `ip addr add` with every option an address can have; each (family, local) -> its addr_info.
+std::map<std::string, nlohmann::json> add_flagged_addresses(const TestNamespace& ns) {
+  const std::vector<std::vector<std::string>> adds = {
+      {"addr", "add", "10.96.0.1/24", "dev", "veth0", "scope", "link", "noprefixroute"},
+      {"addr", "add", "10.97.0.1", "peer", "10.97.0.2/32", "dev", "veth0"},
+      {"addr", "add", "10.95.0.1/24", "dev", "veth0", "label", "veth0:a", "broadcast", "10.95.0.200", "valid_lft",
+       "3600", "preferred_lft", "1800", "metric", "7"},
+      {"addr", "add", "fd00:96::1/64", "dev", "veth0", "nodad", "noprefixroute", "valid_lft", "4000",
+       "preferred_lft", "2000"},
+      {"addr", "add", "fd00:95::1/64", "dev", "veth0", "metric", "50"},
+  };
+  for (const auto& a : adds) EXPECT_EQ(ns.ip(a), 0) << ::testing::PrintToString(a);
+  std::map<std::string, nlohmann::json> out;
+  const auto json = ns.ip_json({"addr", "show", "dev", "veth0"});
+  for (const auto& a : json[0]["addr_info"]) out[a["local"].get<std::string>()] = a;
+  return out;
+}
+
+TEST_F(RouteSocketTest, DumpAddressesCarriesEveryAttribute) {
+  const auto theirs = add_flagged_addresses(ns());
+  auto addrs = sock().dump_addresses();
+  ASSERT_TRUE(addrs) << addrs.error().to_string();
+  int seen = 0;
+  for (const AddressInfo& a : *addrs) {
+    if (a.ifindex != veth0_) continue;
+    const std::string local = a.cidr.substr(0, a.cidr.find('/'));
+    SCOPED_TRACE(local);
+    ASSERT_TRUE(theirs.count(local));
+    const auto& ip = theirs.at(local);
+    ++seen;
+    EXPECT_EQ(a.peer, ip.value("address", ""));
+    EXPECT_EQ(a.broadcast, ip.value("broadcast", ""));
+    EXPECT_EQ(a.label, ip.value("label", ""));
+    EXPECT_EQ((a.flags & IFA_F_NODAD) != 0, ip.value("nodad", false));
+    EXPECT_EQ((a.flags & IFA_F_NOPREFIXROUTE) != 0, ip.value("noprefixroute", false));
+    EXPECT_EQ(a.link_local(), local.rfind("fe80:", 0) == 0);
+    EXPECT_EQ(a.metric.has_value(), ip.contains("metric"));
+    if (a.metric) {
+      EXPECT_EQ(*a.metric, ip["metric"].get<unsigned>());
+    }
+    // The dump and `ip` ran moments apart: a lifetime may have ticked once.
+    EXPECT_LE(std::llabs(static_cast<long long>(a.valid_lft) - ip["valid_life_time"].get<long long>()), 1);
+    EXPECT_LE(std::llabs(static_cast<long long>(a.preferred_lft) - ip["preferred_life_time"].get<long long>()), 1);
+  }
+  EXPECT_EQ(seen, static_cast<int>(theirs.size()));
+}
+
+// Deleting each address as dumped (a point-to-point address is named by its peer) and adding it
+// back from the dump gives `ip addr` exactly what it showed, lifetimes as they were then.
+TEST_F(RouteSocketTest, AddressesPutBackFromTheDumpAreAsBefore) {
+  const auto before = add_flagged_addresses(ns());
+  auto addrs = sock().dump_addresses();
+  ASSERT_TRUE(addrs) << addrs.error().to_string();
+  std::vector<AddressInfo> ours;
+  for (const AddressInfo& a : *addrs) {
+    if (a.ifindex == veth0_ && !a.link_local()) ours.push_back(a);
+  }
+  ASSERT_EQ(ours.size(), 5u);
+  for (const AddressInfo& a : ours) {
+    auto del = sock().delete_address(a);
+    ASSERT_TRUE(del) << del.error().to_string();
+  }
+  EXPECT_TRUE(ns().ip_json({"addr", "show", "dev", "veth0"})[0]["addr_info"].empty());
+  // Oldest first for IPv6 (the kernel lists the newest first); IPv4 in order.
+  for (const AddressInfo& a : ours) {
+    if (a.family == AF_INET) {
+      ASSERT_TRUE(sock().add_address(a)) << a.cidr;
+    }
+  }
+  for (auto it = ours.rbegin(); it != ours.rend(); ++it) {
+    if (it->family == AF_INET6) {
+      ASSERT_TRUE(sock().add_address(*it)) << it->cidr;
+    }
+  }
+  std::map<std::string, nlohmann::json> after;
+  const auto json = ns().ip_json({"addr", "show", "dev", "veth0"});
+  for (const auto& a : json[0]["addr_info"]) after[a["local"].get<std::string>()] = a;
+  for (auto& [local, a] : after) {
+    for (const char* field : {"valid_life_time", "preferred_life_time"}) {
+      if (before.count(local) && std::llabs(a[field].get<long long>() - before.at(local)[field].get<long long>()) <= 2) {
+        a[field] = before.at(local)[field];
+      }
+    }
+  }
+  EXPECT_EQ(nlohmann::json(after), nlohmann::json(before));
+  // And `ip addr add CIDR` would not have: the same address without its attributes differs.
+  AddressInfo plain;
+  plain.ifindex = veth0_;
+  plain.family = AF_INET;
+  plain.cidr = "10.95.0.1/24";
+  ASSERT_TRUE(sock().delete_address(plain));
+  ASSERT_TRUE(sock().add_address(veth0_, "10.95.0.1/24"));
+  const auto plain_json = ns().ip_json({"-4", "addr", "show", "dev", "veth0"});
+  bool found = false;
+  for (const auto& a : plain_json[0]["addr_info"]) {
+    if (a["local"] != "10.95.0.1") continue;
+    found = true;
+    EXPECT_NE(a, before.at("10.95.0.1"));
+  }
+  EXPECT_TRUE(found);
+}
+
+// The IPv4 routes of every table as `ip -j route show table all` prints them, and the IPv6 ones.
+nlohmann::json ip_routes(const TestNamespace& ns) {
+  return {{"inet", ns.ip_json({"-4", "route", "show", "table", "all"})},
+          {"inet6", ns.ip_json({"-6", "route", "show", "table", "all"})}};
+}
+
+// dump_routes lists every table of both families; restore_route sends a dumped route back so
+// that `ip route` shows it exactly as before: tables, protocols, scopes, metrics, prefsrc, a
+// multipath route, and a route dumped with the linkdown flag (veth0's peer is down), which the
+// kernel refuses in a request.
+TEST_F(RouteSocketTest, DumpedRoutesRestoreExactly) {
+  ASSERT_EQ(ns().ip({"link", "add", "veth2", "type", "veth", "peer", "name", "veth3"}), 0);
+  for (const char* dev : {"veth0", "veth2", "veth3"}) ASSERT_EQ(ns().ip({"link", "set", dev, "up"}), 0) << dev;
+  ASSERT_EQ(ns().ip({"addr", "add", "10.99.0.1/24", "dev", "veth0"}), 0);
+  ASSERT_EQ(ns().ip({"addr", "add", "10.98.0.1/24", "dev", "veth2"}), 0);
+  ASSERT_EQ(ns().ip({"addr", "add", "fd00:99::1/64", "dev", "veth0", "nodad"}), 0);
+  const std::vector<std::vector<std::string>> adds = {
+      {"route", "add", "10.1.0.0/16", "via", "10.99.0.254", "dev", "veth0"},
+      {"route", "add", "10.2.0.0/16", "via", "10.98.0.254", "dev", "veth2", "table", "100", "proto", "static",
+       "metric", "5", "mtu", "1400", "initcwnd", "10"},
+      {"route", "add", "10.3.0.0/16", "dev", "veth2", "src", "10.99.0.1", "proto", "42", "scope", "link"},
+      {"route", "add", "10.4.0.0/16", "table", "101", "nexthop", "via", "10.99.0.254", "dev", "veth0", "weight", "2",
+       "nexthop", "via", "10.98.0.254", "dev", "veth2"},
+      {"route", "add", "blackhole", "10.5.0.0/16", "table", "102"},
+      {"-6", "route", "add", "fd00:1::/64", "via", "fd00:99::fe", "dev", "veth0", "table", "200", "proto", "static",
+       "metric", "100"},
+      {"-6", "route", "add", "fd00:2::/64", "dev", "veth0", "src", "fd00:99::1", "metric", "300"},
+  };
+  for (const auto& a : adds) ASSERT_EQ(ns().ip(a), 0) << ::testing::PrintToString(a);
+  const nlohmann::json before = ip_routes(ns());
+  ASSERT_NE(before["inet"].dump().find("linkdown"), std::string::npos) << before.dump();  // veth1 is down
+
+  auto routes = sock().dump_routes();
+  ASSERT_TRUE(routes) << routes.error().to_string();
+  // Every route ip shows, and no other (ip shows cloned routes only when asked).
+  EXPECT_EQ(routes->size(), before["inet"].size() + before["inet6"].size());
+  std::vector<RouteInfo> static_routes;
+  for (const RouteInfo& r : *routes) {
+    if (r.protocol != RTPROT_KERNEL) static_routes.push_back(r);
+  }
+  ASSERT_EQ(static_routes.size(), adds.size());
+  const auto multipath = std::find_if(static_routes.begin(), static_routes.end(),
+                                      [](const RouteInfo& r) { return r.dst == "10.4.0.0/16"; });
+  ASSERT_NE(multipath, static_routes.end());
+  EXPECT_EQ(multipath->nexthops.size(), 2u);
+  EXPECT_EQ(multipath->table, 101u);
+  const auto with_metrics = std::find_if(static_routes.begin(), static_routes.end(),
+                                         [](const RouteInfo& r) { return r.dst == "10.2.0.0/16"; });
+  ASSERT_NE(with_metrics, static_routes.end());
+  EXPECT_EQ(with_metrics->metrics, (std::map<std::string, std::string>{{"initcwnd", "10"}, {"mtu", "1400"}}));
+  EXPECT_EQ(with_metrics->priority, 5u);
+  EXPECT_EQ(with_metrics->protocol, static_cast<unsigned>(RTPROT_STATIC));
+
+  // Gone: every route we added (and the IPv6 prefsrc, with a delete and re-add of its address).
+  for (const RouteInfo& r : static_routes) {
+    const std::vector<std::string> del = {r.family == AF_INET ? "-4" : "-6", "route", "del", r.dst, "table",
+                                          std::to_string(r.table)};
+    std::vector<std::string> argv = del;
+    if (r.type == RTN_BLACKHOLE) argv.insert(argv.begin() + 3, "blackhole");
+    if (r.priority) {
+      argv.push_back("metric");
+      argv.push_back(std::to_string(*r.priority));
+    }
+    ASSERT_EQ(ns().ip(argv), 0) << ::testing::PrintToString(argv);
+  }
+  for (const RouteInfo& r : static_routes) {
+    auto restored = sock().restore_route(r);
+    EXPECT_TRUE(restored) << restored.error().to_string();
+  }
+  EXPECT_EQ(ip_routes(ns()), before);
+
+  // An IPv6 route keeps its place when its prefsrc goes (fib6_remove_prefsrc): restore_route
+  // replaces it rather than failing on EEXIST.
+  ASSERT_EQ(ns().ip({"addr", "del", "fd00:99::1/64", "dev", "veth0"}), 0);
+  ASSERT_EQ(ns().ip({"addr", "add", "fd00:99::1/64", "dev", "veth0", "nodad"}), 0);
+  const auto prefsrc = std::find_if(static_routes.begin(), static_routes.end(),
+                                    [](const RouteInfo& r) { return r.dst == "fd00:2::/64"; });
+  ASSERT_NE(prefsrc, static_routes.end());
+  ASSERT_NE(ip_routes(ns()), before);
+  auto replaced = sock().restore_route(*prefsrc);
+  EXPECT_TRUE(replaced) << replaced.error().to_string();
+  EXPECT_EQ(ip_routes(ns()), before);
 }
 
 // Names of the netdevs (symlinks; not files such as bonding_masters) in /sys/class/net.

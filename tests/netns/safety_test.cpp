@@ -199,6 +199,77 @@ TEST_F(Safety, ARunKilledHalfWayIsRolledBackByTheNext) {
   EXPECT_FALSE(journal_exists());
 }
 
+// Issue 13 items 3 and 4 together: a run killed after it replaced veth0's addresses took with them
+// a static route whose prefsrc was the old primary (fib_sync_down_addr) and an address with
+// noprefixroute. The killed run's reconcilers and their snapshots are gone with it; the next run
+// writes the journal's reverts (which put the addresses back as `ip addr add` would, without
+// their flags and routes) and then puts back, from the snapshot the journal kept, what the
+// reverts did not: the flag, the order and the route. Checked with `ip -j`, exactly as before.
+TEST_F(Safety, AKilledRunsAddressesComeBackWithTheirFlagsAndRoutesFromTheJournalsSnapshot) {
+  ASSERT_EQ(ns().ip({"link", "set", "veth1", "up"}), 0);
+  ASSERT_EQ(ns().ip({"link", "set", "veth0", "up"}), 0);
+  ASSERT_EQ(ns().ip({"addr", "add", "10.77.0.1/24", "dev", "veth0"}), 0);
+  ASSERT_EQ(ns().ip({"addr", "add", "10.79.0.1/24", "dev", "veth0", "noprefixroute"}), 0);
+  ASSERT_EQ(ns().ip({"route", "add", "10.78.0.0/16", "via", "10.77.0.254", "dev", "veth0", "src", "10.77.0.1",
+                     "metric", "7", "proto", "static"}),
+            0);
+  const nlohmann::json addresses_before = ns().ip_json({"-4", "addr", "show", "dev", "veth0"})[0]["addr_info"];
+  const nlohmann::json routes_before = ns().ip_json({"-4", "route", "show", "table", "all"});
+  ASSERT_NE(routes_before.dump().find("10.78.0.0/16"), std::string::npos) << routes_before.dump();
+
+  const std::string path = root_.root() + "/addresses-sm.yaml";
+  std::ofstream(path) << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: safety\ndefaults:\n"
+                         "  interfaces:\n    - name: veth0\n      addresses: [10.77.0.2/24]\n"
+                         "  subnetManager: {enabled: true, priority: 15, port: {rdmaDevice: mlx5_0, port: 1}}\n"
+                         "  selftest: {enabled: false}\n";
+  state_.write("/units/opensm.block", "");
+  const pid_t victim = start({"apply", "-f", path}, "victim");
+  ASSERT_TRUE(wait_blocked()) << read("victim.err");
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  EXPECT_EQ(wait_for(victim), 128 + SIGKILL);
+  const std::string half = ns().ip_json({"-4", "route", "show", "table", "all"}).dump();
+  EXPECT_EQ(half.find("10.78.0.0/16"), std::string::npos) << "removing 10.77.0.1 took the route with it: " << half;
+  fs::remove(state_.root() + "/units/opensm.block");
+  for (int i = 0; i < 200 && state_.read("/units/opensm.active") != "active\n"; ++i) std::this_thread::sleep_for(50ms);
+
+  std::string out, err;
+  const std::string nothing = root_.root() + "/nothing.yaml";
+  std::ofstream(nothing) << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: n\ndefaults:\n"
+                            "  selftest: {enabled: false}\n";
+  EXPECT_EQ(rdmactl({"apply", "-f", nothing}, &out, &err), 0) << out << err;
+  EXPECT_NE(err.find("putting them back from the snapshot"), std::string::npos)
+      << "the reverts alone put the addresses back without their flag and route: " << err;
+  EXPECT_EQ(ns().ip_json({"-4", "addr", "show", "dev", "veth0"})[0]["addr_info"], addresses_before);
+  EXPECT_EQ(ns().ip_json({"-4", "route", "show", "table", "all"}), routes_before);
+  EXPECT_FALSE(journal_exists());
+}
+
+// Verify compares the whole of every netdev the plan touched: taking veth0 down (the spec's only
+// change) drops the static route through it (fib_disable_ip). Nothing the spec names differs, so
+// the apply succeeds, and the report says what else changed instead of leaving it to be found.
+TEST_F(Safety, AVerifiedApplyReportsWhatTheKernelChangedBeyondTheSpec) {
+  ASSERT_EQ(ns().ip({"link", "set", "veth1", "up"}), 0);
+  ASSERT_EQ(ns().ip({"link", "set", "veth0", "up"}), 0);
+  ASSERT_EQ(ns().ip({"addr", "add", "10.77.0.1/24", "dev", "veth0"}), 0);
+  ASSERT_EQ(ns().ip({"route", "add", "10.78.0.0/16", "via", "10.77.0.254", "dev", "veth0", "proto", "static"}), 0);
+  const std::string path = root_.root() + "/down.yaml";
+  std::ofstream(path) << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: safety\ndefaults:\n"
+                         "  interfaces:\n    - name: veth0\n      state: down\n  selftest: {enabled: false}\n";
+  std::string out, err;
+  ASSERT_EQ(rdmactl({"apply", "-f", path, "--format", "json"}, &out, &err), 0) << out << err;
+  const nlohmann::json report = nlohmann::json::parse(out);
+  ASSERT_TRUE(report["sideEffects"].is_array()) << out;
+  const std::string effects = report["sideEffects"].dump();
+  EXPECT_NE(effects.find("route 10.78.0.0/16 via 10.77.0.254 dev veth0"), std::string::npos) << effects;
+  EXPECT_NE(effects.find("is gone"), std::string::npos) << effects;
+  EXPECT_EQ(effects.find("state"), std::string::npos) << "the state change is the spec's, not a side effect: " << effects;
+  EXPECT_EQ(ns().ip_json({"-4", "route", "show", "10.78.0.0/16"}).size(), 0u);
+
+  // Nothing more to do: the next apply has no change and so no side effect to report.
+  ASSERT_EQ(rdmactl({"apply", "-f", path, "--format", "json"}, &out, &err), 0) << out << err;
+  EXPECT_EQ(nlohmann::json::parse(out)["sideEffects"], nlohmann::json::array()) << out;
+}
+
 TEST_F(Safety, AKilledRunIsKeptAndReportedWithKeepInterrupted) {
   state_.write("/units/opensm.block", "");
   const pid_t victim = start({"apply", "-f", spec(9000, true)}, "victim");

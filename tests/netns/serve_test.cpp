@@ -20,6 +20,7 @@
 #include <httplib.h>
 
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "tests/netns/netns_fixture.h"
@@ -196,6 +197,44 @@ TEST_F(ServeEndToEnd, ConvergesAnswersTheApiRepairsDriftOnSpecChangeAndStopsOnSi
   stop_agent();
   if (HasFatalFailure()) return;
   EXPECT_EQ(http("GET", "/healthz").status, 0);  // nothing listens any more
+}
+
+// Issue 13 items 2, 4 and 6 for the agent: SIGHUP reads the spec again and repairs drift, and the
+// agent is still running afterwards; between reconciles it holds no lock (an apply of the same
+// host goes through at once); its writes are audited with the trigger that caused them.
+TEST_F(ServeEndToEnd, SighupReconcilesNeverStopsTheLockIsFreeWhileIdleAndWritesAreAudited) {
+  ns_name_ = ns().name();
+  start_agent(agent_args({}, {}, {"--root", tree_.root()}));
+  ASSERT_TRUE(eventually([&] { return http("GET", "/readyz").status == 200; }, kReadyWait)) << agent_log();
+  ASSERT_EQ(veth0_mtu(), 9000) << agent_log();
+
+  // Idle: the host lock is free, so an apply (no drift) does not wait for it.
+  std::string out, err;
+  EXPECT_EQ(ns().run({RDMACTL_BINARY, "--netns", ns_name_, "--node", "serve-node", "--root", tree_.root(), "apply",
+                      "-f", spec_, "--lock-timeout", "1s"},
+                     &out, &err),
+            0)
+      << out << err;
+
+  ASSERT_EQ(ns().ip({"link", "set", "dev", "veth0", "mtu", "1500"}), 0);
+  ASSERT_EQ(::kill(pid_, SIGHUP), 0);
+  EXPECT_TRUE(eventually([&] { return veth0_mtu() == 9000; }, kReconcileWait)) << agent_log();
+  EXPECT_NE(agent_log().find("SIGHUP: reading the spec again"), std::string::npos) << agent_log();
+  EXPECT_EQ(::waitpid(pid_, nullptr, WNOHANG), 0) << "SIGHUP stopped the agent\n" << agent_log();
+  EXPECT_EQ(http("GET", "/healthz").status, 200);
+
+  const std::string audit = tree_.read("/var/log/rdmactl/audit.jsonl");
+  bool found = false;
+  std::istringstream lines(audit);
+  for (std::string line; std::getline(lines, line);) {
+    const auto entry = nlohmann::json::parse(line);
+    if (entry.value("who", "") == "agent:SIGHUP" && entry.value("resource", "") == "netdev/veth0" &&
+        entry.value("field", "") == "mtu" && entry["new"] == 9000 && entry["old"] == 1500) {
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found) << audit;
+  stop_agent();
 }
 
 // A start-up that would expose the API, or accept a token others can read or guess, is a usage

@@ -41,6 +41,8 @@ class FakeDriver : public HostDriver {
     std::vector<int> mtus;  // the MTU each reconcile was asked for
     std::vector<bool> dry_runs;
     bool fail = false;
+    bool roll_back = false;             // the apply failed verify and was rolled back
+    std::vector<std::string> triggers;  // each reconcile's trigger (the audit log's "who")
 
     bool wait_calls(int n, std::chrono::milliseconds timeout = kEventWait) {
       std::unique_lock lock(mutex);
@@ -49,7 +51,9 @@ class FakeDriver : public HostDriver {
   };
   explicit FakeDriver(std::shared_ptr<Shared> shared) : shared_(std::move(shared)) {}
 
-  ReconcileOutcome reconcile(const NodeSpec& spec, bool dry_run) override {
+  ReconcileOutcome reconcile(const ReconcileRequest& request) override {
+    const NodeSpec& spec = request.node_spec;
+    const bool dry_run = request.dry_run;
     std::unique_lock lock(shared_->mutex);
     shared_->in_reconcile = true;
     shared_->cv.notify_all();
@@ -60,6 +64,19 @@ class FakeDriver : public HostDriver {
     ReconcileOutcome out;
     out.report.node = "n1";
     if (shared_->fail) out.report.errors.push_back(make_error(ErrorKind::kPlatform, "netlink said no", "netdev/eth9"));
+    if (shared_->roll_back) {
+      out.report.kind = "ApplyReport";
+      Change change;
+      change.resource = "netdev/eth0";
+      change.field = "mtu";
+      change.current = 1500;
+      change.desired = 9000;
+      change.status = ChangeStatus::kFailed;
+      change.error = "verification failed: the host shows 1500 after apply";
+      out.report.changes.push_back(change);
+      out.report.rolled_back = true;
+    }
+    shared_->triggers.push_back(request.trigger);
     out.observed = HostState{};
     out.observed->node = "n1";
     shared_->mtus.push_back(spec.interfaces.empty() ? 0 : spec.interfaces[0].mtu.value_or(0));
@@ -217,6 +234,33 @@ TEST_F(AgentTest, AFailedReconcileCountsAndShowsItsError) {
   EXPECT_EQ(status["lastReconcile"]["result"], "failed");
   ASSERT_FALSE(status["errors"].empty());
   EXPECT_NE(status["errors"][0].get<std::string>().find("netlink said no"), std::string::npos) << status.dump();
+}
+
+// Issue 13 item 1: an apply that was rolled back left the host as it was, not as the spec says.
+// It is a failure with its reason, never "converged", and the metric says so.
+TEST_F(AgentTest, ARolledBackApplyIsDegradedWithItsReason) {
+  write_spec(spec_with_mtu(9000));
+  shared_->roll_back = true;
+  auto agent = make_agent();
+  agent->reconcile_once("timer");
+  EXPECT_EQ(agent->failure_count(), 1u);
+  const nlohmann::json status = agent->status_json();
+  EXPECT_EQ(status["lastReconcile"]["result"], "degraded") << status.dump();
+  ASSERT_FALSE(status["errors"].empty()) << status.dump();
+  EXPECT_NE(status["errors"][0].get<std::string>().find(
+                "apply was rolled back, because netdev/eth0 mtu: verification failed: the host shows 1500"),
+            std::string::npos)
+      << status.dump();
+  const std::string metrics = agent->metrics_text();
+  EXPECT_NE(metrics.find("rdmactl_degraded{node=\"n1\"} 1"), std::string::npos) << metrics;
+  ASSERT_EQ(shared_->triggers.size(), 1u);
+  EXPECT_EQ(shared_->triggers[0], "timer") << "the trigger reaches the driver (the audit log's who)";
+
+  // The next reconcile converges: no longer degraded.
+  shared_->roll_back = false;
+  agent->reconcile_once("timer");
+  EXPECT_EQ(agent->status_json()["lastReconcile"]["result"], "converged");
+  EXPECT_NE(agent->metrics_text().find("rdmactl_degraded{node=\"n1\"} 0"), std::string::npos);
 }
 
 TEST_F(AgentTest, RequestsDuringAReconcileCoalesceIntoOneMore) {

@@ -184,7 +184,7 @@ int status_of(const std::string& answer) {
 
 class Driver : public HostDriver {
  public:
-  ReconcileOutcome reconcile(const NodeSpec&, bool) override {
+  ReconcileOutcome reconcile(const ReconcileRequest&) override {
     ++reconciles;
     ReconcileOutcome out;
     out.report.node = "n1";
@@ -470,7 +470,8 @@ TEST_F(HttpApiTest, ASecondServerCannotTakeTheSamePort) {
 // Records the spec each reconcile was given: the MTU of every interface, in order.
 class RecordingDriver : public HostDriver {
  public:
-  ReconcileOutcome reconcile(const NodeSpec& spec, bool) override {
+  ReconcileOutcome reconcile(const ReconcileRequest& request) override {
+    const NodeSpec& spec = request.node_spec;
     std::vector<int> mtus;
     for (const InterfaceSpec& iface : spec.interfaces) mtus.push_back(iface.mtu.value_or(0));
     std::lock_guard lock(mutex);

@@ -1,0 +1,140 @@
+// Snapshot: the whole observable state of a set of netdevs, taken before rdmactl writes and again
+// afterwards, so that "the host is as before" is checked on everything a write can disturb, not
+// only on the fields a plan names.
+//
+// A write disturbs more than its field, through the kernel: removing an address drops the routes
+// whose prefsrc it was (fib_sync_down_addr) and, with the last IPv4 address of a netdev, every IPv4
+// route through it (fib_disable_ip); an IPv6 route only loses its prefsrc (fib6_remove_prefsrc). A
+// lower device's MTU change lowers the MTU of the macvlans and vlans on it and never raises it back
+// (macvlan_device_event, vlan_device_event); an MTU below 1280 destroys the netdev's IPv6 state,
+// addresses, routes and net.ipv6.conf/neigh.<dev> sysctls included, and an MTU back above it
+// creates that state again from the defaults (addrconf_notify, NETDEV_CHANGEMTU); taking a link
+// down drops its routes and IPv6 addresses. So a snapshot holds, per netdev and for the netdevs
+// whose MTU follows theirs: the link's attributes, every address with all its attributes, the
+// sysctls under net.ipv4/ipv6.conf/neigh.<dev>, and the routes (every table) through them or with
+// one of their addresses as prefsrc.
+//
+// The engine takes one before its first write (the journal keeps it) and compares it with one taken
+// after a rollback (the host must be exactly as before: what differs is put back from it once, what
+// still differs is an error) and after a successful apply (what no applied change explains is
+// reported as a side effect). The
+// reconcilers take narrower ones before their own writes and restore_snapshot() from them in their
+// reverts: that is how a revert puts back what its write disturbed.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/core/result.h"
+#include "agent/platform/host_fs.h"
+#include "agent/platform/netlink.h"
+#include "agent/state/change.h"
+
+namespace rdmactl {
+
+class Platform;
+
+struct NetdevSnapshot {
+  int ifindex = 0;
+  std::string name;
+  std::string kind;
+  std::string mac;
+  unsigned mtu = 0;
+  unsigned flags = 0;       // ifi_flags
+  std::string oper_state;
+  int master = 0;           // ifindex, 0 when none
+  int link = 0;             // ifindex of IFLA_LINK, 0 when none
+  std::vector<AddressInfo> addresses;  // the kernel's order, IPv6 link-local included
+  // "net.ipv6.conf.<name>.accept_ra" -> "1": every readable key under net.ipv4.conf, net.ipv6.conf,
+  // net.ipv4.neigh and net.ipv6.neigh of the netdev. Absent keys are part of the state: with an MTU
+  // below 1280 there is no net.ipv6.conf.<name> at all.
+  std::map<std::string, std::string> sysctls;
+};
+
+struct Snapshot {
+  // The netdevs asked for, then those whose MTU the kernel ties to theirs (mtu_related_links).
+  std::vector<NetdevSnapshot> netdevs;
+  // Every route (all tables, IPv4 and IPv6) with a next hop through one of the netdevs or whose
+  // prefsrc is one of their addresses, in dump order.
+  std::vector<RouteInfo> routes;
+  std::chrono::steady_clock::time_point taken;
+
+  const NetdevSnapshot* find(int ifindex) const;
+  const NetdevSnapshot* find(const std::string& name) const;
+};
+
+struct SnapshotScope {
+  bool related = true;  // add the netdevs whose MTU follows theirs
+  bool sysctls = true;  // read net.ipv4/ipv6.conf/neigh.<dev>
+};
+
+// Takes a snapshot of `ifindexes` with fresh dumps (never the Platform's per-pass cache).
+// Sysctls are read through `fs` (/proc/sys), so a fixture root without them gives none.
+Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::vector<int>& ifindexes,
+                               const SnapshotScope& scope = {});
+// The engine's form: netdevs by name; a name this host lacks is a kNotFound error. No names: an
+// empty snapshot, without opening a socket.
+Result<Snapshot> take_snapshot(Platform& platform, const std::vector<std::string>& netdevs);
+
+// A snapshot as JSON and back, for the journal: an interrupted run's recovery (another process)
+// restores from it. Routes keep their dump message (hex). The time it was taken travels as
+// wall-clock seconds ("takenAt"), so that lifetimes still count down from then.
+nlohmann::json to_json(const Snapshot& snapshot);
+Result<Snapshot> snapshot_from_json(const nlohmann::json& json);
+
+// The netdevs a plan touches: the <name> of every netdev/<name> resource, once each, in order.
+std::vector<std::string> netdevs_of(const std::vector<Change>& changes);
+
+struct Difference {
+  std::string netdev;  // the netdev's name ("" for a route)
+  // "netdev" (gone), "mtu", "state" (IFF_UP), "operstate", "flags", "master", "link", "mac", "kind",
+  // "address", "address order", "sysctl", "route"
+  std::string what;
+  std::string item;    // the address, sysctl key or route concerned; "" for a link attribute
+  std::string text;    // in words: "netdev/mv0 mtu: 1500 before, 1200 now"
+  // The kernel moves it back by itself shortly (operstate, IPv6 duplicate address detection): take
+  // another snapshot a moment later before calling it a failure.
+  bool settles = false;
+};
+
+// Everything that differs between two snapshots of the same netdevs, in words. Address lifetimes
+// count down between the two: a lifetime that went down by the time between them (give or take a
+// second or two) is the same.
+std::vector<Difference> compare_snapshots(const Snapshot& before, const Snapshot& after);
+// The differences that none of `applied` explains: a netdev's mtu change explains its mtu (and
+// net.ipv6.conf.<dev>.mtu), a state change its state, operstate, flags and link-local addresses,
+// an addresses change the addresses it added or removed, their order and the kernel's own routes
+// of the netdev. What is left is a side effect.
+std::vector<Difference> unexplained(const std::vector<Difference>& differences, const std::vector<Change>& applied);
+// The texts, one per difference.
+std::vector<std::string> describe(const std::vector<Difference>& differences);
+
+// What restore_snapshot puts back.
+struct RestoreParts {
+  bool mtus = true;        // the MTU of every netdev of the snapshot, lower devices first
+  bool sysctls = true;     // sysctl values that differ (disable_ipv6 last)
+  bool addresses = true;   // the exact set and order of addresses, each with its attributes
+  bool link_local = true;  // IPv6 link-local addresses too (else they are left alone)
+  bool routes = true;      // routes that are missing or differ (not the kernel's own, which
+                           // come back with their addresses)
+};
+
+// Writes back what differs from `before` on the netdevs of `before` (or only on `only`, when not
+// empty), in the order the kernel needs: MTUs (a macvlan cannot exceed its lower device), sysctls
+// (addr_gen_mode before the addresses it generates), addresses, then routes (a gateway must be
+// reachable). Read-modify-write: what is already as before is not written. Every part is tried;
+// the first failure is returned.
+Result<void> restore_snapshot(RouteSocket& route, const HostFs& fs, const Snapshot& before,
+                              const RestoreParts& parts, const std::vector<int>& only = {});
+
+// Makes `ifindex`'s addresses exactly `target` (the set, each address's attributes for those it
+// adds, and the kernel's order per family), leaving IPv6 link-local ones alone unless
+// `include_link_local`. Used by restore_snapshot and by the addresses reconciler's revert.
+Result<void> restore_addresses(RouteSocket& route, int ifindex, const std::vector<AddressInfo>& target,
+                               bool include_link_local);
+
+}  // namespace rdmactl
