@@ -419,7 +419,9 @@ void parse_route(nl_msg* msg, std::vector<RouteInfo>* out) {
   if (tb[RTA_MULTIPATH] != nullptr) {
     const auto* nh = static_cast<const rtnexthop*>(nla_data(tb[RTA_MULTIPATH]));
     int left = nla_len(tb[RTA_MULTIPATH]);
-    while (RTNH_OK(nh, left)) {
+    // RTNH_OK reads rtnh_len before it compares with what is left: check there is a header first
+    // (at the end of the attribute, `left` is 0 and nh points past it).
+    while (left >= static_cast<int>(sizeof(rtnexthop)) && RTNH_OK(nh, left)) {
       RouteNexthop hop;
       hop.ifindex = nh->rtnh_ifindex;
       hop.flags = nh->rtnh_flags;
@@ -431,7 +433,7 @@ void parse_route(nl_msg* msg, std::vector<RouteInfo>* out) {
         hop.gateway = gateway_text(family, ntb[RTA_GATEWAY], ntb[RTA_VIA]);
       }
       route.nexthops.push_back(std::move(hop));
-      left -= NLMSG_ALIGN(nh->rtnh_len);
+      left -= RTNH_ALIGN(nh->rtnh_len);
       nh = RTNH_NEXT(nh);
     }
   } else if (tb[RTA_OIF] != nullptr || tb[RTA_GATEWAY] != nullptr || tb[RTA_VIA] != nullptr) {
@@ -680,9 +682,9 @@ std::vector<unsigned char> requestable_multipath(const nlattr* multipath) {
   std::vector<unsigned char> out(data, data + nla_len(multipath));
   auto* nh = reinterpret_cast<rtnexthop*>(out.data());
   int left = static_cast<int>(out.size());
-  while (RTNH_OK(nh, left)) {
+  while (left >= static_cast<int>(sizeof(rtnexthop)) && RTNH_OK(nh, left)) {  // as in parse_route
     nh->rtnh_flags &= kRequestNexthopFlags;
-    left -= NLMSG_ALIGN(nh->rtnh_len);
+    left -= RTNH_ALIGN(nh->rtnh_len);
     nh = RTNH_NEXT(nh);
   }
   return out;
