@@ -110,6 +110,7 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const NodeSpec& s
 }
 
 int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
+  const auto started = std::chrono::steady_clock::now();
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());
   auto lock_timeout = parse_duration(opts.lock_timeout);
@@ -135,7 +136,8 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
     report.kind = "ApplyReport";
     report.spec_file = spec->file;
     report.spec_sha256 = spec->sha256;
-    return print_plan(report, *format);
+    report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return print_plan(report, *format, &*state);
   }
 
   install_interrupt_handlers();
@@ -168,6 +170,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   }
   const bool selftest_failed =
       !report.has_failures() && run_selftest_after_apply(global, engine, **platform, node_spec, node, report);
+  report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << render_report(report, *format) << std::flush;
   if (report.has_failures() || selftest_failed) return kExitFailed;
   return report.pending_reboot ? kExitPendingReboot : kExitOk;
@@ -178,9 +181,10 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
 void register_apply(CLI::App& app, const GlobalOptions& global, Command& command) {
   auto opts = std::make_shared<ApplyOptions>();
   CLI::App* sub = app.add_subcommand("apply", "Converge this host to the spec, verify, roll back on failure");
-  sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required();
+  sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required()->type_name("FILE");
   sub->add_flag("--check", opts->check, "Only report what would change (exit codes as plan: 0 none, 2 drift)");
-  sub->add_option("--format", opts->format, "text (default), json, yaml, junit or prom");
+  sub->add_option("--format", opts->format, "text (default), json, yaml, junit or prom")
+      ->type_name("text|json|yaml|junit|prom");
   sub->add_option("--lock-timeout", opts->lock_timeout,
                   "How long to wait for another rdmactl writing this host (default 120s; 0 fails at once)");
   sub->add_option("--confirm", opts->confirm,

@@ -68,8 +68,11 @@ Result<Format> parse_format_for(const std::string& name, std::initializer_list<F
   return make_error(ErrorKind::kUsage, "unknown format \"" + name + "\" (" + names + ")", "--format");
 }
 
-int print_plan(const Report& report, Format format) {
-  std::cout << render_report(report, format) << std::flush;
+int print_plan(const Report& report, Format format, const HostState* state) {
+  std::cout << (format == Format::kProm ? render_prom(report, state) : render_report(report, format)) << std::flush;
+  // The textfile collector's `plan --format prom > f.tmp && mv f.tmp f.prom` publishes only on exit
+  // 0: metrics that were written carry the drift and the errors themselves.
+  if (format == Format::kProm) return kExitOk;
   if (!report.errors.empty()) return kExitFailed;
   return report.changes.empty() ? kExitOk : kExitDrift;
 }

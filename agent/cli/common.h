@@ -44,6 +44,10 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
 void register_selftest(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_serve(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_confirm(CLI::App& app, const GlobalOptions& global, Command& command);
+// `completion bash|zsh`: the script is generated from `app` (every command registered before it runs).
+void register_completion(CLI::App& app, Command& command);
+// The completion script of `shell` ("bash" or "zsh") for `app`; empty for another shell.
+std::string completion_script(const CLI::App& app, const std::string& shell);
 
 // The node name: --node / RDMACTL_NODE, else `fallback` (a recorded state's node), else hostname.
 std::string node_name(const GlobalOptions& global, const std::string& fallback = {});
@@ -67,7 +71,9 @@ int report_error(const Error& error);
 // Parses --format against the formats a command offers; kUsage error names them.
 Result<Format> parse_format_for(const std::string& name, std::initializer_list<Format> allowed);
 
-// Writes a report and chooses plan's exit code: 0 no drift, 2 drift, 1 errors.
-int print_plan(const Report& report, Format format);
+// Writes a report and chooses plan's exit code: 0 no drift, 2 drift, 1 errors; always 0 for prom,
+// whose metrics say the drift and errors. `state`, the host planned against, adds prom's per-port
+// metrics.
+int print_plan(const Report& report, Format format, const HostState* state = nullptr);
 
 }  // namespace rdmactl::cli

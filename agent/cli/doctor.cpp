@@ -42,9 +42,11 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
 void register_doctor(CLI::App& app, const GlobalOptions& global, Command& command) {
   auto opts = std::make_shared<DoctorOptions>();
   CLI::App* sub = app.add_subcommand("doctor", "Check the RDMA health of this host, with a fix for each finding");
-  sub->add_option("-f,--file", opts->spec, "A spec, to also check the link layer against linkType and name its roce.tos in fixes");
-  sub->add_option("--state", opts->state_file, "Check a recorded state (`show --format json`) instead of this host");
-  sub->add_option("--format", opts->format, "text (default) or json");
+  sub->add_option("-f,--file", opts->spec, "A spec, to also check the link layer against linkType and name its roce.tos in fixes")
+      ->type_name("FILE");
+  sub->add_option("--state", opts->state_file, "Check a recorded state (`show --format json`) instead of this host")
+      ->type_name("FILE");
+  sub->add_option("--format", opts->format, "text (default) or json")->type_name("text|json");
   sub->footer(
       "Checks: port ACTIVE and LinkUp; rate against the adapter's best and full link width; link layer\n"
       "against the spec; a RoCE v2 GID for every IPv4 address of a RoCE netdev (and which GID index\n"

@@ -41,7 +41,7 @@ int run_export(const GlobalOptions& global, const ExportOptions& opts) {
 void register_export(CLI::App& app, const GlobalOptions& global, Command& command) {
   auto opts = std::make_shared<ExportOptions>();
   CLI::App* sub = app.add_subcommand("export", "Write this host's live state as a spec");
-  sub->add_option("-o,--output", opts->output, "Write to this file instead of standard output");
+  sub->add_option("-o,--output", opts->output, "Write to this file instead of standard output")->type_name("FILE");
   sub->footer(
       "The spec selects each RDMA port's netdev by rdmaDevice and port and records its MTU, link state\n"
       "and addresses, plus the usual sysctl keys, in a `nodes` entry matching this node: `rdmactl plan`\n"

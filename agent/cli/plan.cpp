@@ -1,4 +1,5 @@
 // rdmactl plan: the drift report; changes nothing.
+#include <chrono>
 #include <iostream>
 
 #include "agent/cli/common.h"
@@ -13,6 +14,7 @@ struct PlanOptions {
 };
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
+  const auto started = std::chrono::steady_clock::now();
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());
   auto spec = load_spec(opts.spec);
@@ -25,7 +27,8 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   Report report = engine.plan(node_spec, *state);
   report.spec_file = spec->file;
   report.spec_sha256 = spec->sha256;
-  return print_plan(report, *format);
+  report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return print_plan(report, *format, &*state);
 }
 
 }  // namespace
@@ -33,14 +36,21 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
 void register_plan(CLI::App& app, const GlobalOptions& global, Command& command) {
   auto opts = std::make_shared<PlanOptions>();
   CLI::App* sub = app.add_subcommand("plan", "Show what apply would change (the drift report); changes nothing");
-  sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required();
+  sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required()->type_name("FILE");
   sub->add_option("--state", opts->state_file,
                   "Plan against a recorded state (`show --format json`) instead of this host; the node\n"
-                  "name comes from the state unless --node is given");
-  sub->add_option("--format", opts->format, "text (default), json, yaml, junit or prom");
+                  "name comes from the state unless --node is given")
+      ->type_name("FILE");
+  sub->add_option("--format", opts->format,
+                  "text (default), json, yaml, junit (a test case per managed field) or prom (metrics; exit 0)")
+      ->type_name("text|json|yaml|junit|prom");
   sub->footer(
       "Exit codes: 0 no drift, 2 drift, 1 the plan could not be made (e.g. a selector matches no\n"
-      "netdev), 65 invalid spec.\n\n"
+      "netdev), 65 invalid spec. With --format prom: 0 whenever the metrics were written, since they\n"
+      "carry the drift (rdmactl_drift_changes) and the errors (rdmactl_errors); 1 or 65 when nothing\n"
+      "was written. So node_exporter's textfile collector publishes each run, replacing the file whole:\n"
+      "  rdmactl plan -f /etc/rdmactl/fabric.yaml --format prom > /var/lib/node_exporter/rdmactl.prom.tmp \\\n"
+      "    && mv /var/lib/node_exporter/rdmactl.prom.tmp /var/lib/node_exporter/rdmactl.prom\n\n"
       "Examples:\n  rdmactl plan -f /etc/rdmactl/fabric.yaml\n"
       "  rdmactl plan -f examples/roce-lossless.yaml --state examples/demo-host.json --format json");
   sub->callback([opts, &global, &command] { command = [opts, &global] { return run_plan(global, *opts); }; });

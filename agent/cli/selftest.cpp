@@ -104,11 +104,12 @@ void register_selftest(CLI::App& app, const GlobalOptions& global, Command& comm
   auto opts = std::make_shared<SelftestCommandOptions>();
   CLI::App* sub = app.add_subcommand("selftest", "Prove RDMA works here: loopback bandwidth and latency per port, peer tests");
   sub->add_option("-f,--file", opts->spec,
-                  "A spec: test the ports its interfaces name, with its selftest.minBandwidthRatio and peers");
+                  "A spec: test the ports its interfaces name, with its selftest.minBandwidthRatio and peers")
+      ->type_name("FILE");
   sub->add_option("--peer", opts->peers,
                   "Also test against this node's `rdmactl serve`, ADDR or ADDR:PORT (default port " +
                       std::to_string(kDefaultPeerPort) + "; repeatable)");
-  sub->add_option("--format", opts->format, "text (default) or json");
+  sub->add_option("--format", opts->format, "text (default) or json")->type_name("text|json");
   sub->add_option("--min-bandwidth-ratio", opts->min_bandwidth_ratio,
                   "Pass mark as a fraction of the port's rate (default: the spec's, else 0.9)")
       ->check(CLI::Range(0.0, 1000.0));

@@ -235,11 +235,13 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   CLI::App* sub = app.add_subcommand(
       "serve", "Run the agent: keep the host converged to a spec, HTTP API, answer peer self-tests");
   sub->add_option("-f,--file", opts->spec, "The spec (YAML) to keep this host converged to; without it, serve only "
-                                           "answers peer self-tests");
+                                           "answers peer self-tests")
+      ->type_name("FILE");
   sub->add_option("--listen", opts->listen, "ADDR:PORT of the HTTP API (default 127.0.0.1:9473)");
   sub->add_option("--token-file", opts->token_file,
                   "File holding the bearer token that POST /v1/reconcile and /v1/selftest require "
-                  "(without it they answer 403): at least 16 bytes, mode 0600 or stricter");
+                  "(without it they answer 403): at least 16 bytes, mode 0600 or stricter")
+      ->type_name("FILE");
   sub->add_flag("--insecure", opts->insecure,
                 "Accept a --listen address other than loopback and a token file that group or others can read "
                 "(each with a warning)");
@@ -264,7 +266,7 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("--duration", opts->duration_s, "With --probe: seconds of RDMA WRITEs for the bandwidth (default 2, at most 60)")
       ->check(CLI::Range(0.01, 60.0))
       ->group("Diagnostics");
-  sub->add_option("--format", opts->format, "With --probe: text (default) or json")->group("Diagnostics");
+  sub->add_option("--format", opts->format, "With --probe: text (default) or json")->type_name("text|json")->group("Diagnostics");
   sub->footer(
       "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
       "reconcile in progress has finished); SIGHUP reads the spec again (a reconcile), never stops it.\n\n"

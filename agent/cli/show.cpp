@@ -34,8 +34,8 @@ int run_show(const GlobalOptions& global, const ShowOptions& opts) {
 void register_show(CLI::App& app, const GlobalOptions& global, Command& command) {
   auto opts = std::make_shared<ShowOptions>();
   CLI::App* sub = app.add_subcommand("show", "Print the live state of this host (netdevs, sysctl, ...)");
-  sub->add_option("--format", opts->format, "yaml (default), json or text");
-  sub->add_option("-f,--file", opts->spec, "A spec whose sysctl keys to include besides the usual ones");
+  sub->add_option("--format", opts->format, "yaml (default), json or text")->type_name("yaml|json|text");
+  sub->add_option("-f,--file", opts->spec, "A spec whose sysctl keys to include besides the usual ones")->type_name("FILE");
   sub->footer(
       "The JSON form is what `plan --state FILE` reads: record it on each node and check spec changes\n"
       "against every node before they merge.\n\n"

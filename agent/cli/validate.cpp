@@ -43,8 +43,9 @@ int run_validate(const ValidateOptions& opts) {
 void register_validate(CLI::App& app, const GlobalOptions&, Command& command) {
   auto opts = std::make_shared<ValidateOptions>();
   CLI::App* sub = app.add_subcommand("validate", "Check a spec's structure and meaning; touches nothing");
-  sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required();
-  sub->add_option("--format", opts->format, "text or json (json lists every problem with line and column)");
+  sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required()->type_name("FILE");
+  sub->add_option("--format", opts->format, "text or json (json lists every problem with line and column)")
+      ->type_name("text|json");
   sub->footer(
       "Exit codes: 0 valid, 65 invalid (every problem is printed as file:line:column: field: message).\n\n"
       "Example:\n  rdmactl validate -f examples/roce-lossless.yaml\n"

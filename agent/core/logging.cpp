@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -49,7 +50,11 @@ Result<void> setup_logging(const std::string& level, const std::string& format) 
     return make_error(ErrorKind::kUsage, "unknown log format \"" + format + "\" (text, json)");
   }
   spdlog::drop("rdmactl");
-  auto logger = spdlog::stderr_color_mt("rdmactl");
+  // https://no-color.org: NO_COLOR set and not empty turns colour off; otherwise spdlog colours
+  // only a terminal.
+  const char* no_color = std::getenv("NO_COLOR");
+  auto logger = spdlog::stderr_color_mt(
+      "rdmactl", no_color && *no_color ? spdlog::color_mode::never : spdlog::color_mode::automatic);
   if (format == "json") {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {

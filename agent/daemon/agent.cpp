@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/report/format.h"
+#include "agent/report/prom.h"
 
 namespace rdmactl {
 namespace {
@@ -342,6 +343,14 @@ void Agent::reconcile_once(const std::string& why) {
   ++reconciles_;
   last_reconcile_at_ = std::chrono::system_clock::now();
   last_duration_s_ = seconds;
+  for (size_t i = 0; i < std::size(kReconcileDurationBuckets); ++i) {
+    if (seconds <= kReconcileDurationBuckets[i]) {
+      ++duration_buckets_[i];
+      break;
+    }
+  }
+  duration_sum_ += seconds;
+  ++duration_count_;
   last_trigger_ = why;
   if (!outcome) {
     ++failures_;
@@ -367,7 +376,10 @@ void Agent::reconcile_once(const std::string& why) {
     }
   }
   finished_once_ = true;
-  if (outcome->report.selftest.is_object()) last_selftest_ = outcome->report.selftest;
+  if (outcome->report.selftest.is_object()) {
+    last_selftest_ = outcome->report.selftest;
+    last_selftest_at_ = std::chrono::system_clock::now();
+  }
   if (outcome->observed) last_observed_ = std::move(outcome->observed);
   last_report_ = std::move(outcome->report);
   spdlog::info("reconcile: {} ({} change(s), {:.2f} s){}", last_result_, last_report_->changes.size(), seconds,
@@ -392,6 +404,7 @@ nlohmann::json Agent::selftest_now() {
   nlohmann::json result = driver_->selftest(node_spec ? &*node_spec : nullptr);
   std::lock_guard status(status_mutex_);
   last_selftest_ = result;
+  last_selftest_at_ = std::chrono::system_clock::now();
   return result;
 }
 
@@ -447,32 +460,49 @@ nlohmann::json Agent::status_json() const {
   return out;
 }
 
+// Every series is written from the first scrape on and keeps its last value (a quiet host's
+// reconciles that change nothing and skip the self-test do not make the self-test's series
+// disappear); what has not happened yet is 0, with its _timestamp_seconds 0. The report's series
+// come with the first finished reconcile, the port series with the first observation.
 std::string Agent::metrics_text() const {
   std::lock_guard status(status_mutex_);
-  std::ostringstream out;
-  if (last_report_) out << render_report(*last_report_, Format::kProm);
-  const std::string node = "{node=\"" + prom_escape(settings_.node) + "\"}";
-  out << "# HELP rdmactl_reconciles_total Reconciles run since the agent started.\n"
-      << "# TYPE rdmactl_reconciles_total counter\n"
-      << "rdmactl_reconciles_total" << node << " " << reconciles_ << "\n"
-      << "# HELP rdmactl_reconcile_failures_total Reconciles that failed (apply, self-test or no valid spec).\n"
-      << "# TYPE rdmactl_reconcile_failures_total counter\n"
-      << "rdmactl_reconcile_failures_total" << node << " " << failures_ << "\n"
-      << "# HELP rdmactl_last_reconcile_timestamp_seconds When the last reconcile ended (0: none yet).\n"
-      << "# TYPE rdmactl_last_reconcile_timestamp_seconds gauge\n"
-      << "rdmactl_last_reconcile_timestamp_seconds" << node << " "
-      << (last_reconcile_at_ ? std::chrono::duration_cast<std::chrono::seconds>(
-                                   last_reconcile_at_->time_since_epoch()).count()
-                             : 0)
-      << "\n"
-      << "# HELP rdmactl_spec_valid 1 when the spec file last loaded without errors.\n"
-      << "# TYPE rdmactl_spec_valid gauge\n"
-      << "rdmactl_spec_valid" << node << " " << (spec_valid_ ? 1 : 0) << "\n"
-      << "# HELP rdmactl_degraded 1 when the last reconcile's apply was rolled back: the host is as it was, "
-         "not as the spec says.\n"
-      << "# TYPE rdmactl_degraded gauge\n"
-      << "rdmactl_degraded" << node << " " << (last_result_ == "degraded" ? 1 : 0) << "\n";
-  return out.str();
+  auto epoch_seconds = [](const std::optional<std::chrono::system_clock::time_point>& t) -> double {
+    if (!t) return 0;
+    return static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count());
+  };
+  PromText out;
+  prom_build_info(out);
+  if (last_report_) prom_report(out, *last_report_);
+  prom_selftest(out, settings_.node, last_selftest_, epoch_seconds(last_selftest_at_));
+  const PromLabels node = {{"node", settings_.node}};
+  out.family("rdmactl_reconciles_total", "counter", "Reconciles run since the agent started.");
+  out.sample_integer("rdmactl_reconciles_total", node, reconciles_);
+  out.family("rdmactl_reconcile_failures_total", "counter", "Reconciles that failed (apply, self-test or no valid spec).");
+  out.sample_integer("rdmactl_reconcile_failures_total", node, failures_);
+  out.family("rdmactl_reconcile_duration_seconds", "histogram",
+             "How long reconciles took (observe, plan, apply, verify and the self-test when it ran).");
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < std::size(kReconcileDurationBuckets); ++i) {
+    cumulative += duration_buckets_[i];
+    out.sample_integer("rdmactl_reconcile_duration_seconds", {{"node", settings_.node}, {"le", prom_number(kReconcileDurationBuckets[i])}},
+                       cumulative, "_bucket");
+  }
+  out.sample_integer("rdmactl_reconcile_duration_seconds", {{"node", settings_.node}, {"le", "+Inf"}}, duration_count_, "_bucket");
+  out.sample("rdmactl_reconcile_duration_seconds", node, duration_sum_, "_sum");
+  out.sample_integer("rdmactl_reconcile_duration_seconds", node, duration_count_, "_count");
+  out.family("rdmactl_last_reconcile_timestamp_seconds", "gauge", "When the last reconcile ended (0: none yet).");
+  out.sample("rdmactl_last_reconcile_timestamp_seconds", node, epoch_seconds(last_reconcile_at_));
+  out.family("rdmactl_last_reconcile_success", "gauge",
+             "1 when the last reconcile converged the host (or, in a dry run, planned without errors); 0 otherwise or none yet.");
+  out.sample("rdmactl_last_reconcile_success", node,
+             last_result_ == "converged" || last_result_ == "pendingReboot" || last_result_ == "drift" ? 1 : 0);
+  out.family("rdmactl_spec_valid", "gauge", "1 when the spec file last loaded without errors.");
+  out.sample("rdmactl_spec_valid", node, spec_valid_ ? 1 : 0);
+  out.family("rdmactl_degraded", "gauge",
+             "1 when the last reconcile's apply was rolled back: the host is as it was, not as the spec says.");
+  out.sample("rdmactl_degraded", node, last_result_ == "degraded" ? 1 : 0);
+  if (last_observed_) prom_ports(out, *last_observed_);
+  return out.text();
 }
 
 std::optional<HostState> Agent::last_observed() const {

@@ -13,12 +13,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <iterator>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,6 +42,10 @@ constexpr std::chrono::seconds kSpecPollInterval{2};
 constexpr std::chrono::milliseconds kSpecSettle{200};
 // How long a file that keeps changing is waited for; then the last valid spec stays in force.
 constexpr std::chrono::seconds kSpecSettleLimit{5};
+// rdmactl_reconcile_duration_seconds' buckets (upper bounds, s): a quiet pass observes in well under
+// a second; an apply with verify retries takes seconds; one with the self-test (a bandwidth run per
+// port and peer) tens of seconds; a link-type change or a stuck tool up to minutes.
+inline constexpr double kReconcileDurationBuckets[] = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 
 // "10m", "30s", "1h30m", "500ms", "2h": a sum of number+unit terms; at least 1 ms.
 Result<std::chrono::milliseconds> parse_duration(const std::string& text);
@@ -154,6 +160,12 @@ class Agent {
   std::optional<Report> last_report_;
   std::optional<HostState> last_observed_;
   nlohmann::json last_selftest_ = nullptr;
+  std::optional<std::chrono::system_clock::time_point> last_selftest_at_;
+  // rdmactl_reconcile_duration_seconds: a count per bucket of kReconcileDurationBuckets (not
+  // cumulative; +Inf is duration_count_), the sum and the count.
+  std::vector<uint64_t> duration_buckets_ = std::vector<uint64_t>(std::size(kReconcileDurationBuckets), 0);
+  double duration_sum_ = 0;
+  uint64_t duration_count_ = 0;
   std::optional<std::chrono::system_clock::time_point> last_reconcile_at_;
   double last_duration_s_ = 0;
   std::string last_result_;  // converged | drift | degraded | failed | pendingReboot | invalidSpec

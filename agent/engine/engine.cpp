@@ -82,6 +82,7 @@ DiffResult Engine::diff(const NodeSpec& spec, const HostState& state) const {
     if (!seen) unique.push_back(e);
   }
   out.errors = std::move(unique);
+  for (const Change& c : out.changes) out.compared(c.resource, c.field, c.reconciler);
   return out;
 }
 
@@ -92,6 +93,7 @@ Report Engine::plan(const NodeSpec& spec, const HostState& state) const {
   DiffResult d = diff(spec, state);
   report.changes = std::move(d.changes);
   report.errors = std::move(d.errors);
+  report.checked = std::move(d.checked);
   for (const Change& c : report.changes) {
     if (c.status == ChangeStatus::kPendingReboot) report.pending_reboot = true;
   }
@@ -110,6 +112,7 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
   DiffResult d = diff(spec, *before);
   report.changes = std::move(d.changes);
   report.errors = std::move(d.errors);
+  report.checked = std::move(d.checked);
   if (!report.errors.empty()) {
     spdlog::error("not applying anything: {} part(s) of the spec cannot be resolved on this host",
                   report.errors.size());

@@ -10,6 +10,7 @@
 // MTU before addresses, ...).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,14 @@ namespace rdmactl {
 struct DiffResult {
   std::vector<Change> changes;
   std::vector<Error> errors;
+  // Every field compared, equal or not. A diff calls compared() where it compares a field the spec
+  // sets; the engine adds any change's field a diff did not name (agent/engine/engine.cpp).
+  std::vector<CheckedField> checked;
+
+  void compared(const std::string& resource, const std::string& field, const std::string& reconciler) {
+    CheckedField f{resource, field, reconciler};
+    if (std::find(checked.begin(), checked.end(), f) == checked.end()) checked.push_back(std::move(f));
+  }
 };
 
 class Reconciler {

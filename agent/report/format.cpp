@@ -2,11 +2,16 @@
 // from the same Report so that every format says the same thing.
 #include "agent/report/format.h"
 #include "agent/core/json_text.h"
+#include "agent/report/prom.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <set>
@@ -184,63 +189,134 @@ std::string render_text(const Report& report) {
   return out.str();
 }
 
+// JUnit XML as Jenkins, GitLab and GitHub read it (the Ant schema): one test case per field the
+// spec manages on this node, so that the number of cases is the same run to run; a field that
+// differs (planned) or whose apply failed or was rolled back is a <failure>; one that matches or
+// that apply converged passes; one staged in firmware for the next boot is <skipped>. Spec entries
+// that could not be planned are <error>s, and the self-test's tests are cases of their own.
 std::string render_junit(const Report& report) {
-  std::ostringstream out;
-  const size_t failures = report.changes.size() + report.errors.size();
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuites>\n";
-  out << "  <testsuite name=\"rdmactl " << (report.kind == "Plan" ? "plan" : "apply") << " "
-      << xml_escape(report.node) << "\" tests=\"" << std::max<size_t>(failures, 1) << "\" failures=\""
-      << failures << "\">\n";
-  if (failures == 0) {
-    out << "    <testcase classname=\"" << xml_escape(report.node) << "\" name=\"no drift\"/>\n";
+  struct Case {
+    std::string classname, name;
+    std::string element;  // "", "failure", "error", "skipped"
+    std::string message, type, body;
+  };
+  std::vector<Case> cases;
+  const std::string node = report.node;
+  auto change_case = [&](const Change& c) {
+    Case k{node + "." + c.resource, c.field, "", "", "", ""};
+    const std::string what = c.field + ": " + show_value(c.current) + " -> " + show_value(c.desired);
+    switch (c.status) {
+      case ChangeStatus::kApplied: break;
+      case ChangeStatus::kPendingReboot:
+        k.element = "skipped";
+        k.message = what + " staged in firmware; takes effect at the next reboot";
+        break;
+      case ChangeStatus::kPlanned:
+        k.element = "failure";
+        k.type = "drift";
+        k.message = what;
+        break;
+      case ChangeStatus::kFailed:
+      case ChangeStatus::kRolledBack:
+        k.element = "failure";
+        k.type = change_status_name(c.status);
+        k.message = what + (c.error.empty() ? "" : ": " + c.error);
+        break;
+    }
+    if (!c.note.empty()) k.body = c.note;
+    return k;
+  };
+  std::vector<bool> used(report.changes.size(), false);
+  for (const CheckedField& f : report.checked) {
+    bool found = false;
+    for (size_t i = 0; i < report.changes.size(); ++i) {
+      if (used[i] || report.changes[i].resource != f.resource || report.changes[i].field != f.field) continue;
+      cases.push_back(change_case(report.changes[i]));
+      used[i] = found = true;
+    }
+    if (!found) cases.push_back(Case{node + "." + f.resource, f.field, "", "", "", ""});
+  }
+  for (size_t i = 0; i < report.changes.size(); ++i) {
+    if (!used[i]) cases.push_back(change_case(report.changes[i]));
   }
   for (const Error& e : report.errors) {
-    out << "    <testcase classname=\"" << xml_escape(report.node) << "\" name=\"" << xml_escape(e.where)
-        << "\">\n      <failure message=\"" << xml_escape(e.message) << "\"/>\n    </testcase>\n";
+    cases.push_back(Case{node + ".spec", e.where.empty() ? "error" : e.where, "error", e.message,
+                         error_kind_name(e.kind), ""});
   }
-  for (const Change& c : report.changes) {
-    out << "    <testcase classname=\"" << xml_escape(report.node) << "." << xml_escape(c.resource)
-        << "\" name=\"" << xml_escape(c.field) << "\">\n      <failure message=\""
-        << xml_escape(c.field + ": " + show_value(c.current) + " -> " + show_value(c.desired)) << "\" type=\""
-        << change_status_name(c.status) << "\"/>\n    </testcase>\n";
-  }
-  out << "  </testsuite>\n</testsuites>\n";
-  return out.str();
-}
-
-std::string render_prom(const Report& report) {
-  std::ostringstream out;
-  const std::string node = prom_escape(report.node);
-  out << "# HELP rdmactl_drift_changes Fields that differ between the spec and the host.\n"
-      << "# TYPE rdmactl_drift_changes gauge\n"
-      << "rdmactl_drift_changes{node=\"" << node << "\"} " << report.changes.size() << "\n"
-      << "# HELP rdmactl_drift 1 for each field that differs.\n"
-      << "# TYPE rdmactl_drift gauge\n";
-  for (const Change& c : report.changes) {
-    out << "rdmactl_drift{node=\"" << node << "\",resource=\"" << prom_escape(c.resource) << "\",field=\""
-        << prom_escape(c.field) << "\",status=\"" << change_status_name(c.status) << "\"} 1\n";
-  }
-  out << "# HELP rdmactl_errors Spec entries that could not be planned.\n"
-      << "# TYPE rdmactl_errors gauge\n"
-      << "rdmactl_errors{node=\"" << node << "\"} " << report.errors.size() << "\n"
-      << "# HELP rdmactl_pending_reboot 1 when firmware changes wait for a reboot.\n"
-      << "# TYPE rdmactl_pending_reboot gauge\n"
-      << "rdmactl_pending_reboot{node=\"" << node << "\"} " << (report.pending_reboot ? 1 : 0) << "\n";
   if (report.selftest.is_object()) {
-    const std::string result = report.selftest.value("result", "");
-    out << "# HELP rdmactl_selftest_passed 1 when the RDMA self-test passed, 0 when it failed or was skipped.\n"
-        << "# TYPE rdmactl_selftest_passed gauge\n"
-        << "rdmactl_selftest_passed{node=\"" << node << "\",result=\"" << prom_escape(result) << "\"} "
-        << (result == "passed" ? 1 : 0) << "\n"
-        << "# HELP rdmactl_selftest_bandwidth_gbps Loopback RDMA WRITE bandwidth per port.\n"
-        << "# TYPE rdmactl_selftest_bandwidth_gbps gauge\n";
-    for (const auto& t : report.selftest.value("tests", nlohmann::json::array())) {
-      if (t.value("test", "") != "loopback" || !t.contains("bandwidthGbps") || !t["bandwidthGbps"].is_number()) continue;
-      out << "rdmactl_selftest_bandwidth_gbps{node=\"" << node << "\",device=\"" << prom_escape(t.value("device", ""))
-          << "\",port=\"" << t.value("port", 0) << "\"} " << t["bandwidthGbps"].get<double>() << "\n";
+    const auto tests = report.selftest.value("tests", nlohmann::json::array());
+    for (const auto& t : tests) {
+      const std::string test = t.value("test", "");
+      const std::string name = test == "peer" ? "peer " + t.value("peer", "")
+                                              : test + " " + t.value("device", "") + "/" + std::to_string(t.value("port", 0));
+      const std::string result = t.value("result", "");
+      Case k{node + ".selftest", name, "", "", "", ""};
+      if (result == "failed") {
+        k.element = "failure";
+        k.type = "selftest";
+        k.message = t.value("reason", "failed");
+      } else if (result != "passed") {
+        k.element = "skipped";
+        k.message = t.value("reason", result);
+      }
+      cases.push_back(k);
+    }
+    if (tests.empty()) {
+      const std::string result = report.selftest.value("result", "");
+      cases.push_back(Case{node + ".selftest", "selftest", result == "passed" ? "" : result == "failed" ? "failure" : "skipped",
+                           report.selftest.value("reason", result), result == "failed" ? "selftest" : "", ""});
     }
   }
+  if (cases.empty()) cases.push_back(Case{node, "no managed fields", "", "", "", ""});
+
+  size_t failures = 0, errors = 0, skipped = 0;
+  for (const Case& k : cases) {
+    failures += k.element == "failure" ? 1 : 0;
+    errors += k.element == "error" ? 1 : 0;
+    skipped += k.element == "skipped" ? 1 : 0;
+  }
+  // Started at: rendered now, less the run's duration. The Ant schema's timestamp has no zone: UTC.
+  const auto started = std::chrono::system_clock::now() -
+                       std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                           std::chrono::duration<double>(report.duration_seconds));
+  const std::time_t secs = std::chrono::system_clock::to_time_t(started);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char timestamp[32];
+  std::strftime(timestamp, sizeof timestamp, "%Y-%m-%dT%H:%M:%S", &tm);
+  char duration[32];
+  std::snprintf(duration, sizeof duration, "%.3f", report.duration_seconds);
+  const std::string counts = "tests=\"" + std::to_string(cases.size()) + "\" failures=\"" + std::to_string(failures) +
+                             "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
+                             "\" time=\"" + duration + "\"";
+  const std::string suite = std::string("rdmactl ") + (report.kind == "Plan" ? "plan" : "apply") + " " + node;
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out << "<testsuites name=\"rdmactl\" " << counts << ">\n";
+  out << "  <testsuite name=\"" << xml_escape(suite) << "\" hostname=\"" << xml_escape(node) << "\" timestamp=\""
+      << timestamp << "\" " << counts << ">\n";
+  if (!report.spec_file.empty()) {
+    out << "    <properties>\n      <property name=\"spec\" value=\"" << xml_escape(report.spec_file)
+        << "\"/>\n      <property name=\"sha256\" value=\"" << xml_escape(report.spec_sha256) << "\"/>\n    </properties>\n";
+  }
+  for (const Case& k : cases) {
+    // Fields are compared, not timed: each case's time is 0; the suite's is the whole run's.
+    out << "    <testcase classname=\"" << xml_escape(k.classname) << "\" name=\"" << xml_escape(k.name)
+        << "\" time=\"0\"";
+    if (k.element.empty()) {
+      out << "/>\n";
+      continue;
+    }
+    out << ">\n      <" << k.element << " message=\"" << xml_escape(k.message) << "\"";
+    if (!k.type.empty()) out << " type=\"" << xml_escape(k.type) << "\"";
+    if (k.body.empty()) {
+      out << "/>\n";
+    } else {
+      out << ">" << xml_escape(k.body) << "</" << k.element << ">\n";
+    }
+    out << "    </testcase>\n";
+  }
+  out << "  </testsuite>\n</testsuites>\n";
   return out.str();
 }
 
@@ -311,9 +387,22 @@ std::string render_report(const Report& report, Format format) {
     case Format::kJson: return json_text(to_json(report), 2) + "\n";
     case Format::kYaml: return json_to_yaml(to_json(report));
     case Format::kJunit: return render_junit(report);
-    case Format::kProm: return render_prom(report);
+    case Format::kProm: return render_prom(report, nullptr);
   }
   return render_text(report);
+}
+
+std::string render_prom(const Report& report, const HostState* state) {
+  PromText out;
+  prom_build_info(out);
+  prom_report(out, report);
+  // A report carries a self-test only when it ran one (apply), just now.
+  if (report.selftest.is_object()) {
+    const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    prom_selftest(out, report.node, report.selftest, std::floor(now));
+  }
+  if (state) prom_ports(out, *state);
+  return out.text();
 }
 
 std::string render_state(const HostState& state, Format format) {

@@ -1,5 +1,5 @@
 // Output formats of reports and states: text (the drift report a person reads), json, yaml,
-// junit (CI systems show each drift as a failed test case) and prom (node_exporter textfile).
+// junit (CI systems: a test case per managed field) and prom (node_exporter textfile, agent/report/prom.h).
 #pragma once
 
 #include <string>
@@ -17,6 +17,9 @@ const char* format_name(Format format);
 Result<Format> parse_format(const std::string& name);
 
 std::string render_report(const Report& report, Format format);
+// Prometheus text (agent/report/prom.h): build info, the report's drift, its self-test when it ran
+// one, and per-port state and counters of `state` (the host the report was planned from) when given.
+std::string render_prom(const Report& report, const HostState* state);
 // show: json, yaml or text.
 std::string render_state(const HostState& state, Format format);
 // Block-style YAML of a JSON value (keys in JSON order).

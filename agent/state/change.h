@@ -39,4 +39,13 @@ struct Change {
 
 nlohmann::json to_json(const Change& change);
 
+// A field a diff compared, whether or not it differed: the fields the spec manages on this node
+// (JUnit's test cases, one per field, so their number is the same run to run).
+struct CheckedField {
+  std::string resource;
+  std::string field;
+  std::string reconciler;
+  bool operator==(const CheckedField&) const = default;
+};
+
 }  // namespace rdmactl

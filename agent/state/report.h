@@ -17,6 +17,9 @@ struct Report {
   std::string spec_file;
   std::string spec_sha256;
   std::vector<Change> changes;
+  // Every field the spec manages on this node that the diff compared, drifted or not (the drifted
+  // ones are in `changes` too): JUnit's test cases. Not in the JSON form.
+  std::vector<CheckedField> checked;
   bool pending_reboot = false;
   nlohmann::json selftest = nullptr;
   // Problems that stopped planning or applying (unknown netdev, netlink failure, ...).
@@ -25,6 +28,8 @@ struct Report {
   // in the order to apply them (last change first).
   std::vector<Change> revert_plan;
   bool rolled_back = false;
+  // How long the plan or apply took (observe, diff, writes, verify), in seconds: JUnit's time.
+  double duration_seconds = 0;
   // After a verified apply: what changed on the netdevs the plan touched (and those whose MTU
   // follows theirs) that no applied change explains, in words (agent/engine/snapshot.h).
   std::vector<std::string> side_effects;

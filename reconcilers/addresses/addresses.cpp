@@ -96,6 +96,7 @@ class AddressesReconciler final : public Reconciler {
       const NetdevState& n = **netdev;
       const std::set<std::string> current(n.addresses.begin(), n.addresses.end());
       const std::set<std::string> desired(iface.addresses->begin(), iface.addresses->end());
+      out.compared(netdev_resource(n.name), "addresses", kName);
       if (current == desired) continue;
       // Removing an address cuts whatever uses it; adding one does not.
       const bool removes = std::any_of(current.begin(), current.end(),

@@ -298,6 +298,7 @@ class EcnReconciler final : public Reconciler {
     const nlohmann::json np = ecn.value("np", ecn["priorities"]);
     const nlohmann::json rp = ecn.value("rp", ecn["priorities"]);
     const nlohmann::json desired = *iface.ecn.priorities;
+    out.compared(netdev_resource(n.name), "ecn.priorities", kName);
     if (np == desired && rp == desired) return;
     nlohmann::json current = np == rp ? np : nlohmann::json{{"np", np}, {"rp", rp}};
     Change change = make_change(netdev_resource(n.name), "ecn.priorities", std::move(current), desired, kName, false);
@@ -326,6 +327,7 @@ class EcnReconciler final : public Reconciler {
     const std::vector<int> desired = *iface.ecn.priorities;
     const std::vector<int> running = ecn["priorities"].get<std::vector<int>>();
     const std::vector<int> next_boot = ecn["nextBoot"].get<std::vector<int>>();
+    out.compared(netdev_resource(n.name), "ecn.priorities", kName);
     if (running == desired && next_boot == desired) return;
     const std::string resource = netdev_resource(n.name);
     const std::string via = "mstconfig " + text_of(ecn.value("firmware", nlohmann::json(kMaskParam))) + " of " +
@@ -358,6 +360,7 @@ class EcnReconciler final : public Reconciler {
           iface, make_error(ErrorKind::kNotSupported, "cannot set the CNP DSCP of " + n.name + ": " + why)));
       return;
     }
+    out.compared(netdev_resource(n.name), "ecn.cnpDscp", kName);
     if (ecn["cnpDscp"] == nlohmann::json(*iface.ecn.cnp_dscp)) return;
     Change change = make_change(netdev_resource(n.name), "ecn.cnpDscp", ecn["cnpDscp"], *iface.ecn.cnp_dscp, kName, false);
     if (vendor) {

@@ -110,6 +110,7 @@ class IpoibReconciler final : public Reconciler {
         out.errors.push_back(selector_error(iface, make_error(ErrorKind::kNotSupported, no_connected_mode(n))));
         continue;
       }
+      out.compared(netdev_resource(n.name), "ipoib.mode", kName);
       if (current != *iface.ipoib.mode) {
         Change change = make_change(netdev_resource(n.name), "ipoib.mode", current, *iface.ipoib.mode, kName, true);
         change.via = "sysfs /sys/class/net/" + n.name + "/mode";

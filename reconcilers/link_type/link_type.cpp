@@ -215,7 +215,10 @@ class LinkTypeReconciler final : public Reconciler {
       planned[resource] = desired;
       const nlohmann::json current = observed.value("current", nlohmann::json());
       const nlohmann::json next_boot = observed.value("nextBoot", nlohmann::json());
-      if (current == desired && next_boot == desired) continue;
+      if (current == desired && next_boot == desired) {
+        out.compared(resource, "linkType", kName);
+        continue;
+      }
       if (current == desired) {
         // Someone staged the other protocol: the port would flip at the next cold boot. Setting
         // the next-boot value back needs no reboot, since the firmware runs the spec's already.

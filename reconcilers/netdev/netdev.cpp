@@ -108,11 +108,15 @@ class NetdevReconciler final : public Reconciler {
       const IpoibMtuCheck ipoib = check_ipoib_mtu(iface, n);
       if (ipoib.error) {
         out.errors.push_back(selector_error(iface, make_error(ErrorKind::kInvalidSpec, *ipoib.error)));
-      } else if (iface.mtu && *iface.mtu != n.mtu && !ipoib.mode_unavailable) {
-        Change change = make_change(netdev_resource(n.name), "mtu", n.mtu, *iface.mtu, kName, true);
-        change.note = ipoib.note;
-        out.changes.push_back(std::move(change));
+      } else if (iface.mtu && !ipoib.mode_unavailable) {
+        out.compared(netdev_resource(n.name), "mtu", kName);
+        if (*iface.mtu != n.mtu) {
+          Change change = make_change(netdev_resource(n.name), "mtu", n.mtu, *iface.mtu, kName, true);
+          change.note = ipoib.note;
+          out.changes.push_back(std::move(change));
+        }
       }
+      if (iface.state) out.compared(netdev_resource(n.name), "state", kName);
       if (iface.state && *iface.state != n.state) {
         // Taking a link down cuts its traffic; bringing one up does not.
         out.changes.push_back(make_change(netdev_resource(n.name), "state", n.state, *iface.state, kName,

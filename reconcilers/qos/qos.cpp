@@ -231,6 +231,8 @@ class QosReconciler final : public Reconciler {
     if (!trust && iface.qos.dscp_to_priority) trust = "dscp";
     if (!trust) return;
     const std::string current_trust = qos.value("trust", "");
+    if (iface.qos.trust) out.compared(resource, "qos.trust", kName);
+    out.compared(resource, "qos.dscpToPriority", kName);
     if (iface.qos.trust && current_trust != *trust) {
       Change change = make_change(resource, "qos.trust", current_trust, *trust, kName, true);
       change.via = kVia;
@@ -254,6 +256,8 @@ class QosReconciler final : public Reconciler {
   static void diff_entries(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
                            DiffResult& out) {
     const std::string resource = netdev_resource(n.name);
+    if (iface.qos.trust) out.compared(resource, "qos.trust", kName);
+    if (iface.qos.dscp_to_priority) out.compared(resource, "qos.dscpToPriority", kName);
     if (iface.qos.trust && qos.value("trust", "") != *iface.qos.trust) {
       // Without an app-trust table, trust follows the DSCP entries: dscp needs some.
       const bool carried = qos.contains("trustTable") || *iface.qos.trust == "pcp" ||
@@ -287,6 +291,7 @@ class QosReconciler final : public Reconciler {
       return;
     }
     const nlohmann::json desired(*iface.qos.pfc);
+    out.compared(netdev_resource(n.name), "qos.pfc", kName);
     if (qos["pfc"] != desired) {
       Change change = make_change(netdev_resource(n.name), "qos.pfc", qos["pfc"], desired, kName, true);
       change.via = kVia;

@@ -149,6 +149,8 @@ class RoceReconciler final : public Reconciler {
       // ToS first: every port accepts any ToS, while rdma_cm refuses a mode the port has no GIDs
       // of (rxe has no RoCE v1 GIDs), so a refused mode is the last write and rolls back the rest.
       const std::string via = "configfs rdma_cm/" + ref.device->name + "/ports/" + std::to_string(ref.port->port) + "/";
+      if (iface.roce.tos) out.compared(resource, "roce.tos", kName);
+      if (iface.roce.mode) out.compared(resource, "roce.mode", kName);
       if (iface.roce.tos && current_tos != nlohmann::json(*iface.roce.tos)) {
         Change change = make_change(resource, "roce.tos", current_tos, *iface.roce.tos, kName, false);
         change.via = via + "default_roce_tos";

@@ -263,6 +263,7 @@ class SubnetManagerReconciler final : public Reconciler {
     config_changes(sm, state, out);
     if (sm.enabled) {
       const bool current = running_as_asked(sm, state, *sm.enabled);
+      out.compared(kResource, "enabled", kName);
       if (current != *sm.enabled) {
         // Starting or stopping an SM can move mastership: the fabric re-sweeps.
         Change change = make_change(kResource, "enabled", current, *sm.enabled, kName, true);
@@ -446,6 +447,7 @@ class SubnetManagerReconciler final : public Reconciler {
     const bool running = local.value("active", json()) == json(true);
     if (sm.priority) {
       const json current = local.value("priority", json());
+      out.compared(kResource, "priority", kName);
       if (current != json(*sm.priority)) {
         Change change = make_change(kResource, "priority", current, *sm.priority, kName, running);
         change.via = local.value("priorityFrom", std::string());
@@ -461,6 +463,7 @@ class SubnetManagerReconciler final : public Reconciler {
       const bool debian = local.contains("ports");
       const json current = debian ? local["ports"] : local.value("guid", json());
       const bool converged = debian ? ports_guids(current) == std::vector<std::string>{*desired} : current == json(*desired);
+      out.compared(kResource, "port", kName);
       if (!converged) {
         Change change = make_change(kResource, "port", current, *desired, kName, running);
         change.via = local.value("portFrom", std::string());

@@ -87,6 +87,7 @@ class SysctlReconciler final : public Reconciler {
         out.errors.push_back(absent_key_error(key, state, where));
         continue;
       }
+      out.compared(kResourcePrefix + key, "value", kName);
       if (normalize(found->second) != normalize(value)) {
         out.changes.push_back(make_change(kResourcePrefix + key, "value", found->second, value, kName, false));
       }

@@ -43,6 +43,9 @@ class FakeDriver : public HostDriver {
     bool fail = false;
     bool roll_back = false;             // the apply failed verify and was rolled back
     std::vector<std::string> triggers;  // each reconcile's trigger (the audit log's "who")
+    bool applied = false;               // the apply changed the MTU and converged
+    // The next reconcile's self-test (then null: as LiveHost, a pass that changes nothing runs none).
+    nlohmann::json selftest = nullptr;
 
     bool wait_calls(int n, std::chrono::milliseconds timeout = kEventWait) {
       std::unique_lock lock(mutex);
@@ -76,6 +79,18 @@ class FakeDriver : public HostDriver {
       out.report.changes.push_back(change);
       out.report.rolled_back = true;
     }
+    if (shared_->applied) {
+      out.report.kind = "ApplyReport";
+      Change change;
+      change.resource = "netdev/eth9";
+      change.field = "mtu";
+      change.current = 1500;
+      change.desired = 9000;
+      change.status = ChangeStatus::kApplied;
+      out.report.changes.push_back(change);
+    }
+    out.report.selftest = shared_->selftest;
+    shared_->selftest = nullptr;
     shared_->triggers.push_back(request.trigger);
     out.observed = HostState{};
     out.observed->node = "n1";
@@ -337,6 +352,80 @@ TEST_F(AgentTest, StopIsPromptWhileIdle) {
   const auto begin = std::chrono::steady_clock::now();
   agent->stop();
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 20s);
+}
+
+// Issue 14 item 4: the drift gauge is the drift now. An apply that made its change leaves none.
+TEST_F(AgentTest, AfterAnApplyFixedTheDriftTheDriftGaugeIsZero) {
+  write_spec(spec_with_mtu(9000));
+  shared_->applied = true;
+  auto agent = make_agent();
+  agent->reconcile_once("timer");
+  const std::string metrics = agent->metrics_text();
+  EXPECT_NE(metrics.find("rdmactl_drift_changes{node=\"n1\"} 0\n"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("rdmactl_drift{"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_last_reconcile_success{node=\"n1\"} 1\n"), std::string::npos) << metrics;
+
+  // A rolled-back apply leaves its change as drift.
+  shared_->applied = false;
+  shared_->roll_back = true;
+  agent->reconcile_once("timer");
+  const std::string after = agent->metrics_text();
+  EXPECT_NE(after.find("rdmactl_drift_changes{node=\"n1\"} 1\n"), std::string::npos) << after;
+  EXPECT_NE(after.find("rdmactl_drift{node=\"n1\",resource=\"netdev/eth0\",field=\"mtu\"} 1\n"), std::string::npos) << after;
+  EXPECT_NE(after.find("rdmactl_last_reconcile_success{node=\"n1\"} 0\n"), std::string::npos) << after;
+}
+
+// The self-test's series are there from the first scrape (0, timestamp 0) and keep their last
+// value through reconciles that run no self-test.
+TEST_F(AgentTest, SelftestSeriesStayOnAQuietHost) {
+  write_spec(spec_with_mtu(9000));
+  auto agent = make_agent();
+  const std::string before = agent->metrics_text();
+  EXPECT_NE(before.find("rdmactl_selftest_success{node=\"n1\"} 0\n"), std::string::npos) << before;
+  EXPECT_NE(before.find("rdmactl_selftest_timestamp_seconds{node=\"n1\"} 0\n"), std::string::npos) << before;
+  EXPECT_NE(before.find("rdmactl_selftest_info{node=\"n1\",result=\"none\"} 1\n"), std::string::npos) << before;
+  EXPECT_NE(before.find("rdmactl_build_info{version=\"" RDMACTL_VERSION "\"} 1\n"), std::string::npos) << before;
+
+  shared_->selftest = {{"result", "passed"},
+                       {"tests", {{{"test", "loopback"}, {"device", "mlx5_0"}, {"port", 1}, {"result", "passed"},
+                                   {"bandwidthGbps", 93.5}, {"latencyUs", {{"typical", 1.5}, {"p99", 2.5}}}}}}};
+  agent->reconcile_once("start-up");
+  agent->reconcile_once("timer");  // runs no self-test
+  const std::string metrics = agent->metrics_text();
+  EXPECT_NE(metrics.find("rdmactl_selftest_success{node=\"n1\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_selftest_info{node=\"n1\",result=\"passed\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("rdmactl_selftest_timestamp_seconds{node=\"n1\"} 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_selftest_bandwidth_bytes_per_second{node=\"n1\",test=\"loopback\",device=\"mlx5_0\","
+                         "port=\"1\"} 11687500000\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("rdmactl_selftest_latency_seconds{node=\"n1\",test=\"loopback\",device=\"mlx5_0\",port=\"1\","
+                         "statistic=\"p99\"} 2.5e-06\n"),
+            std::string::npos)
+      << metrics;
+}
+
+TEST_F(AgentTest, ReconcileDurationIsAHistogram) {
+  write_spec(spec_with_mtu(9000));
+  auto agent = make_agent();
+  const std::string before = agent->metrics_text();
+  EXPECT_NE(before.find("rdmactl_reconcile_duration_seconds_count{node=\"n1\"} 0\n"), std::string::npos) << before;
+  agent->reconcile_once("a");
+  agent->reconcile_once("b");
+  const std::string metrics = agent->metrics_text();
+  EXPECT_NE(metrics.find("# TYPE rdmactl_reconcile_duration_seconds histogram\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_reconcile_duration_seconds_bucket{node=\"n1\",le=\"+Inf\"} 2\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("rdmactl_reconcile_duration_seconds_bucket{node=\"n1\",le=\"300\"} 2\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("rdmactl_reconcile_duration_seconds_count{node=\"n1\"} 2\n"), std::string::npos) << metrics;
+  // Cumulative buckets: never decreasing.
+  uint64_t last = 0;
+  for (size_t at = metrics.find("_bucket{"); at != std::string::npos; at = metrics.find("_bucket{", at + 1)) {
+    const uint64_t count = std::stoull(metrics.substr(metrics.find("} ", at) + 2));
+    EXPECT_GE(count, last) << metrics;
+    last = count;
+  }
 }
 
 }  // namespace

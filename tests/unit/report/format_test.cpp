@@ -1,5 +1,6 @@
 // Every output format of a report says the same thing.
 #include "agent/report/format.h"
+#include "agent/engine/engine.h"
 #include "agent/selftest/selftest.h"
 
 #include <gtest/gtest.h>
@@ -133,21 +134,140 @@ TEST(Format, TextIsTheDriftReport) {
   EXPECT_NE(render_report(empty, Format::kText).find("No drift"), std::string::npos);
 }
 
-TEST(Format, JunitMakesEachDriftAFailedCase) {
-  const std::string xml = render_report(sample_report(), Format::kJunit);
-  EXPECT_NE(xml.find("tests=\"2\" failures=\"2\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.netdev/ens1f0np0\" name=\"mtu\">"), std::string::npos) << xml;
-  Report empty = sample_report();
-  empty.changes.clear();
-  EXPECT_NE(render_report(empty, Format::kJunit).find("name=\"no drift\"/>"), std::string::npos);
+// Issue 14 item 5: a test case per managed field, drifted or not, so the count is stable run to run.
+TEST(Format, JunitHasACasePerManagedField) {
+  Report r = sample_report();
+  r.checked = {{"netdev/ens1f0np0", "mtu", "netdev"},
+               {"netdev/ens1f0np0", "state", "netdev"},
+               {"sysctl/net.ipv4.tcp_ecn", "value", "sysctl"}};
+  r.duration_seconds = 1.25;
+  const std::string xml = render_report(r, Format::kJunit);
+  EXPECT_NE(xml.find("tests=\"3\" failures=\"2\" errors=\"0\" skipped=\"0\" time=\"1.250\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("hostname=\"gpu-01\" timestamp=\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.netdev/ens1f0np0\" name=\"mtu\" time=\"0\">\n"
+                     "      <failure message=\"mtu: 1500 -&gt; 9000\" type=\"drift\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.netdev/ens1f0np0\" name=\"state\" time=\"0\"/>"), std::string::npos)
+      << xml;
+
+  // No drift: the same three cases, all passing.
+  Report converged = r;
+  converged.changes.clear();
+  const std::string none = render_report(converged, Format::kJunit);
+  EXPECT_NE(none.find("tests=\"3\" failures=\"0\" errors=\"0\""), std::string::npos) << none;
+
+  Report empty;
+  empty.node = "gpu-01";
+  EXPECT_NE(render_report(empty, Format::kJunit).find("name=\"no managed fields\" time=\"0\"/>"), std::string::npos);
+}
+
+// A successful apply has no failures: applied changes pass; firmware staged for a reboot is
+// skipped; a failed or rolled-back change fails; errors are <error>, not <failure>; the self-test's
+// tests are cases of their own.
+TEST(Format, JunitOfAnApply) {
+  Report r = sample_report();
+  r.kind = "ApplyReport";
+  for (Change& c : r.changes) c.status = ChangeStatus::kApplied;
+  r.selftest = to_json(sample_selftest(SelftestResult::Outcome::kPassed, ""));
+  std::string xml = render_report(r, Format::kJunit);
+  EXPECT_NE(xml.find("tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.selftest\" name=\"loopback mlx5_0/1\" time=\"0\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.selftest\" name=\"peer 192.168.100.12:18515\" time=\"0\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+
+  r.changes[0].status = ChangeStatus::kRolledBack;
+  r.changes[1].status = ChangeStatus::kPendingReboot;
+  r.errors.push_back(make_error(ErrorKind::kPlatform, "netlink said no", "fabric.yaml:7:9 interfaces[0]"));
+  r.selftest = to_json(sample_selftest(SelftestResult::Outcome::kFailed, "connect: rejected"));
+  xml = render_report(r, Format::kJunit);
+  EXPECT_NE(xml.find("tests=\"5\" failures=\"2\" errors=\"1\" skipped=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<error message=\"netlink said no\" type=\"platform\"/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("type=\"rolled-back\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<skipped message=\"value: 2 -&gt; 1 staged in firmware"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"connect: rejected\" type=\"selftest\"/>"), std::string::npos) << xml;
 }
 
 TEST(Format, PromIsNodeExporterTextfile) {
   const std::string prom = render_report(sample_report(), Format::kProm);
+  EXPECT_NE(prom.find("rdmactl_build_info{version=\"" RDMACTL_VERSION "\"} 1\n"), std::string::npos) << prom;
   EXPECT_NE(prom.find("rdmactl_drift_changes{node=\"gpu-01\"} 2\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("rdmactl_drift{node=\"gpu-01\",resource=\"netdev/ens1f0np0\",field=\"mtu\",status=\"planned\"} 1\n"),
-            std::string::npos);
+  EXPECT_NE(prom.find("rdmactl_drift{node=\"gpu-01\",resource=\"netdev/ens1f0np0\",field=\"mtu\"} 1\n"),
+            std::string::npos) << prom;
   EXPECT_NE(prom.find("rdmactl_pending_reboot{node=\"gpu-01\"} 0\n"), std::string::npos);
+  EXPECT_NE(prom.find("rdmactl_pending_reboot_changes{node=\"gpu-01\"} 0\n"), std::string::npos);
+  // A plan runs no self-test: no self-test series that would say it failed.
+  EXPECT_EQ(prom.find("rdmactl_selftest"), std::string::npos) << prom;
+  // Each family once: HELP and TYPE, then its samples together.
+  EXPECT_EQ(prom.find("# TYPE rdmactl_drift gauge"), prom.rfind("# TYPE rdmactl_drift gauge"));
+}
+
+// The drift gauge is what still differs: applied changes are not drift, failed and rolled-back
+// ones are, pending-reboot ones count on their own gauge.
+TEST(Format, PromDriftIsWhatStillDiffers) {
+  Report r = sample_report();
+  r.kind = "ApplyReport";
+  r.changes[0].status = ChangeStatus::kApplied;
+  r.changes[1].status = ChangeStatus::kApplied;
+  std::string prom = render_report(r, Format::kProm);
+  EXPECT_NE(prom.find("rdmactl_drift_changes{node=\"gpu-01\"} 0\n"), std::string::npos) << prom;
+  EXPECT_EQ(prom.find("rdmactl_drift{"), std::string::npos) << prom;
+
+  r.changes[0].status = ChangeStatus::kRolledBack;
+  r.changes[1].status = ChangeStatus::kFailed;
+  Change link_type;
+  link_type.resource = "pci/0000:3b:00.0";
+  link_type.field = "linkType";
+  link_type.status = ChangeStatus::kPendingReboot;
+  r.changes.push_back(link_type);
+  r.pending_reboot = true;
+  prom = render_report(r, Format::kProm);
+  EXPECT_NE(prom.find("rdmactl_drift_changes{node=\"gpu-01\"} 2\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_pending_reboot_changes{node=\"gpu-01\"} 1\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_pending_reboot{node=\"gpu-01\"} 1\n"), std::string::npos) << prom;
+  EXPECT_EQ(prom.find("field=\"linkType\""), std::string::npos) << prom;
+}
+
+// Ports of the observed state: state, rate in bits/s, error and congestion counters as counters;
+// data in bytes (sysfs counts 4-octet words); a counter without a value ("N/A (no PMA)") left out.
+TEST(Format, PromExportsPortStateAndCounters) {
+  HostState state;
+  state.node = "gpu-01";
+  DeviceState device;
+  device.name = "mlx5_0";
+  PortState port;
+  port.port = 1;
+  port.state = "ACTIVE";
+  port.phys_state = "LinkUp";
+  port.link_layer = "Ethernet";
+  port.netdev = "ens1f0np0";
+  port.rate_gbps = 100;
+  port.counters = {{"symbol_error", 3}, {"port_xmit_data", 1000}, {"link_downed", "N/A (no PMA)"}};
+  port.hw_counters = {{"np_cnp_sent", 18342}, {"rp_cnp_handled", 20517}, {"local_ack_timeout_err", 7},
+                      {"some_driver_counter", 1}};
+  device.ports.push_back(port);
+  state.devices.push_back(device);
+  const std::string prom = render_prom(sample_report(), &state);
+  const std::string labels = "{node=\"gpu-01\",device=\"mlx5_0\",port=\"1\"}";
+  EXPECT_NE(prom.find("rdmactl_port_active" + labels + " 1\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_physical_link_up" + labels + " 1\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_rate_bytes_per_second" + labels + " 1.25e+10\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("# TYPE rdmactl_port_np_cnp_sent_total counter\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_np_cnp_sent_total" + labels + " 18342\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_rp_cnp_handled_total" + labels + " 20517\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_local_ack_timeout_errors_total" + labels + " 7\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_symbol_errors_total" + labels + " 3\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_transmit_bytes_total" + labels + " 4000\n"), std::string::npos) << prom;
+  EXPECT_EQ(prom.find("rdmactl_port_link_downed_total"), std::string::npos) << prom;
+  EXPECT_EQ(prom.find("some_driver_counter"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_port_info{node=\"gpu-01\",device=\"mlx5_0\",port=\"1\",link_layer=\"Ethernet\","
+                      "netdev=\"ens1f0np0\"} 1\n"),
+            std::string::npos)
+      << prom;
 }
 
 TEST(Format, ParsesNamesAndRejectsOthers) {
@@ -168,10 +288,26 @@ TEST(Format, ApplyReportsCarryTheSelftest) {
   EXPECT_NE(text.find("  loopback mlx5_0/1: passed, 93.5 Gb/s (expected >= 90)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  peer 192.168.100.12:18515: failed: connect: rejected\n"), std::string::npos) << text;
   const std::string prom = render_report(r, Format::kProm);
-  EXPECT_NE(prom.find("rdmactl_selftest_passed{node=\"gpu-01\",result=\"failed\"} 0\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("rdmactl_selftest_bandwidth_gbps{node=\"gpu-01\",device=\"mlx5_0\",port=\"1\"} 93.5\n"),
+  // The result is the value; the word is an _info label.
+  EXPECT_NE(prom.find("rdmactl_selftest_success{node=\"gpu-01\"} 0\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_selftest_info{node=\"gpu-01\",result=\"failed\"} 1\n"), std::string::npos) << prom;
+  EXPECT_EQ(prom.find("rdmactl_selftest_timestamp_seconds{node=\"gpu-01\"} 0\n"), std::string::npos) << prom;
+  const std::string loopback = "{node=\"gpu-01\",test=\"loopback\",device=\"mlx5_0\",port=\"1\"";
+  EXPECT_NE(prom.find("rdmactl_selftest_bandwidth_bytes_per_second" + loopback + "} 11687500000\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_selftest_expected_bandwidth_bytes_per_second" + loopback + "} 1.125e+10\n"), std::string::npos)
+      << prom;
+  EXPECT_NE(prom.find("rdmactl_selftest_latency_seconds" + loopback + ",statistic=\"typical\"} 1.9e-06\n"),
             std::string::npos)
       << prom;
+  EXPECT_NE(prom.find("rdmactl_selftest_test_success" + loopback + "} 1\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_selftest_test_success{node=\"gpu-01\",test=\"peer\",peer=\"192.168.100.12:18515\"} 0\n"),
+            std::string::npos)
+      << prom;
+  EXPECT_NE(prom.find("rdmactl_selftest_round_trip_seconds{node=\"gpu-01\",test=\"peer\",peer=\"192.168.100.12:18515\"} "
+                      "5.5e-06\n"),
+            std::string::npos)
+      << prom;
+  EXPECT_EQ(prom.find("gbps"), std::string::npos) << prom;
   const auto json = nlohmann::json::parse(render_report(r, Format::kJson));
   EXPECT_EQ(json["selftest"]["result"], "failed");
   EXPECT_EQ(json["selftest"]["tests"][0]["gidIndex"], 3);
@@ -189,6 +325,34 @@ TEST(Format, BytesThatAreNotUtf8StillRender) {
   const auto json = nlohmann::json::parse(render_report(r, Format::kJson));
   EXPECT_EQ(json["changes"][0]["resource"], "netdev/eth\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(json["changes"][1]["current"], "2\xef\xbf\xbd");
+  // Prometheus label values are UTF-8: the bytes are escaped.
+  EXPECT_NE(render_report(r, Format::kProm).find("resource=\"netdev/eth\\\\xff\\\\xfe\""), std::string::npos)
+      << render_report(r, Format::kProm);
+}
+
+// The reconcilers report every field they compared: the lossless example on the demo host has
+// fields that match (ens1f0np0's state) beside the drifted ones, and the same cases after the
+// drift is gone.
+TEST(Format, JunitCasesComeFromEveryComparedField) {
+  auto spec = load_spec(test::source_path("examples/roce-lossless.yaml"));
+  ASSERT_TRUE(spec.has_value());
+  auto state = load_host_state(test::source_path("examples/demo-host.json"));
+  ASSERT_TRUE(state.has_value());
+  const Engine engine(make_reconciler_table());
+  const Report report = engine.plan(merge_for_node(*spec, state->node), *state);
+  ASSERT_FALSE(report.changes.empty());
+  EXPECT_GT(report.checked.size(), report.changes.size());
+  const auto has = [&](const std::string& resource, const std::string& field) {
+    return std::any_of(report.checked.begin(), report.checked.end(),
+                       [&](const CheckedField& f) { return f.resource == resource && f.field == field; });
+  };
+  for (const Change& c : report.changes) EXPECT_TRUE(has(c.resource, c.field)) << c.resource << " " << c.field;
+  EXPECT_TRUE(has("netdev/ens1f0np0", "state"));
+  const std::string xml = render_report(report, Format::kJunit);
+  EXPECT_NE(xml.find("tests=\"" + std::to_string(report.checked.size()) + "\" failures=\"" +
+                     std::to_string(report.changes.size()) + "\""),
+            std::string::npos)
+      << xml;
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+// Prometheus text exposition (format 0.0.4) and the metric families rdmactl exports.
+//
+// PromText writes family by family: each family's HELP and TYPE once, then its samples together,
+// whatever order the caller adds them in (the format requires a family's samples to be
+// contiguous, and promtool rejects a family declared twice). The families themselves are named
+// here, in one place, so that `plan --format prom`, `apply --format prom` and the agent's
+// /metrics say the same thing with the same names:
+//
+//   from a report     rdmactl_build_info, rdmactl_drift_changes, rdmactl_pending_reboot_changes,
+//                     rdmactl_pending_reboot, rdmactl_errors, rdmactl_drift{resource,field}
+//   from a self-test  rdmactl_selftest_success, rdmactl_selftest_info{result},
+//                     rdmactl_selftest_timestamp_seconds, rdmactl_selftest_bandwidth_bytes_per_second,
+//                     rdmactl_selftest_expected_bandwidth_bytes_per_second,
+//                     rdmactl_selftest_latency_seconds{quantile}, rdmactl_selftest_test_success
+//   from a HostState  rdmactl_port_info, rdmactl_port_active, rdmactl_port_physical_link_up,
+//                     rdmactl_port_rate_bytes_per_second, rdmactl_port_*_total (error and
+//                     congestion counters of ports/N/counters and ports/N/hw_counters)
+//
+// Values are in base units (seconds, bytes, bytes per second), as Prometheus' naming guide asks:
+// link rates and bandwidths too (100 Gb/s is 1.25e+10), since promtool's lint refuses "bits".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/state/report.h"
+#include "agent/state/state.h"
+
+namespace rdmactl {
+
+using PromLabels = std::vector<std::pair<std::string, std::string>>;
+
+class PromText {
+ public:
+  // Declares a family: type is "gauge", "counter" or "histogram". Declaring it again is a no-op.
+  void family(const std::string& name, const std::string& type, const std::string& help);
+  // A sample of a declared family; `suffix` for a histogram's _bucket, _sum and _count.
+  void sample(const std::string& name, const PromLabels& labels, double value, const std::string& suffix = "");
+  // Integers (counters read from sysfs reach 2^53 and beyond): written exactly.
+  void sample_integer(const std::string& name, const PromLabels& labels, uint64_t value,
+                      const std::string& suffix = "");
+  // The exposition; families without samples are left out.
+  std::string text() const;
+
+ private:
+  struct Family {
+    std::string name, type, help;
+    std::vector<std::string> lines;
+  };
+  Family& find(const std::string& name);
+  void add_line(const std::string& name, const PromLabels& labels, const std::string& value, const std::string& suffix);
+  std::vector<Family> families_;
+};
+
+// A sample value: shortest exact decimal, "+Inf", "-Inf" or "NaN".
+std::string prom_number(double value);
+
+// rdmactl_build_info{version} 1.
+void prom_build_info(PromText& out);
+// The drift of a plan or apply report. Only what still differs counts as drift: planned changes
+// (a plan), failed and rolled-back ones (an apply); applied ones are not drift any more, and
+// pending-reboot ones have their own gauge.
+void prom_report(PromText& out, const Report& report);
+// A self-test's result (agent/selftest/selftest.h JSON; null: none has run yet, reported as 0
+// with timestamp 0). `timestamp` is when it ran, in seconds since the epoch (0: unknown or never).
+void prom_selftest(PromText& out, const std::string& node, const nlohmann::json& selftest, double timestamp);
+// Per port: state, rate, and the error and congestion counters of the observed state.
+void prom_ports(PromText& out, const HostState& state);
+
+}  // namespace rdmactl

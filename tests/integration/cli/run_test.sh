@@ -1,0 +1,177 @@
+#!/bin/bash
+# The command line as a user meets it, against the built binary:
+#
+#   tests/integration/cli/run_test.sh RDMACTL_BINARY
+#
+#   - a mistyped command is named in the error (usage, exit 64); no command at all says so
+#   - `rdmactl completion bash`: `bash -n` accepts it, it lists every command of `rdmactl --help`,
+#     and, sourced into bash, completes commands, options and --format values
+#   - `rdmactl completion zsh`: a #compdef script that `zsh -n` accepts, listing every command
+#   - NO_COLOR (https://no-color.org): the logs on a terminal (script(1)) are coloured without it
+#     and carry no escape sequence with it
+#
+# Needs no root. Exit codes: 0 passed, 1 failed, 77 skipped (zsh or script missing, not root). As
+# root or under CI (CI=true) a check that cannot run is a failure, never a skip.
+set -u
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+  echo "usage: $0 RDMACTL_BINARY (got: ${1:-nothing}, which is not an executable)" >&2
+  exit 1
+fi
+rdmactl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/../../.." && pwd)
+
+under_ci() {
+  case "${CI:-}" in true | 1 | yes) return 0 ;; esac
+  return 1
+}
+cannot_run() {
+  if under_ci || [ "$(id -u)" -eq 0 ]; then
+    echo "FAIL: cannot run (euid $(id -u), CI=${CI:-}): $*" >&2
+    exit 1
+  fi
+  echo "SKIP: $*" >&2
+  exit 77
+}
+command -v zsh > /dev/null || cannot_run "zsh not found: apt-get install --no-install-recommends zsh"
+command -v script > /dev/null || cannot_run "script not found: apt-get install bsdutils"
+
+work=$(mktemp -d /tmp/rdmactl-cli-test.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+ok() { echo "ok: $*"; }
+
+# --- unknown command -------------------------------------------------------------------------
+check_unknown() {
+  local expected=$1
+  shift
+  "$rdmactl" "$@" > "$work/out" 2> "$work/err"
+  local status=$?
+  if [ "$status" -ne 64 ]; then
+    fail "rdmactl $*: exit $status, expected 64 (usage)"
+  elif ! grep -qF "$expected" "$work/err"; then
+    fail "rdmactl $*: stderr does not say '$expected': $(cat "$work/err")"
+  elif grep -q "A subcommand is required" "$work/err"; then
+    fail "rdmactl $*: CLI11's 'A subcommand is required' instead of naming the command"
+  else
+    ok "rdmactl $*: $(head -1 "$work/err")"
+  fi
+}
+check_unknown 'rdmactl: unknown command "fro"; see rdmactl --help' fro
+check_unknown 'rdmactl: unknown command "fro"; see rdmactl --help' --node n1 fro --format json
+check_unknown 'rdmactl: unknown command "plna"; see rdmactl --help' --log-level=debug plna -f x.yaml
+check_unknown 'rdmactl: no command given; see rdmactl --help'
+# A known command keeps CLI11's own message about what it lacks.
+"$rdmactl" plan > /dev/null 2> "$work/err"
+status=$?
+{ [ "$status" -eq 64 ] && grep -q -- "--file" "$work/err"; } || fail "rdmactl plan (no -f): exit $status, $(cat "$work/err")"
+
+# --- the commands --help lists ---------------------------------------------------------------
+"$rdmactl" --help > "$work/help"
+mapfile -t commands < <(awk '/^(SUBCOMMANDS|Subcommands):/ {on = 1; next} on && /^ +[a-z-]+ / {print $1} on && /^$/ {on = 0}' "$work/help")
+if [ "${#commands[@]}" -lt 10 ]; then
+  fail "rdmactl --help lists ${#commands[@]} command(s): ${commands[*]:-none}"
+fi
+for c in validate show plan apply export doctor selftest serve confirm completion; do
+  printf '%s\n' "${commands[@]}" | grep -qx "$c" || fail "rdmactl --help does not list $c"
+done
+
+# --- bash ------------------------------------------------------------------------------------
+if ! "$rdmactl" completion bash > "$work/rdmactl.bash"; then
+  fail "rdmactl completion bash: exit $?"
+fi
+if bash -n "$work/rdmactl.bash" 2> "$work/err"; then ok "bash -n: no syntax error"; else fail "bash -n: $(cat "$work/err")"; fi
+for c in "${commands[@]}"; do
+  grep -q "commands=\"[^\"]*\\b$c\\b" "$work/rdmactl.bash" || fail "bash completion does not list the command $c"
+done
+# COMPREPLY of the words given, the last one being completed.
+complete_bash() {
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _rdmactl; printf "%s\n" "${COMPREPLY[@]}"' \
+    _ "$work/rdmactl.bash" "$@"
+}
+expect_completion() {
+  local expected=$1
+  shift
+  local got
+  got=$(complete_bash "$@" | sort | tr '\n' ' ')
+  if [ "$got" != "$expected " ]; then
+    fail "bash completion of '$*': got '$got', expected '$expected '"
+  else
+    ok "bash completion of '$*': $got"
+  fi
+}
+expect_completion "plan" rdmactl pl
+expect_completion "selftest serve show" rdmactl s
+expect_completion "json junit prom text yaml" rdmactl plan -f x.yaml --format ""
+expect_completion "json text yaml" rdmactl show --format ""
+expect_completion "json text" rdmactl --node n1 doctor --format ""
+expect_completion "--state" rdmactl plan --st
+expect_completion "debug" rdmactl --log-level de
+expect_completion "bash" rdmactl completion ba
+expect_completion "--check --confirm" rdmactl apply --c
+# Every option of every command is offered after its command.
+for c in "${commands[@]}"; do
+  "$rdmactl" "$c" --help > "$work/help-$c" 2>&1
+  options=$(complete_bash rdmactl "$c" - | tr '\n' ' ')
+  for option in $(grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' "$work/help-$c" | grep -oE -- '--[a-z-]+'); do
+    case " $options " in *" $option "*) ;; *) fail "bash completion of 'rdmactl $c -' lacks $option" ;; esac
+  done
+done
+
+# --- zsh -------------------------------------------------------------------------------------
+if ! "$rdmactl" completion zsh > "$work/_rdmactl"; then
+  fail "rdmactl completion zsh: exit $?"
+fi
+head -1 "$work/_rdmactl" | grep -qx '#compdef rdmactl' || fail "zsh completion does not begin with #compdef rdmactl"
+if zsh -n "$work/_rdmactl" 2> "$work/err"; then ok "zsh -n: no syntax error"; else fail "zsh -n: $(cat "$work/err")"; fi
+for c in "${commands[@]}"; do
+  grep -q "^        '$c:" "$work/_rdmactl" || fail "zsh completion does not describe the command $c"
+  grep -q "^        $c)$" "$work/_rdmactl" || fail "zsh completion has no arguments for the command $c"
+done
+grep -q "'--format\[[^]]*\]:value:(text json yaml junit prom)'" "$work/_rdmactl" || fail "zsh completion lacks plan's --format values"
+# Loaded as compinit loads it: autoload from $fpath, then the function is defined.
+mkdir -p "$work/fpath"
+cp "$work/_rdmactl" "$work/fpath/_rdmactl"
+if zsh -f -c 'fpath=("$1" $fpath); autoload -Uz compinit && compinit -u -D && [[ ${_comps[rdmactl]} == _rdmactl ]]' _ "$work/fpath" 2> "$work/err"; then
+  ok "zsh compinit maps rdmactl to _rdmactl"
+else
+  fail "zsh compinit does not map rdmactl to _rdmactl: $(cat "$work/err")"
+fi
+
+"$rdmactl" completion fish > /dev/null 2> "$work/err"
+status=$?
+[ "$status" -eq 64 ] || fail "rdmactl completion fish: exit $status, expected 64"
+
+# --- NO_COLOR --------------------------------------------------------------------------------
+# Logs on a terminal: the agent's start-up lines (serve --dry-run writes nothing), for 2 s.
+# script(1) gives the command a terminal; its typescript is what the terminal received.
+esc=$(printf '\033')
+port=$((20000 + RANDOM % 20000))
+logged_command="timeout 2 '$rdmactl' --root '$source_dir/tests/fixtures/sysfs/cx6dx-roce' serve -f '$source_dir/examples/roce-lossless.yaml' --dry-run --no-rdma-responder --listen 127.0.0.1:$port"
+coloured=$(env -u NO_COLOR TERM=xterm script -qec "$logged_command" /dev/null < /dev/null 2>&1)
+if [[ "$coloured" != *"$esc["* ]]; then
+  fail "without NO_COLOR, logs on a terminal carry no colour: the NO_COLOR check below would prove nothing: $coloured"
+fi
+plain=$(NO_COLOR=1 TERM=xterm script -qec "$logged_command" /dev/null < /dev/null 2>&1)
+if [[ "$plain" == *"$esc["* ]]; then
+  fail "NO_COLOR=1: the output still carries escape sequences"
+elif [[ "$plain" != *"info: agent for node"* ]]; then
+  fail "NO_COLOR=1: the agent logged nothing to check: $plain"
+else
+  ok "NO_COLOR=1: no escape sequence on a terminal"
+fi
+# An empty NO_COLOR does not count (no-color.org).
+empty=$(NO_COLOR= TERM=xterm script -qec "$logged_command" /dev/null < /dev/null 2>&1)
+[[ "$empty" == *"$esc["* ]] || fail "NO_COLOR= (empty) turned colour off; only a non-empty value does"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "cli: all checks passed"
