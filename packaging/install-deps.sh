@@ -12,13 +12,22 @@ packages=(
   libcpp-httplib-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libvalijson-dev libssl-dev
   # tests: real-kernel netns tests check results with iproute2's `ip -j`
-  iproute2 procps
+  iproute2 procps util-linux
+  # integration tests: the real ansible-playbook (ansible-core 2.14), the Salt modules' Python
+  ansible-core python3 python3-jinja2 python3-yaml
+  # the Debian package (packaging/deb/build.sh) and its test; node for the Kubernetes schema check
+  dpkg-dev lintian help2man binutils curl systemd nodejs
+  # promtool (checks the metrics), zsh (checks the completion script)
+  prometheus zsh
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
+# npm: Debian's npm package depends on Debian's nodejs; a nodejs from elsewhere (NodeSource) brings
+# its own npm. Debian's is wanted only where there is none.
+command -v npm > /dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0

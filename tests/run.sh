@@ -4,7 +4,7 @@
 # in each; then the Soft-RoCE VM boots ONCE and runs its checks with the first build's rdmactl and,
 # for the verbs and rdma_cm checks, again with the sanitizer build's (tests/vm/README.md).
 #
-# At the end it prints, per build and label (unit, golden, netns, vm), how many tests ran (passed
+# At the end it prints, per build and label (unit, golden, netns, integration, vm), how many tests ran (passed
 # or failed; skipped and not run do not count), and the duration of each step. It fails when a test
 # failed, when a label ran no test in either build, and, under CI (CI=true), when any test was
 # skipped: the netns tests need root and the VM's first run installs QEMU and a Debian kernel
@@ -19,7 +19,7 @@ jobs=$(nproc)
 plain=${RDMACTL_BUILD_DIR:-build}
 san=${RDMACTL_SANITIZE_BUILD_DIR:-build-sanitize}
 timeout=${RDMACTL_TEST_TIMEOUT:-600}
-labels=(unit golden netns vm)
+labels=(unit golden netns integration vm)
 under_ci() { case ${CI:-} in true|1|yes) return 0 ;; *) return 1 ;; esac; }
 
 durations=()
@@ -56,9 +56,11 @@ build "$plain" -DRDMACTL_VM_SANITIZE_BINARY="$(realpath "$san")/rdmactl"
 build "$san" -DRDMACTL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 
 # --- unit, golden and netns tests in each build, then the VM once with both binaries ---------
-run_ctest main "unit, golden, netns tests" "$plain" -LE '^vm$'
+run_ctest main "unit, golden, netns, integration tests" "$plain" -LE '^vm$'
+# The integration tests (Ansible, Salt, the Debian package, Kubernetes manifests, promtool) drive
+# the binary from outside as users' tools do; they run once, with the first build.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_ctest main "unit, golden, netns tests" "$san" -LE '^vm$'
+  run_ctest main "unit, golden, netns tests" "$san" -LE '^(vm|integration)$'
 # vm_soft_roce boots the guest (this build's rdmactl, and the sanitizer build's for the checks
 # marked vm-sanitize); vm_soft_roce_sanitize (label sanitize) reports the sanitizer build's runs.
 run_ctest vm "VM tests (one boot, both builds)" "$plain" -L '^vm$'
@@ -97,6 +99,10 @@ for build in plain san; do
   dir=${!build}
   printf '%-22s' "$dir"
   for label in "${labels[@]}"; do
+    if [ "$label" = integration ] && [ "$build" = san ]; then
+      printf '%8s' "-"  # run with the first build only
+      continue
+    fi
     if [ "$label" = vm ]; then
       # The one boot runs from the first build's ctest; its sanitize-labelled test is the
       # sanitizer build's.

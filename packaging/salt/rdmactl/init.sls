@@ -1,22 +1,26 @@
-# Salt state: install the spec from the master and converge with rdmactl when it drifts.
+# Salt state: install the fabric spec from the master and converge each node to it with rdmactl.
 #
-#   salt 'gpu-*' state.apply rdmactl            # converge
-#   salt 'gpu-*' state.apply rdmactl test=True  # report only
+#   salt-run saltutil.sync_all                       # once: ship _modules/ and _states/ (below)
+#   salt 'gpu-*' state.apply rdmactl test=True       # the planned changes, old/new per field; writes nothing
+#   salt 'gpu-*' state.apply rdmactl                 # install the spec, apply what drifted
 #
-# The spec lives on the master at salt://rdmactl/fabric.yaml; the minion id is the node name.
-/etc/rdmactl/fabric.yaml:
-  file.managed:
+# Put this directory (rdmactl/) and the _modules/ and _states/ directories beside it into a file
+# root (e.g. /srv/salt), and the spec at salt://rdmactl/fabric.yaml.
+#
+# rdmactl.converged validates and plans the NEW spec before anything is written (an invalid one
+# fails with rdmactl's file:line:column errors and leaves /etc/rdmactl/fabric.yaml as it was),
+# then installs it atomically and runs `rdmactl apply` only when the plan found drift. A firmware
+# change already staged for the next cold boot is not applied or reported again. The node name
+# for the spec's `nodes:` globs is the minion id's short host name (gpu-01.example.com -> gpu-01).
+{#- The options, all optional besides source or contents (this Jinja comment is not rendered):
+      - contents: {{ pillar['rdmactl_spec'] | json }}   instead of source: a spec kept in pillar
+      - dest: /etc/rdmactl/fabric.yaml       the default; rdmactl.service and rdmactl-apply read it
+      - node: gpu-01                         override the node name (default: short minion id)
+      - netns: lab1                          rdmactl --netns
+      - root: /srv/fixture                   rdmactl --root (tests and demos)
+      - binary: /usr/sbin/rdmactl            or `rdmactl.binary` in the minion config
+      - lock_timeout: 300s                   wait for another rdmactl (e.g. the agent) writing
+#}
+rdmactl:
+  rdmactl.converged:
     - source: salt://rdmactl/fabric.yaml
-    - makedirs: True
-    - mode: "0644"
-    # Reject a broken spec before it replaces the one in place.
-    - check_cmd: /usr/sbin/rdmactl validate -f
-
-rdmactl-apply:
-  cmd.run:
-    - name: /usr/sbin/rdmactl --node {{ grains['id'] }} apply -f /etc/rdmactl/fabric.yaml
-    # Only when there is drift: plan exits 0 when the host already matches.
-    - unless: /usr/sbin/rdmactl --node {{ grains['id'] }} plan -f /etc/rdmactl/fabric.yaml
-    - success_retcodes: [3]
-    - require:
-      - file: /etc/rdmactl/fabric.yaml
