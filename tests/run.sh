@@ -94,13 +94,13 @@ trap 'rm -rf "$tmp"' EXIT
 results "$plain" > "$tmp/plain.results"
 results "$san" > "$tmp/san.results"
 with_label "$plain" sanitize > "$tmp/plain.sanitize"
-printf '%-22s' "tests that ran"; printf '%8s' "${labels[@]}"; echo
+printf '%-22s' "tests that ran"; printf '%12s' "${labels[@]}"; echo
 for build in plain san; do
   dir=${!build}
   printf '%-22s' "$dir"
   for label in "${labels[@]}"; do
     if [ "$label" = integration ] && [ "$build" = san ]; then
-      printf '%8s' "-"  # run with the first build only
+      printf '%12s' "-"  # run with the first build only
       continue
     fi
     if [ "$label" = vm ]; then
@@ -114,7 +114,7 @@ for build in plain san; do
     else
       n=$(with_label "$dir" "$label" | count_ran "$tmp/$build.results")
     fi
-    printf '%8d' "$n"
+    printf '%12d' "$n"
     [ "$n" -gt 0 ] || failed+=("$dir: no $label test ran")
   done
   echo
