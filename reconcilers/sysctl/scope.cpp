@@ -132,6 +132,12 @@ std::optional<std::string> global_net_key_reason(const std::vector<std::string>&
         n[2].rfind("xfrm_", 0) == 0) {
       return std::nullopt;
     }
+    // Linux 6.12's netns_core_table also lists the socket buffer limits, but sysctl_core_net_init
+    // clears their write bits outside the initial namespace: their data stays global.
+    if (one_of(n[2], {"wmem_max", "rmem_max", "wmem_default", "rmem_default"})) {
+      return "net/core/sysctl_net_core.c: read-only outside the initial namespace (sysctl_core_net_init; "
+             "kernels before netns_core_table listed it register it for the initial namespace only)";
+    }
     return "net/core/sysctl_net_core.c registers net_core_table for the initial namespace only";
   }
   if (area == "ipv4" && n.size() == 3 &&

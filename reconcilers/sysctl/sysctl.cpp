@@ -121,7 +121,7 @@ class SysctlReconciler final : public Reconciler {
         why += "; outside net.* a key is read, and so recorded, only where the host's " +
                std::string(kSysctlAllowListPath) + " lists it";
       } else if (global) {
-        why += "; it is not per network namespace (" + *global + "), so a state recorded under --netns lacks it";
+        why += "; it is not per network namespace (" + *global + "), so a state recorded under --netns lacks it or holds a value rdmactl cannot set there";
       }
       return make_error(ErrorKind::kNotFound, why, where);
     }

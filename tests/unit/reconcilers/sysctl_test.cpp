@@ -265,7 +265,8 @@ TEST_F(SysctlTest, UnderNetnsOnlyPerNamespaceKeysAreSet) {
   ASSERT_EQ(report.errors.size(), 2u);
   EXPECT_EQ(report.errors[1].to_string(),
             "fabric.yaml:9:5 defaults.sysctl.net.core.rmem_max: sysctl net.core.rmem_max is not per network "
-            "namespace (net/core/sysctl_net_core.c registers net_core_table for the initial namespace only): in a "
+            "namespace (net/core/sysctl_net_core.c: read-only outside the initial namespace (sysctl_core_net_init; "
+            "kernels before netns_core_table listed it register it for the initial namespace only)): in a "
             "network namespace (--netns) rdmactl does not set it; set it from the host's own namespace");
   EXPECT_EQ(report.errors[0].to_string(),
             "fabric.yaml:10:5 defaults.sysctl.kernel.core_pattern: sysctl kernel.core_pattern is not per network "
