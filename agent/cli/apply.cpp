@@ -28,6 +28,13 @@ struct ApplyOptions {
 // How often the confirmation wait looks at the journal.
 constexpr std::chrono::milliseconds kConfirmPoll{200};
 
+// The host as apply last observed it (the verify's observation: nothing was written since), or a
+// new observation when apply did not observe (or --confirm reverted since).
+Result<HostState> observed_or_observe(Engine& engine, Platform& platform, const NodeSpec& spec, const std::string& node) {
+  if (engine.observed()) return *engine.observed();
+  return engine.observe(platform, &spec, node);
+}
+
 // Apply ends with proof that RDMA works (selftest.enabled, on unless the spec turns it off): the
 // self-test on the converged host, its result in the report's `selftest`. Returns whether it
 // failed. A skip (nothing to test) is reported, and fails nothing: a host without RDMA ports can
@@ -39,7 +46,7 @@ bool run_selftest_after_apply(const GlobalOptions& global, Engine& engine, Platf
   if (global.root != "/") {
     // Devices come from the fixture tree; verbs would open the live host's, which differ.
     result.reason = "the self-test needs the live host's RDMA devices; --root " + global.root + " is a file tree";
-  } else if (auto state = engine.observe(platform, &spec, node); !state) {
+  } else if (auto state = observed_or_observe(engine, platform, spec, node); !state) {
     result.reason = "observing the host for the self-test: " + state.error().to_string();
   } else {
     spdlog::info("self-test: loopback on the spec's ACTIVE ports{}",
@@ -123,6 +130,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   }
   auto spec = load_spec(opts.spec);
   if (!spec) return print_spec_error(spec.error());
+  spdlog::debug("apply: spec loaded {:.1f} ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   const std::string node = node_name(global);
   const NodeSpec node_spec = merge_for_node(*spec, node);
   auto platform = open_host(global);
@@ -172,6 +180,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
       !report.has_failures() && run_selftest_after_apply(global, engine, **platform, node_spec, node, report);
   report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << render_report(report, *format) << std::flush;
+  spdlog::debug("apply: report written {:.1f} ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   if (report.has_failures() || selftest_failed) return kExitFailed;
   return report.pending_reboot ? kExitPendingReboot : kExitOk;
 }

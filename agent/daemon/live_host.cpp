@@ -39,11 +39,14 @@ ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
     }
     return outcome;
   }
-  apply_locked(request, outcome);
-  // The state after apply, for /v1/state and the self-test; a fresh pass, since the platform's
-  // dumps describe the host before the changes.
+  std::optional<HostState> observed = apply_locked(request, outcome);
+  // The state after apply, for /v1/state and the self-test: apply's last observation (its verify,
+  // or the plan's when there was nothing to do), with no write since; a fresh pass only when apply
+  // did not get as far as observing.
   Platform after{HostFs(root_)};
-  if (auto state = engine_.observe(after, &spec, node_); state) {
+  if (observed) {
+    outcome.observed = std::move(observed);
+  } else if (auto state = engine_.observe(after, &spec, node_); state) {
     outcome.observed = std::move(*state);
   } else {
     spdlog::warn("observing the host after apply: {}", state.error().to_string());
@@ -54,13 +57,13 @@ ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
   // (POST /v1/selftest runs it on demand).
   const bool changed = outcome.report.count(ChangeStatus::kApplied) > 0;
   if (!outcome.report.has_failures() && spec.selftest.enabled.value_or(true) && (changed || !tested_once_)) {
-    outcome.report.selftest = selftest_on(after, &spec);
+    outcome.report.selftest = selftest_on(after, &spec, outcome.observed ? &*outcome.observed : nullptr);
     tested_once_ = true;
   }
   return outcome;
 }
 
-void LiveHost::apply_locked(const ReconcileRequest& request, ReconcileOutcome& outcome) {
+std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request, ReconcileOutcome& outcome) {
   outcome.report.kind = "ApplyReport";
   outcome.report.node = node_;
   const HostFs fs(root_);
@@ -69,7 +72,7 @@ void LiveHost::apply_locked(const ReconcileRequest& request, ReconcileOutcome& o
     Error e = lock.error();
     e.message = "not reconciling: " + e.message + "; the next trigger (timer, spec change, POST /v1/reconcile) tries again";
     outcome.report.errors.push_back(std::move(e));
-    return;
+    return std::nullopt;
   }
   // A fresh engine a pass: the journal and audit hooks point at this pass's objects.
   Engine engine(make_reconciler_table());
@@ -82,7 +85,7 @@ void LiveHost::apply_locked(const ReconcileRequest& request, ReconcileOutcome& o
     auto recovered = recover_interrupted(engine, platform, false);
     if (!recovered) {
       outcome.report.errors.push_back(recovered.error());
-      return;  // never apply over a host a killed run left half-restored
+      return std::nullopt;  // never apply over a host a killed run left half-restored
     }
     if (*recovered) spdlog::warn("{}", render_report(**recovered, Format::kText));
   }
@@ -91,6 +94,7 @@ void LiveHost::apply_locked(const ReconcileRequest& request, ReconcileOutcome& o
   outcome.report = engine.apply(platform, request.node_spec, node_);
   // Converged or rolled back, the journal has done its part (the agent has no --confirm).
   if (auto removed = remove_journal(platform.fs()); !removed) outcome.report.errors.push_back(removed.error());
+  return engine.observed();
 }
 
 Result<Report> LiveHost::plan(const NodeSpec& spec) {
@@ -102,14 +106,16 @@ Result<Report> LiveHost::plan(const NodeSpec& spec) {
 
 nlohmann::json LiveHost::selftest(const NodeSpec* spec) {
   Platform platform{HostFs(root_)};
-  return selftest_on(platform, spec);
+  return selftest_on(platform, spec, nullptr);
 }
 
-nlohmann::json LiveHost::selftest_on(Platform& platform, const NodeSpec* spec) {
+nlohmann::json LiveHost::selftest_on(Platform& platform, const NodeSpec* spec, const HostState* observed) {
   SelftestReport result;
   if (root_ != "/") {
     // Devices would come from the fixture tree, verbs from the live host: they differ.
     result.reason = "the self-test needs the live host's RDMA devices; --root " + root_ + " is a file tree";
+  } else if (observed != nullptr) {
+    result = run_selftest(*observed, spec, SelftestOptions{});
   } else if (auto state = engine_.observe(platform, spec, node_); !state) {
     result.reason = "observing the host for the self-test: " + state.error().to_string();
   } else {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "agent/daemon/agent.h"
@@ -31,9 +32,11 @@ class LiveHost : public HostDriver {
   nlohmann::json selftest(const NodeSpec* spec) override;
 
  private:
-  // Apply under the lock, after recovering an interrupted run; fills outcome.report.
-  void apply_locked(const ReconcileRequest& request, ReconcileOutcome& outcome);
-  nlohmann::json selftest_on(Platform& platform, const NodeSpec* spec);
+  // Apply under the lock, after recovering an interrupted run; fills outcome.report. Returns the
+  // host as apply last observed it (Engine::observed), nullopt when it did not get that far.
+  std::optional<HostState> apply_locked(const ReconcileRequest& request, ReconcileOutcome& outcome);
+  // The self-test on `observed` (the host as just observed), or on a new observation when null.
+  nlohmann::json selftest_on(Platform& platform, const NodeSpec* spec, const HostState* observed);
 
   std::string root_;
   std::string node_;

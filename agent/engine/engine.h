@@ -26,7 +26,8 @@ class Engine {
   explicit Engine(ReconcilerTable table);
 
   // One observe pass: every reconciler fills its part of the state (one link dump, one address
-  // dump in all). `spec` may be null (show).
+  // dump in all; sysfs only for the netdevs the spec or the RDMA inventory names, every netdev
+  // when `spec` is null: show).
   Result<HostState> observe(Platform& platform, const NodeSpec* spec, const std::string& node);
   // Pure: every reconciler's changes, in table order, and the spec entries that could not be
   // resolved on this host.
@@ -59,6 +60,10 @@ class Engine {
   void set_snapshots(bool on) { snapshots_ = on; }
   // The snapshot this apply took before its first write (the journal's hook reads it).
   const std::optional<Snapshot>& snapshot_before() const { return snapshot_before_; }
+  // The host as apply (or recover) last observed it: after a verified apply, the verify's
+  // observation; after a rollback, the rollback check's; with nothing to apply, the plan's. The
+  // agent's /v1/state and the self-test after apply read it instead of observing once more.
+  const std::optional<HostState>& observed() const { return observed_; }
 
   // Undoes a run that was interrupted (its journal): every revert of `revert_plan` is written, in
   // order, and checked against `spec` as a rollback is. The report's changes are `changes`, each
@@ -79,8 +84,11 @@ class Engine {
   // A fresh snapshot of snapshot_before_'s netdevs, and its differences from it; while every
   // difference is one the kernel settles by itself (DAD, operstate), looks again a moment later.
   // `keep` filters the differences that count.
+  // `reuse_pass`: the platform's links and addresses come from an observe with no write since, and
+  // the first look takes them instead of dumping again.
   Result<std::vector<Difference>> differences_now(
-      Platform& platform, const std::function<std::vector<Difference>(std::vector<Difference>)>& keep);
+      Platform& platform, const std::function<std::vector<Difference>(std::vector<Difference>)>& keep,
+      bool reuse_pass);
 
   // The signal that interrupted apply, as an error; nullopt when none has.
   std::optional<Error> interrupted() const;
@@ -95,6 +103,7 @@ class Engine {
   const std::atomic<int>* interrupt_ = nullptr;
   bool snapshots_ = false;
   std::optional<Snapshot> snapshot_before_;
+  std::optional<HostState> observed_;
 };
 
 }  // namespace rdmactl

@@ -2,7 +2,9 @@
 //
 // It owns the file root (HostFs) and the rtnetlink socket, and caches the link and address dumps
 // for one observe pass, so that every reconciler reading netdevs costs one dump in all, not one
-// each. The RDMA device inventory is cached the same way. begin_observe() drops the cache before the next pass (verify observes again).
+// each; the engine's snapshot before apply is made from the same dumps. The RDMA device inventory
+// is cached the same way. begin_observe() drops the cache before the next pass (verify observes
+// again).
 #pragma once
 
 #include <optional>
@@ -15,6 +17,8 @@
 #include "agent/state/state.h"
 
 namespace rdmactl {
+
+struct Snapshot;
 
 class Platform {
  public:
@@ -35,6 +39,13 @@ class Platform {
   // Forget the dumps: the next links()/addresses() asks the kernel again.
   void begin_observe();
 
+  // The snapshot the engine took before this apply's first write (or recovery loaded from a
+  // journal), while it applies and rolls back; null otherwise. A reconciler's write back of an
+  // observed value (a revert) restores its netdev from it: what its own write disturbed beyond the
+  // field comes back too, without a snapshot of its own per write.
+  const Snapshot* snapshot_before() const { return snapshot_before_; }
+  void set_snapshot_before(const Snapshot* snapshot) { snapshot_before_ = snapshot; }
+
  private:
   HostFs fs_;
   std::optional<RouteSocket> route_;
@@ -42,6 +53,7 @@ class Platform {
   std::optional<std::vector<LinkInfo>> links_;
   std::optional<std::vector<AddressInfo>> addresses_;
   std::optional<std::vector<DeviceState>> rdma_devices_;
+  const Snapshot* snapshot_before_ = nullptr;
 };
 
 }  // namespace rdmactl

@@ -2,7 +2,8 @@
 //
 //   observe  read-only: fill this concern's part of HostState from the host
 //   diff     pure: spec + state -> the Changes that would converge the host
-//   apply    write one planned Change, touching only that field (read-modify-write)
+//   apply    write one planned Change, touching only that field (read-modify-write); the engine
+//            hands a reconciler its consecutive changes as one batch (apply_batch)
 //   verify   the engine observes again and diffs: an empty diff is success
 //
 // The engine runs reconcilers in one explicit, ordered table (make_reconciler_table), never
@@ -11,8 +12,10 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "agent/core/result.h"
@@ -33,8 +36,36 @@ struct DiffResult {
   std::vector<CheckedField> checked;
 
   void compared(const std::string& resource, const std::string& field, const std::string& reconciler) {
-    CheckedField f{resource, field, reconciler};
-    if (std::find(checked.begin(), checked.end(), f) == checked.end()) checked.push_back(std::move(f));
+    // A lookup, not a scan of every field compared so far: a spec of thousands of netdevs.
+    if (!checked_keys_.insert(resource + '\n' + field + '\n' + reconciler).second) return;
+    checked.push_back(CheckedField{resource, field, reconciler});
+  }
+
+ private:
+  std::unordered_set<std::string> checked_keys_;  // the fields of `checked`
+};
+
+// A run of consecutive planned changes of one reconciler, handed to it whole
+// (Reconciler::apply_batch), so that a reconciler whose kernel interface takes many requests in a
+// row (rtnetlink) makes one fresh read for the run, not one per change.
+struct ApplyBatch {
+  std::vector<const Change*> changes;
+  // Asked before change k is attempted; false (a signal came): change k and the rest are not.
+  std::function<bool(size_t k)> starting;
+  // Told once change k's writes are made, with their outcome (the audit log).
+  std::function<void(size_t k, const Result<void>& result)> finished;
+  // results[k] for each change attempted, in order. A check made after the run (a clamp read back)
+  // may turn a result into an error; every attempted change is reverted when any failed.
+  std::vector<Result<void>> results;
+
+  bool start(size_t k) const { return !starting || starting(k); }
+  void finish(size_t k, Result<void> result) {
+    results.push_back(std::move(result));
+    if (finished) finished(k, results.back());
+  }
+  // Makes results[k] an error unless it is one already.
+  void fail(size_t k, const Error& error) {
+    if (k < results.size() && results[k]) results[k] = error;
   }
 };
 
@@ -52,6 +83,15 @@ class Reconciler {
   virtual bool observes_netdevs() const { return false; }
   // `state` is the observation the change was planned from.
   virtual Result<void> apply(Platform& platform, const HostState& state, const Change& change) = 0;
+  // Applies a run of this reconciler's changes in order (forward changes, or a rollback's reverts).
+  // The default applies them one by one and stops at the first failure.
+  virtual void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) {
+    for (size_t k = 0; k < batch.changes.size(); ++k) {
+      if (!batch.start(k)) return;
+      batch.finish(k, apply(platform, state, *batch.changes[k]));
+      if (!batch.results.back()) return;
+    }
+  }
 };
 
 using ReconcilerTable = std::vector<std::unique_ptr<Reconciler>>;

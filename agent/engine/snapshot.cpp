@@ -189,6 +189,7 @@ void compare_netdev(const NetdevSnapshot& b, const NetdevSnapshot& a, std::chron
                        list_text(is) + " now"});
   }
 
+  if (!b.sysctls_read || !a.sysctls_read) return;  // not read: no write of this apply could change them
   for (const auto& [key, value] : b.sysctls) {
     auto it = a.sysctls.find(key);
     if (it == a.sysctls.end()) {
@@ -238,29 +239,42 @@ bool wanted(const std::vector<int>& only, int ifindex) {
 
 Result<void> restore_mtus(RouteSocket& route, const Snapshot& before, const std::vector<int>& only) {
   const std::map<int, int> rank = mtu_ranks(before);
-  std::set<int> failed;
+  std::set<int> written;
   std::optional<Error> first_error;
-  // One write per round, then a fresh dump: the kernel may already have moved the others (a
-  // bridge follows its ports). Each netdev is written at most once, so this ends.
+  // The lowest rank that differs is written, then a fresh dump: the kernel may have moved the
+  // netdevs of higher ranks already (a bridge follows its ports). Each netdev is written at most
+  // once, so this ends; a dump per rank, not per netdev.
   for (size_t round = 0; round <= before.netdevs.size(); ++round) {
     auto links = route.dump_links();
     if (!links) return links.error();
-    const NetdevSnapshot* next = nullptr;
+    std::unordered_map<int, unsigned> now;
+    now.reserve(links->size());
+    for (const LinkInfo& l : *links) now[l.ifindex] = l.mtu;
+    std::vector<const NetdevSnapshot*> differ;
+    int lowest = 0;
     for (const NetdevSnapshot& n : before.netdevs) {
-      if (!wanted(only, n.ifindex) || failed.count(n.ifindex)) continue;
-      auto now = std::find_if(links->begin(), links->end(), [&](const LinkInfo& l) { return l.ifindex == n.ifindex; });
-      if (now == links->end() || now->mtu == n.mtu) continue;
-      if (next == nullptr || rank.at(n.ifindex) < rank.at(next->ifindex)) next = &n;
+      if (!wanted(only, n.ifindex) || written.count(n.ifindex)) continue;
+      auto it = now.find(n.ifindex);
+      if (it == now.end() || it->second == n.mtu) continue;
+      const int r = rank.at(n.ifindex);
+      if (differ.empty() || r < lowest) {
+        differ.clear();
+        lowest = r;
+      }
+      if (r == lowest) differ.push_back(&n);
     }
-    if (next == nullptr) break;
-    failed.insert(next->ifindex);  // written once, whatever the outcome
-    if (auto r = route.set_mtu(next->ifindex, next->mtu); !r && !first_error) first_error = r.error();
+    if (differ.empty()) break;
+    for (const NetdevSnapshot* n : differ) {
+      written.insert(n->ifindex);  // written once, whatever the outcome
+      if (auto r = route.set_mtu(n->ifindex, n->mtu); !r && !first_error) first_error = r.error();
+    }
   }
   if (first_error) return *first_error;
   return ok();
 }
 
 Result<void> restore_sysctls(const HostFs& fs, const NetdevSnapshot& n) {
+  if (!n.sysctls_read) return ok();
   std::optional<Error> first_error;
   auto ends_with = [](const std::string& text, const std::string& tail) {
     return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
@@ -288,13 +302,10 @@ Result<void> restore_sysctls(const HostFs& fs, const NetdevSnapshot& n) {
 }
 
 Result<std::vector<AddressInfo>> addresses_on(RouteSocket& route, int ifindex, bool include_link_local) {
-  auto dump = route.dump_addresses();
+  auto dump = route.dump_addresses(ifindex);
   if (!dump) return dump.error();
-  std::vector<AddressInfo> out;
-  for (const AddressInfo& a : *dump) {
-    if (a.ifindex == ifindex && (include_link_local || !a.link_local())) out.push_back(a);
-  }
-  return out;
+  if (!include_link_local) std::erase_if(*dump, [](const AddressInfo& a) { return a.link_local(); });
+  return dump;
 }
 
 bool same_address(const AddressInfo& a, const AddressInfo& b) { return a.family == b.family && a.cidr == b.cidr; }
@@ -445,6 +456,11 @@ Result<void> restore_routes(RouteSocket& route, const Snapshot& before, const st
 }  // namespace
 
 const NetdevSnapshot* Snapshot::find(int ifindex) const {
+  auto it = by_ifindex_.find(ifindex);
+  if (it != by_ifindex_.end() && it->second < netdevs.size() && netdevs[it->second].ifindex == ifindex) {
+    return &netdevs[it->second];
+  }
+  // Not indexed (netdevs changed since index_netdevs): look it up the long way.
   for (const NetdevSnapshot& n : netdevs) {
     if (n.ifindex == ifindex) return &n;
   }
@@ -452,36 +468,55 @@ const NetdevSnapshot* Snapshot::find(int ifindex) const {
 }
 
 const NetdevSnapshot* Snapshot::find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  if (it != by_name_.end() && it->second < netdevs.size() && netdevs[it->second].name == name) {
+    return &netdevs[it->second];
+  }
   for (const NetdevSnapshot& n : netdevs) {
     if (n.name == name) return &n;
   }
   return nullptr;
 }
 
-Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::vector<int>& ifindexes,
+void Snapshot::index_netdevs() {
+  by_ifindex_.clear();
+  by_name_.clear();
+  by_ifindex_.reserve(netdevs.size());
+  by_name_.reserve(netdevs.size());
+  for (size_t i = 0; i < netdevs.size(); ++i) {
+    by_ifindex_.emplace(netdevs[i].ifindex, i);
+    by_name_.emplace(netdevs[i].name, i);
+  }
+}
+
+Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::vector<LinkInfo>& links,
+                               const std::vector<AddressInfo>& addresses, const std::vector<int>& ifindexes,
                                const SnapshotScope& scope) {
-  auto links = route.dump_links();
-  if (!links) return links.error();
-  auto addresses = route.dump_addresses();
-  if (!addresses) return addresses.error();
   Snapshot snap;
   snap.taken = std::chrono::steady_clock::now();
+  const LinkTopology topology(links);
   std::vector<int> ids;
+  std::set<int> chosen;
   for (const int index : ifindexes) {
-    if (std::find(ids.begin(), ids.end(), index) == ids.end()) ids.push_back(index);
+    if (chosen.insert(index).second) ids.push_back(index);
   }
   if (scope.related) {
     const size_t asked = ids.size();
     for (size_t i = 0; i < asked; ++i) {
-      for (const int related : mtu_related_links(*links, ids[i])) {
-        if (std::find(ids.begin(), ids.end(), related) == ids.end()) ids.push_back(related);
+      for (const int related : topology.mtu_related(ids[i])) {
+        if (chosen.insert(related).second) ids.push_back(related);
       }
     }
   }
+  std::unordered_map<int, std::vector<const AddressInfo*>> addresses_of;
+  for (const AddressInfo& a : addresses) {
+    if (chosen.count(a.ifindex)) addresses_of[a.ifindex].push_back(&a);
+  }
   std::set<std::string> locals;
+  snap.netdevs.reserve(ids.size());
   for (const int index : ids) {
-    auto link = std::find_if(links->begin(), links->end(), [&](const LinkInfo& l) { return l.ifindex == index; });
-    if (link == links->end()) {
+    const LinkInfo* link = topology.find(index);
+    if (link == nullptr) {
       return make_error(ErrorKind::kNotFound, "snapshot: no netdev with ifindex " + std::to_string(index),
                         "ifindex " + std::to_string(index));
     }
@@ -495,16 +530,22 @@ Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::
     n.oper_state = link->oper_state;
     n.master = link->master;
     n.link = link->link == index ? 0 : link->link;
-    for (const AddressInfo& a : *addresses) {
-      if (a.ifindex != index) continue;
-      n.addresses.push_back(a);
-      locals.insert(address_of(a.cidr));
+    if (auto it = addresses_of.find(index); it != addresses_of.end()) {
+      for (const AddressInfo* a : it->second) {
+        n.addresses.push_back(*a);
+        locals.insert(address_of(a->cidr));
+      }
     }
-    if (scope.sysctls) n.sysctls = read_sysctls(fs, n.name);
+    if (scope.sysctls && (!scope.sysctl_netdevs || scope.sysctl_netdevs->count(index))) {
+      n.sysctls = read_sysctls(fs, n.name);
+      n.sysctls_read = true;
+    }
     snap.netdevs.push_back(std::move(n));
   }
+  snap.index_netdevs();
   auto routes = route.dump_routes([&](const RouteInfo& r) {
-    const bool through = std::any_of(ids.begin(), ids.end(), [&](int index) { return r.through(index); });
+    const bool through = std::any_of(r.nexthops.begin(), r.nexthops.end(),
+                                     [&](const RouteNexthop& h) { return chosen.count(h.ifindex) > 0; });
     return through || (!r.prefsrc.empty() && locals.count(r.prefsrc) > 0);
   });
   if (!routes) return routes.error();
@@ -512,7 +553,40 @@ Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::
   return snap;
 }
 
-Result<Snapshot> take_snapshot(Platform& platform, const std::vector<std::string>& netdevs) {
+Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::vector<int>& ifindexes,
+                               const SnapshotScope& scope) {
+  auto links = route.dump_links();
+  if (!links) return links.error();
+  auto addresses = route.dump_addresses();
+  if (!addresses) return addresses.error();
+  return take_snapshot(route, fs, *links, *addresses, ifindexes, scope);
+}
+
+std::set<int> sysctl_netdevs_of(const std::vector<Change>& planned, const std::vector<LinkInfo>& links) {
+  constexpr long long kIpv6MinMtu = 1280;  // IPV6_MIN_MTU; below it IPv4's 68 is crossed too
+  const LinkTopology topology(links);
+  std::unordered_map<std::string, int> by_name;
+  for (const LinkInfo& l : links) by_name.emplace(l.name, l.ifindex);
+  auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<long long>() : 0LL; };
+  std::set<int> out;
+  for (const Change& c : planned) {
+    if (c.field != "mtu" || c.resource.rfind("netdev/", 0) != 0) continue;
+    auto it = by_name.find(c.resource.substr(7));
+    if (it == by_name.end()) continue;
+    std::vector<int> family = topology.mtu_related(it->second);
+    family.push_back(it->second);
+    bool low = number(c.current) < kIpv6MinMtu || number(c.desired) < kIpv6MinMtu;
+    for (const int index : family) {
+      const LinkInfo* l = topology.find(index);
+      low = low || (l != nullptr && l->mtu < kIpv6MinMtu);
+    }
+    if (low) out.insert(family.begin(), family.end());
+  }
+  return out;
+}
+
+Result<Snapshot> take_snapshot(Platform& platform, const std::vector<Change>& planned) {
+  const std::vector<std::string> netdevs = netdevs_of(planned);
   if (netdevs.empty()) {  // a plan without netdevs: nothing to ask the kernel
     Snapshot empty;
     empty.taken = std::chrono::steady_clock::now();
@@ -520,17 +594,22 @@ Result<Snapshot> take_snapshot(Platform& platform, const std::vector<std::string
   }
   auto route = platform.route();
   if (!route) return route.error();
-  auto links = (*route)->dump_links();
+  auto links = platform.links();
   if (!links) return links.error();
+  auto addresses = platform.addresses();
+  if (!addresses) return addresses.error();
+  std::unordered_map<std::string, int> by_name;
+  for (const LinkInfo& l : **links) by_name.emplace(l.name, l.ifindex);
   std::vector<int> ids;
+  ids.reserve(netdevs.size());
   for (const std::string& name : netdevs) {
-    auto link = std::find_if(links->begin(), links->end(), [&](const LinkInfo& l) { return l.name == name; });
-    if (link == links->end()) {
-      return make_error(ErrorKind::kNotFound, "snapshot: no netdev " + name, "netdev/" + name);
-    }
-    ids.push_back(link->ifindex);
+    auto it = by_name.find(name);
+    if (it == by_name.end()) return make_error(ErrorKind::kNotFound, "snapshot: no netdev " + name, "netdev/" + name);
+    ids.push_back(it->second);
   }
-  return take_snapshot(**route, platform.fs(), ids);
+  SnapshotScope scope;
+  scope.sysctl_netdevs = sysctl_netdevs_of(planned, **links);
+  return take_snapshot(**route, platform.fs(), **links, **addresses, ids, scope);
 }
 
 nlohmann::json to_json(const Snapshot& snapshot) {
@@ -549,7 +628,8 @@ nlohmann::json to_json(const Snapshot& snapshot) {
     }
     netdevs.push_back({{"ifindex", n.ifindex}, {"name", n.name}, {"kind", n.kind}, {"mac", n.mac},
                        {"mtu", n.mtu}, {"flags", n.flags}, {"operState", n.oper_state}, {"master", n.master},
-                       {"link", n.link}, {"addresses", std::move(addresses)}, {"sysctls", n.sysctls}});
+                       {"link", n.link}, {"addresses", std::move(addresses)}});
+    if (n.sysctls_read) netdevs.back()["sysctls"] = n.sysctls;
   }
   json routes = json::array();
   static const char kHex[] = "0123456789abcdef";
@@ -586,7 +666,11 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
       netdev.oper_state = n.at("operState").get<std::string>();
       netdev.master = n.at("master").get<int>();
       netdev.link = n.at("link").get<int>();
-      netdev.sysctls = n.at("sysctls").get<std::map<std::string, std::string>>();
+      // A journal of a version that read every netdev's sysctls has them for each.
+      if (n.contains("sysctls")) {
+        netdev.sysctls = n.at("sysctls").get<std::map<std::string, std::string>>();
+        netdev.sysctls_read = true;
+      }
       for (const auto& a : n.at("addresses")) {
         AddressInfo address;
         address.ifindex = a.at("ifindex").get<int>();
@@ -626,16 +710,18 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j) {
   } catch (const std::exception& e) {
     return make_error(ErrorKind::kPlatform, std::string("not a netdev snapshot: ") + e.what());
   }
+  snap.index_netdevs();
   return snap;
 }
 
 std::vector<std::string> netdevs_of(const std::vector<Change>& changes) {
   const std::string prefix = "netdev/";
   std::vector<std::string> out;
+  std::set<std::string> seen;
   for (const Change& c : changes) {
     if (c.resource.rfind(prefix, 0) != 0) continue;
-    const std::string name = c.resource.substr(prefix.size());
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    std::string name = c.resource.substr(prefix.size());
+    if (seen.insert(name).second) out.push_back(std::move(name));
   }
   return out;
 }
@@ -704,10 +790,57 @@ std::vector<Difference> unexplained(const std::vector<Difference>& differences, 
     }
     return false;
   };
+  // Only a change of the difference's own netdev (or, for a route, of a netdev it goes through)
+  // can explain it: look those up, not every applied change for every difference.
+  std::unordered_map<std::string, std::vector<const Change*>> by_netdev;
+  for (const Change& c : applied) {
+    if (c.resource.rfind("netdev/", 0) == 0) by_netdev[c.resource.substr(7)].push_back(&c);
+  }
+  auto explained_by = [&](const std::string& netdev, const Difference& d) {
+    auto it = by_netdev.find(netdev);
+    if (it == by_netdev.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(), [&](const Change* c) { return explains(*c, d); });
+  };
   std::vector<Difference> out;
   for (const Difference& d : differences) {
-    const bool known = std::any_of(applied.begin(), applied.end(), [&](const Change& c) { return explains(c, d); });
+    bool known = false;
+    if (!d.netdev.empty()) {
+      known = explained_by(d.netdev, d);
+    } else {
+      // A route in words: "... dev <name> ..." for each next hop.
+      for (size_t at = d.item.find(" dev "); !known && at != std::string::npos; at = d.item.find(" dev ", at + 1)) {
+        const size_t begin = at + 5;
+        const size_t end = d.item.find(' ', begin);
+        known = explained_by(d.item.substr(begin, end == std::string::npos ? std::string::npos : end - begin), d);
+      }
+    }
     if (!known) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<int> with_related(const Snapshot& snapshot, const std::vector<int>& ifindexes) {
+  std::vector<LinkInfo> links;
+  links.reserve(snapshot.netdevs.size());
+  for (const NetdevSnapshot& n : snapshot.netdevs) {
+    LinkInfo l;
+    l.ifindex = n.ifindex;
+    l.name = n.name;
+    l.kind = n.kind;
+    l.link = n.link;
+    l.master = n.master;
+    links.push_back(std::move(l));
+  }
+  const LinkTopology topology(links);
+  std::set<int> seen;
+  std::vector<int> out;
+  for (const int index : ifindexes) {
+    if (seen.insert(index).second) out.push_back(index);
+  }
+  for (const int index : ifindexes) {
+    for (const int related : topology.mtu_related(index)) {
+      if (seen.insert(related).second) out.push_back(related);
+    }
   }
   return out;
 }

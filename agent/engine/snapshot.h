@@ -14,17 +14,28 @@
 // sysctls under net.ipv4/ipv6.conf/neigh.<dev>, and the routes (every table) through them or with
 // one of their addresses as prefsrc.
 //
-// The engine takes one before its first write (the journal keeps it) and compares it with one taken
-// after a rollback (the host must be exactly as before: what differs is put back from it once, what
-// still differs is an error) and after a successful apply (what no applied change explains is
-// reported as a side effect). The
-// reconcilers take narrower ones before their own writes and restore_snapshot() from them in their
-// reverts: that is how a revert puts back what its write disturbed.
+// The engine takes one before its first write (the journal keeps it), from the link and address
+// dumps the plan was made from plus one route dump, and compares it with one taken after a
+// rollback (the host must be exactly as before: what differs is put back from it once, what still
+// differs is an error) and after a successful apply (what no applied change explains is reported
+// as a side effect). The reconcilers' reverts restore_snapshot() their netdev from it: that is how
+// a revert puts back what its write disturbed. One snapshot a pass, never one a write: its cost is
+// a route dump and, for the netdevs whose sysctls a write can change, their sysctl files.
+//
+// Sysctls are read only where a write of rdmactl's can change them: an MTU below 1280 unregisters
+// the netdev's net.ipv6.conf/neigh.<dev> keys and an MTU back at 1280 or more registers them anew
+// from the defaults (addrconf_notify, NETDEV_CHANGEMTU: addrconf_ifdown(dev, true) ->
+// addrconf_sysctl_unregister; ipv6_add_dev), and one below 68 does the same to net.ipv4
+// (inetdev_event -> inetdev_destroy; inetdev_init). A link taken down keeps them
+// (addrconf_ifdown(dev, false)); an address write touches none.
 #pragma once
 
 #include <chrono>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -53,10 +64,14 @@ struct NetdevSnapshot {
   // net.ipv4.neigh and net.ipv6.neigh of the netdev. Absent keys are part of the state: with an MTU
   // below 1280 there is no net.ipv6.conf.<name> at all.
   std::map<std::string, std::string> sysctls;
+  // Whether `sysctls` was read (SnapshotScope): a netdev whose sysctls no write can change has
+  // none read, and its sysctls are neither compared nor put back.
+  bool sysctls_read = false;
 };
 
 struct Snapshot {
   // The netdevs asked for, then those whose MTU the kernel ties to theirs (mtu_related_links).
+  // Keep index_netdevs() in step after changing it (find looks up through the index).
   std::vector<NetdevSnapshot> netdevs;
   // Every route (all tables, IPv4 and IPv6) with a next hop through one of the netdevs or whose
   // prefsrc is one of their addresses, in dump order.
@@ -65,20 +80,40 @@ struct Snapshot {
 
   const NetdevSnapshot* find(int ifindex) const;
   const NetdevSnapshot* find(const std::string& name) const;
+  // Rebuilds the ifindex and name index of `netdevs` (take_snapshot and snapshot_from_json do).
+  void index_netdevs();
+
+ private:
+  std::unordered_map<int, size_t> by_ifindex_;
+  std::unordered_map<std::string, size_t> by_name_;
 };
 
 struct SnapshotScope {
   bool related = true;  // add the netdevs whose MTU follows theirs
   bool sysctls = true;  // read net.ipv4/ipv6.conf/neigh.<dev>
+  // With `sysctls`: read them only for these ifindexes (nullopt: for every netdev of the snapshot).
+  std::optional<std::set<int>> sysctl_netdevs;
 };
 
-// Takes a snapshot of `ifindexes` with fresh dumps (never the Platform's per-pass cache).
-// Sysctls are read through `fs` (/proc/sys), so a fixture root without them gives none.
+// Takes a snapshot of `ifindexes` from a link and an address dump already made (the pass's) and one
+// route dump of its own. Sysctls are read through `fs` (/proc/sys), so a fixture root without them
+// gives none.
+Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::vector<LinkInfo>& links,
+                               const std::vector<AddressInfo>& addresses, const std::vector<int>& ifindexes,
+                               const SnapshotScope& scope = {});
+// The same with fresh link and address dumps.
 Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::vector<int>& ifindexes,
                                const SnapshotScope& scope = {});
-// The engine's form: netdevs by name; a name this host lacks is a kNotFound error. No names: an
-// empty snapshot, without opening a socket.
-Result<Snapshot> take_snapshot(Platform& platform, const std::vector<std::string>& netdevs);
+// The engine's form: the netdevs that `planned` changes touch, by name, from the platform's dumps
+// of this pass (the ones the plan was made from), with their sysctls where a planned MTU can change
+// them (see the header comment); a name this host lacks is a kNotFound error. No netdevs: an empty
+// snapshot, without opening a socket.
+Result<Snapshot> take_snapshot(Platform& platform, const std::vector<Change>& planned);
+
+// The netdevs whose sysctls a planned MTU change can unregister or register anew: each netdev with
+// an MTU change whose old or new value is below 1280 (IPV6_MIN_MTU), with the netdevs whose MTU
+// follows it (mtu_related_links). Ifindexes from `links`.
+std::set<int> sysctl_netdevs_of(const std::vector<Change>& planned, const std::vector<LinkInfo>& links);
 
 // A snapshot as JSON and back, for the journal: an interrupted run's recovery (another process)
 // restores from it. Routes keep their dump message (hex). The time it was taken travels as
@@ -112,6 +147,10 @@ std::vector<Difference> compare_snapshots(const Snapshot& before, const Snapshot
 std::vector<Difference> unexplained(const std::vector<Difference>& differences, const std::vector<Change>& applied);
 // The texts, one per difference.
 std::vector<std::string> describe(const std::vector<Difference>& differences);
+
+// `ifindexes` and the netdevs of `snapshot` whose MTU follows theirs (as mtu_related_links), once
+// each: what a revert of their MTU or state restores.
+std::vector<int> with_related(const Snapshot& snapshot, const std::vector<int>& ifindexes);
 
 // What restore_snapshot puts back.
 struct RestoreParts {

@@ -2,13 +2,11 @@
 //
 // Every byte goes through talk(): it sends one request and reads exactly its replies, with its own
 // callbacks so that the kernel's errno and extended-ack text reach the caller (libnl 3.7 turns a
-// kernel error into a bare NLE_* code and drops the ext-ack attributes). Links are decoded by
-// libnl-route's own parser (nl_msg_parse into rtnl_link objects); the two link attributes libnl 3.7
-// does not know, IFLA_MIN_MTU and IFLA_MAX_MTU, come from a small policy table over the same
-// message, so an observe is still one dump per table. Addresses and routes are decoded through
-// policy tables of their own (nlmsg_parse, unknown attributes ignored): libnl's rtnl_addr and
-// rtnl_route objects drop IFA_RT_PRIORITY and IFA_PROTO, and a rollback must put back every
-// attribute it saw. Address requests are built the same way, attribute by attribute, as iproute2's
+// kernel error into a bare NLE_* code and drops the ext-ack attributes). Links, addresses and
+// routes are decoded through policy tables of their own (nlmsg_parse, unknown attributes ignored):
+// libnl's rtnl_link parser decodes every attribute into an object (most of an observe's time with
+// thousands of netdevs) yet knows neither IFLA_MIN_MTU nor IFLA_MAX_MTU, and its rtnl_addr and
+// rtnl_route objects drop IFA_RT_PRIORITY and IFA_PROTO, which a rollback must put back. Address requests are built the same way, attribute by attribute, as iproute2's
 // ipaddr_modify does; a route is put back by replaying its dump message, as `ip route restore` does.
 #include "agent/platform/netlink.h"
 
@@ -229,52 +227,67 @@ std::string oper_state_name(uint8_t state) {
   }
 }
 
-std::string hex_colon(const nl_addr* addr) {
-  if (addr == nullptr) return {};
-  const auto* bytes = static_cast<const unsigned char*>(nl_addr_get_binary_addr(addr));
-  const unsigned len = nl_addr_get_len(addr);
+// Hardware address bytes as "aa:bb:cc:dd:ee:ff" (any length: IPoIB's are 20 bytes).
+std::string hex_colon(const nlattr* attr) {
+  if (attr == nullptr) return {};
+  static constexpr char kHex[] = "0123456789abcdef";
+  const auto* bytes = static_cast<const unsigned char*>(nla_data(attr));
+  const int len = nla_len(attr);
   std::string out;
-  out.reserve(len * 3);
-  char buf[4];
-  for (unsigned i = 0; i < len; ++i) {
-    std::snprintf(buf, sizeof buf, i == 0 ? "%02x" : ":%02x", bytes[i]);
-    out += buf;
+  out.reserve(static_cast<size_t>(len) * 3);
+  for (int i = 0; i < len; ++i) {
+    if (i > 0) out += ':';
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 0xf];
   }
   return out;
 }
 
-// RTM_NEWLINK message → LinkInfo. libnl-route parses the ifinfomsg and the attributes it knows.
+std::string string_attr(const nlattr* attr) {
+  if (attr == nullptr) return {};
+  const auto* text = static_cast<const char*>(nla_data(attr));
+  return std::string(text, strnlen(text, static_cast<size_t>(nla_len(attr))));
+}
+
+// RTM_NEWLINK message → LinkInfo, through a policy table of the attributes read here (as
+// rtnl_fill_ifinfo writes them; unknown ones ignored): one pass over the message, no libnl object
+// with every attribute decoded, which is most of an observe's time on a host with thousands of
+// netdevs.
 void parse_link(nl_msg* msg, std::vector<LinkInfo>* out) {
   nlmsghdr* hdr = nlmsg_hdr(msg);
-  if (hdr->nlmsg_type != RTM_NEWLINK) return;
-  LinkInfo info;
-  const int rc = nl_msg_parse(
-      msg,
-      [](nl_object* obj, void* arg) {
-        auto* link = reinterpret_cast<rtnl_link*>(obj);
-        auto* li = static_cast<LinkInfo*>(arg);
-        li->ifindex = rtnl_link_get_ifindex(link);
-        if (const char* name = rtnl_link_get_name(link)) li->name = name;
-        li->mtu = rtnl_link_get_mtu(link);
-        li->admin_up = (rtnl_link_get_flags(link) & IFF_UP) != 0;
-        li->oper_state = oper_state_name(rtnl_link_get_operstate(link));
-        li->mac = hex_colon(rtnl_link_get_addr(link));
-        if (const char* kind = rtnl_link_get_type(link)) li->kind = kind;
-        li->arptype = rtnl_link_get_arptype(link);
-        li->flags = rtnl_link_get_flags(link);
-        li->link = static_cast<int>(rtnl_link_get_link(link));
-        li->master = static_cast<int>(rtnl_link_get_master(link));
-      },
-      &info);
-  if (rc < 0 || info.ifindex == 0) return;
-
-  nla_policy policy[IFLA_MAX_MTU + 1] = {};
+  if (hdr->nlmsg_type != RTM_NEWLINK || hdr->nlmsg_len < NLMSG_LENGTH(sizeof(ifinfomsg))) return;
+  const auto* ifi = static_cast<const ifinfomsg*>(nlmsg_data(hdr));
+  nla_policy policy[IFLA_MAX + 1] = {};
+  policy[IFLA_IFNAME].type = NLA_STRING;
+  policy[IFLA_MTU].type = NLA_U32;
+  policy[IFLA_LINK].type = NLA_U32;
+  policy[IFLA_MASTER].type = NLA_U32;
+  policy[IFLA_OPERSTATE].type = NLA_U8;
+  policy[IFLA_LINKINFO].type = NLA_NESTED;
   policy[IFLA_MIN_MTU].type = NLA_U32;
   policy[IFLA_MAX_MTU].type = NLA_U32;
-  nlattr* tb[IFLA_MAX_MTU + 1] = {};
-  if (nlmsg_parse(hdr, sizeof(ifinfomsg), tb, IFLA_MAX_MTU, policy) == 0) {
-    if (tb[IFLA_MIN_MTU] != nullptr) info.min_mtu = nla_get_u32(tb[IFLA_MIN_MTU]);
-    if (tb[IFLA_MAX_MTU] != nullptr) info.max_mtu = nla_get_u32(tb[IFLA_MAX_MTU]);
+  nlattr* tb[IFLA_MAX + 1] = {};
+  if (nlmsg_parse(hdr, sizeof(ifinfomsg), tb, IFLA_MAX, policy) < 0 || ifi->ifi_index == 0) return;
+  LinkInfo info;
+  info.ifindex = ifi->ifi_index;
+  info.name = string_attr(tb[IFLA_IFNAME]);
+  if (tb[IFLA_MTU] != nullptr) info.mtu = nla_get_u32(tb[IFLA_MTU]);
+  info.flags = ifi->ifi_flags;
+  info.admin_up = (ifi->ifi_flags & IFF_UP) != 0;
+  info.arptype = ifi->ifi_type;
+  info.oper_state = oper_state_name(tb[IFLA_OPERSTATE] != nullptr ? nla_get_u8(tb[IFLA_OPERSTATE]) : static_cast<uint8_t>(IF_OPER_UNKNOWN));
+  info.mac = hex_colon(tb[IFLA_ADDRESS]);
+  if (tb[IFLA_LINK] != nullptr) info.link = static_cast<int>(nla_get_u32(tb[IFLA_LINK]));
+  if (tb[IFLA_MASTER] != nullptr) info.master = static_cast<int>(nla_get_u32(tb[IFLA_MASTER]));
+  if (tb[IFLA_MIN_MTU] != nullptr) info.min_mtu = nla_get_u32(tb[IFLA_MIN_MTU]);
+  if (tb[IFLA_MAX_MTU] != nullptr) info.max_mtu = nla_get_u32(tb[IFLA_MAX_MTU]);
+  if (tb[IFLA_LINKINFO] != nullptr) {
+    nla_policy info_policy[IFLA_INFO_MAX + 1] = {};
+    info_policy[IFLA_INFO_KIND].type = NLA_STRING;
+    nlattr* linkinfo[IFLA_INFO_MAX + 1] = {};
+    if (nla_parse_nested(linkinfo, IFLA_INFO_MAX, tb[IFLA_LINKINFO], info_policy) == 0) {
+      info.kind = string_attr(linkinfo[IFLA_INFO_KIND]);
+    }
   }
   out->push_back(std::move(info));
 }
@@ -756,14 +769,22 @@ bool sets_port_mtu(const std::string& kind) {
   return kind == "bond" || kind == "team";
 }
 
-std::vector<int> mtu_related_links(const std::vector<LinkInfo>& links, int ifindex) {
+LinkTopology::LinkTopology(const std::vector<LinkInfo>& links) {
+  by_ifindex_.reserve(links.size());
+  for (const LinkInfo& l : links) {
+    by_ifindex_[l.ifindex] = &l;
+    if (l.link != 0 && l.link != l.ifindex && mtu_follows_link(l.kind)) followers_[l.link].push_back(l.ifindex);
+    if (l.master != 0) ports_[l.master].push_back(l.ifindex);
+  }
+}
+
+const LinkInfo* LinkTopology::find(int ifindex) const {
+  auto it = by_ifindex_.find(ifindex);
+  return it == by_ifindex_.end() ? nullptr : it->second;
+}
+
+std::vector<int> LinkTopology::mtu_related(int ifindex) const {
   constexpr int kMaxDepth = 8;  // stacks deeper than this do not occur; the bound keeps a loop finite
-  auto find = [&](int index) -> const LinkInfo* {
-    for (const LinkInfo& l : links) {
-      if (l.ifindex == index) return &l;
-    }
-    return nullptr;
-  };
   std::vector<int> out;
   std::set<int> seen = {ifindex};
   std::vector<int> level = {ifindex};
@@ -778,15 +799,22 @@ std::vector<int> mtu_related_links(const std::vector<LinkInfo>& links, int ifind
       const LinkInfo* self = find(index);
       if (self == nullptr) continue;
       visit(self->master);
-      const bool sets_ports = sets_port_mtu(self->kind);
-      for (const LinkInfo& l : links) {
-        if (l.link == index && l.ifindex != index && mtu_follows_link(l.kind)) visit(l.ifindex);
-        if (sets_ports && l.master == index) visit(l.ifindex);
+      if (auto it = followers_.find(index); it != followers_.end()) {
+        for (const int follower : it->second) visit(follower);
+      }
+      if (sets_port_mtu(self->kind)) {
+        if (auto it = ports_.find(index); it != ports_.end()) {
+          for (const int port : it->second) visit(port);
+        }
       }
     }
     level = std::move(next);
   }
   return out;
+}
+
+std::vector<int> mtu_related_links(const std::vector<LinkInfo>& links, int ifindex) {
+  return LinkTopology(links).mtu_related(ifindex);
 }
 
 std::string AddressInfo::flag_names() const {
@@ -875,18 +903,25 @@ Result<RouteSocket> RouteSocket::open() {
   // the errno, so a failure here is not fatal.
   setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
   setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
+  // Strict checking lets a dump be filtered by the kernel (one netdev's addresses); every dump
+  // header sent here is zero where strict checking wants zeros (rtnl_valid_dump_ifinfo_req,
+  // inet_valid_dump_ifaddr_req, ip_valid_fib_dump_req). Kernels before 4.20 refuse the option:
+  // dump_addresses(ifindex) then filters the whole dump itself.
+  route.strict_ = setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one, sizeof one) == 0;
   // Peeking first lets libnl grow its buffer for an oversized message instead of truncating it.
   nl_socket_set_msg_buf_size(sock, kReceiveBufferBytes);
   nl_socket_enable_msg_peek(sock);
   return route;
 }
 
-RouteSocket::RouteSocket(RouteSocket&& other) noexcept : sock_(std::exchange(other.sock_, nullptr)) {}
+RouteSocket::RouteSocket(RouteSocket&& other) noexcept
+    : sock_(std::exchange(other.sock_, nullptr)), strict_(other.strict_) {}
 
 RouteSocket& RouteSocket::operator=(RouteSocket&& other) noexcept {
   if (this != &other) {
     if (sock_ != nullptr) nl_socket_free(sock_);
     sock_ = std::exchange(other.sock_, nullptr);
+    strict_ = other.strict_;
   }
   return *this;
 }
@@ -907,6 +942,50 @@ Result<std::vector<AddressInfo>> RouteSocket::dump_addresses() {
   return run_dump<AddressInfo>(sock_, RTM_GETADDR, &ifa, sizeof ifa, false, parse_address,
                                "dump addresses");
 }
+
+Result<std::vector<AddressInfo>> RouteSocket::dump_addresses(int ifindex) {
+  if (!strict_) {
+    auto all = dump_addresses();
+    if (!all) return all.error();
+    std::erase_if(*all, [&](const AddressInfo& a) { return a.ifindex != ifindex; });
+    return all;
+  }
+  ifaddrmsg ifa{};
+  ifa.ifa_family = AF_UNSPEC;
+  ifa.ifa_index = static_cast<unsigned>(ifindex);
+  auto dump = run_dump<AddressInfo>(sock_, RTM_GETADDR, &ifa, sizeof ifa, false, parse_address,
+                                    "dump addresses of one netdev");
+  if (!dump && dump.error().err_no == ENODEV) {
+    Error e = dump.error();
+    e.kind = ErrorKind::kNotFound;
+    e.where = "ifindex " + std::to_string(ifindex);
+    return e;
+  }
+  if (dump) std::erase_if(*dump, [&](const AddressInfo& a) { return a.ifindex != ifindex; });
+  return dump;
+}
+
+Result<LinkInfo> RouteSocket::get_link(int ifindex) {
+  nl_msg* request = nlmsg_alloc_simple(RTM_GETLINK, 0);
+  if (request == nullptr) return make_errno_error("get link: out of memory", ENOMEM);
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  ifi.ifi_index = ifindex;
+  if (nlmsg_append(request, &ifi, sizeof ifi, NLMSG_ALIGNTO) < 0 ||
+      nla_put_u32(request, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS) < 0) {
+    nlmsg_free(request);
+    return make_errno_error("get link: message too long", EMSGSIZE);
+  }
+  std::vector<LinkInfo> links;
+  const MessageHandler handler = [&](nl_msg* msg) { parse_link(msg, &links); };
+  const Exchange ex = talk(sock_, request, &handler);
+  const std::string where = "ifindex " + std::to_string(ifindex);
+  if (exchange_failed(ex)) return exchange_error(ex, "get link", where);
+  if (links.empty()) return make_error(ErrorKind::kNotFound, "get link: no netdev with that index", where);
+  return std::move(links.front());
+}
+
+std::uint32_t RouteSocket::port_id() const { return nl_socket_get_local_port(sock_); }
 
 Result<void> RouteSocket::set_mtu(int ifindex, unsigned mtu) {
   rtnl_link* changes = rtnl_link_alloc();

@@ -1,7 +1,7 @@
 // rtnetlink through libnl-route-3: links, addresses and routes.
 //
 // An observe makes exactly one RTM_GETLINK dump and one RTM_GETADDR dump, never one round trip per
-// interface. Changes are single requests whose kernel error (with the extended ack message, when
+// interface; what needs one netdev's addresses asks for those alone (a dump the kernel filters). Changes are single requests whose kernel error (with the extended ack message, when
 // the kernel gives one) comes back as an Error naming the netdev.
 //
 // Addresses and routes come back with every attribute a rollback needs to put them back as they
@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "agent/core/result.h"
@@ -52,6 +53,20 @@ struct LinkInfo {
 // MTU; a bridge's br_change_mtu sets only its own). A veth's IFLA_LINK is its peer, which no MTU
 // change touches.
 std::vector<int> mtu_related_links(const std::vector<LinkInfo>& links, int ifindex);
+
+// The same relations, indexed once for many questions about one link dump: mtu_related(i) for every
+// netdev of a plan costs each netdev's own relations, not a scan of the dump per netdev.
+class LinkTopology {
+ public:
+  explicit LinkTopology(const std::vector<LinkInfo>& links);
+  const LinkInfo* find(int ifindex) const;
+  std::vector<int> mtu_related(int ifindex) const;
+
+ private:
+  std::unordered_map<int, const LinkInfo*> by_ifindex_;
+  std::unordered_map<int, std::vector<int>> followers_;  // IFLA_LINK -> stacked netdevs following its MTU
+  std::unordered_map<int, std::vector<int>> ports_;      // IFLA_MASTER -> its ports
+};
 // Whether a netdev of this kind follows its IFLA_LINK device's MTU (macvlan, vlan, ...).
 bool mtu_follows_link(const std::string& kind);
 // Whether a master of this kind sets its ports' MTU to its own (bond, team), rather than taking
@@ -142,6 +157,15 @@ class RouteSocket {
   // interrupted by a concurrent change (NLM_F_DUMP_INTR), so the result is one consistent view.
   Result<std::vector<LinkInfo>> dump_links();          // one RTM_GETLINK dump, ifindex order
   Result<std::vector<AddressInfo>> dump_addresses();   // one RTM_GETADDR dump, IPv4 and IPv6
+  // The addresses of one netdev, IPv4 and IPv6, in the kernel's order: a dump the kernel filters
+  // by ifa_index (NETLINK_GET_STRICT_CHK, Linux 4.20+: inet_dump_ifaddr and inet6_dump_addr then
+  // walk that device's list only), so that its cost is that netdev's addresses, not the
+  // namespace's. Without strict checking, the whole dump filtered here.
+  Result<std::vector<AddressInfo>> dump_addresses(int ifindex);
+  // One RTM_GETLINK for `ifindex` (not a dump); kNotFound when the kernel has no such netdev.
+  Result<LinkInfo> get_link(int ifindex);
+  // The netlink port id of this socket: notifications a request of ours caused carry it.
+  std::uint32_t port_id() const;
   // One RTM_GETROUTE dump: the IPv4 and IPv6 routes of every table (no cached clones, no
   // multicast forwarding entries); with `keep`, only those it keeps.
   Result<std::vector<RouteInfo>> dump_routes(const std::function<bool(const RouteInfo&)>& keep = nullptr);
@@ -167,6 +191,7 @@ class RouteSocket {
  private:
   explicit RouteSocket(nl_sock* sock) : sock_(sock) {}
   nl_sock* sock_ = nullptr;
+  bool strict_ = false;  // NETLINK_GET_STRICT_CHK took: dumps can be filtered by the kernel
 };
 
 // Moves this process into the network namespace /run/netns/<name> (as `ip netns exec` does):

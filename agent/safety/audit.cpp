@@ -22,6 +22,10 @@ namespace rdmactl {
 AuditLog::AuditLog(const HostFs& fs, std::string node, std::string who)
     : fs_(fs), node_(std::move(node)), who_(std::move(who)) {}
 
+AuditLog::~AuditLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 void AuditLog::record(const Change& change, std::string_view action, const Result<void>& result) const {
   nlohmann::json line = {{"time", iso8601_now()},          {"node", node_},
                          {"resource", change.resource},    {"field", change.field},
@@ -31,14 +35,19 @@ void AuditLog::record(const Change& change, std::string_view action, const Resul
   // Replacement characters instead of an exception for bytes that are not UTF-8 in a value.
   const std::string text = json_text(line) + "\n";
   const std::string path = fs_.path("/var/log/rdmactl/audit.jsonl");
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd_ < 0 && !open_failed_) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    if (fd_ < 0) {
+      open_failed_ = true;  // said once, not once a line
+      spdlog::warn("audit log {}: cannot open: {}", path, std::strerror(errno));
+    }
+  }
   // One write(2) of the whole line: O_APPEND keeps concurrent lines whole.
-  if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+  if (fd_ >= 0 && ::write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
     spdlog::warn("audit log {}: cannot append: {}", path, std::strerror(errno));
   }
-  if (fd >= 0) ::close(fd);
   // Under systemd (a service's stderr is the journal), the same line goes to the journal.
   if (std::getenv("INVOCATION_ID") != nullptr || std::getenv("JOURNAL_STREAM") != nullptr) {
     spdlog::info("audit {}", text.substr(0, text.size() - 1));

@@ -22,6 +22,9 @@ namespace rdmactl {
 class AuditLog {
  public:
   AuditLog(const HostFs& fs, std::string node, std::string who);
+  ~AuditLog();
+  AuditLog(const AuditLog&) = delete;
+  AuditLog& operator=(const AuditLog&) = delete;
   // Appends one line (and logs it under systemd). A log that cannot be written is a warning, not
   // a failed change: the write it records has happened.
   void record(const Change& change, std::string_view action, const Result<void>& result) const;
@@ -31,6 +34,11 @@ class AuditLog {
   const HostFs& fs_;
   std::string node_;
   std::string who_;
+  // The log, opened (O_APPEND) at the first record and kept for this object's life: one write(2)
+  // a line, not an open and a close. The agent makes one AuditLog a reconcile, so a log rotated
+  // by renaming is reopened at the next one.
+  mutable int fd_ = -1;
+  mutable bool open_failed_ = false;
 };
 
 // "cli:alice": the user running this command (SUDO_USER under sudo).

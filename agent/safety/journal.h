@@ -24,6 +24,12 @@
 
 namespace rdmactl {
 
+// What a journal keeps of the host before apply: what the reverts of `changes` read, which is the
+// netdevs they name (netdev/<name>) and those of the RDMA ports, the RDMA devices, the sysctls and
+// the subnet manager; not every container veth of a host with thousands (the journal is written,
+// and fsync'd, before the first write).
+HostState journal_state(const HostState& before, const std::vector<Change>& changes);
+
 struct Journal {
   int pid = 0;
   std::string command;

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 
 #include <spdlog/spdlog.h>
@@ -90,6 +91,11 @@ void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec
   const HostFs& fs = platform.fs();
   engine.set_snapshots(true);
   engine.set_before_first_write([&engine, &fs, &spec, node](const Report& report, const HostState& before) {
+    const auto started = std::chrono::steady_clock::now();
+    auto lap = [&](const char* what) {
+      spdlog::debug("journal: {} {:.1f} ms", what,
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    };
     Journal journal;
     journal.pid = static_cast<int>(::getpid());
     journal.command = this_command_line();
@@ -97,11 +103,15 @@ void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec
     journal.node = node;
     journal.spec_file = spec.file;
     journal.spec_text = spec.text;
-    journal.before = before;
+    journal.before = journal_state(before, report.changes);
     journal.changes = report.changes;
     journal.revert_plan = report.revert_plan;
+    lap("state and changes copied");
     if (engine.snapshot_before()) journal.snapshot = to_json(*engine.snapshot_before());
-    return write_journal(fs, journal);
+    lap("snapshot as JSON");
+    auto written = write_journal(fs, journal);
+    lap("written and synced");
+    return written;
   });
   engine.set_write_observer([&audit](const Change& change, std::string_view action, const Result<void>& result) {
     audit.record(change, action, result);

@@ -236,7 +236,12 @@ inline SpecYamlObjectIterator SpecYamlObject::begin() const { return SpecYamlObj
 inline SpecYamlObjectIterator SpecYamlObject::end() const { return SpecYamlObjectIterator(node_.end()); }
 inline SpecYamlObjectIterator SpecYamlObject::find(const std::string& property_name) const {
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    if (key_text(it->first) == property_name) return SpecYamlObjectIterator(it);
+    // key_text's rule without its copy: a scalar key by its text, a null key as "".
+    const YAML::Node key = it->first;
+    if (!key.IsDefined()) continue;
+    if (key.IsScalar() ? key.Scalar() == property_name : key.IsNull() && property_name.empty()) {
+      return SpecYamlObjectIterator(it);
+    }
   }
   return end();
 }

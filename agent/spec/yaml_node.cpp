@@ -5,7 +5,6 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <regex>
 
 #include "agent/spec/text.h"
 
@@ -26,19 +25,40 @@ bool is_bool_text(const std::string& s) {
   return s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE";
 }
 
+// The YAML 1.2 core schema's resolution (yaml.org/spec/1.2.2/#1032-tag-resolution), character
+// by character: a spec of thousands of entries resolves tens of thousands of scalars, and
+// std::regex made that most of a validate.
+bool all_of_from(const std::string& s, std::size_t from, int (*is)(int)) {
+  if (from >= s.size()) return false;
+  for (std::size_t i = from; i < s.size(); ++i) {
+    if (!is(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+int is_octal_digit(int c) { return c >= '0' && c <= '7'; }
+
+// [-+]?[0-9]+
+bool is_decimal_text(const std::string& s) {
+  return all_of_from(s, !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0, ::isdigit);
+}
+// 0o[0-7]+
+bool is_octal_text(const std::string& s) { return s.rfind("0o", 0) == 0 && all_of_from(s, 2, is_octal_digit); }
+// 0x[0-9a-fA-F]+
+bool is_hex_text(const std::string& s) { return s.rfind("0x", 0) == 0 && all_of_from(s, 2, ::isxdigit); }
+
+bool is_int_text(const std::string& s) { return is_decimal_text(s) || is_octal_text(s) || is_hex_text(s); }
+
 std::optional<std::int64_t> parse_int_text(const std::string& s) {
-  static const std::regex kDecimal("[-+]?[0-9]+");
-  static const std::regex kOctal("0o[0-7]+");
-  static const std::regex kHex("0x[0-9a-fA-F]+");
   int base = 10;
   std::size_t skip = 0;
-  if (std::regex_match(s, kHex)) {
+  if (is_hex_text(s)) {
     base = 16;
     skip = 2;
-  } else if (std::regex_match(s, kOctal)) {
+  } else if (is_octal_text(s)) {
     base = 8;
     skip = 2;
-  } else if (!std::regex_match(s, kDecimal)) {
+  } else if (!is_decimal_text(s)) {
     return std::nullopt;
   }
   // from_chars takes no '+' sign.
@@ -50,20 +70,41 @@ std::optional<std::int64_t> parse_int_text(const std::string& s) {
   return value;
 }
 
-bool is_int_text(const std::string& s) {
-  static const std::regex kInt("[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+");
-  return std::regex_match(s, kInt);
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool is_float_text(const std::string& s) {
+  std::size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  auto digits = [&] {
+    const std::size_t from = i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i - from;
+  };
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  } else {
+    if (digits() == 0) return false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      digits();
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == s.size();
 }
 
 std::optional<double> parse_float_text(const std::string& s) {
-  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-  static const std::regex kInf(R"([-+]?\.(inf|Inf|INF))");
-  static const std::regex kNan(R"(\.(nan|NaN|NAN))");
-  if (std::regex_match(s, kInf)) {
+  const std::size_t sign = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  const std::string rest = s.substr(sign);
+  // [-+]?\.(inf|Inf|INF) and \.(nan|NaN|NAN)
+  if (rest == ".inf" || rest == ".Inf" || rest == ".INF") {
     return s[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   }
-  if (std::regex_match(s, kNan)) return std::numeric_limits<double>::quiet_NaN();
-  if (!std::regex_match(s, kFloat)) return std::nullopt;
+  if (sign == 0 && (s == ".nan" || s == ".NaN" || s == ".NAN")) return std::numeric_limits<double>::quiet_NaN();
+  if (!is_float_text(s)) return std::nullopt;
   const std::size_t skip = s[0] == '+' ? 1 : 0;
   double value = 0;
   const char* end = s.data() + s.size();

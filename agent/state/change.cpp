@@ -24,14 +24,16 @@ Change Change::reverted() const {
 }
 
 nlohmann::json to_json(const Change& change) {
-  nlohmann::json out = {{"resource", change.resource},
-                        {"field", change.field},
-                        {"current", change.current},
-                        {"desired", change.desired},
-                        {"reconciler", change.reconciler},
-                        {"disruptive", change.disruptive},
-                        {"requires", change.requires_ ? nlohmann::json(*change.requires_) : nlohmann::json(nullptr)},
-                        {"status", change_status_name(change.status)}};
+  // Member by member: an initializer list copies each value once more (see journal.cpp).
+  nlohmann::json out = nlohmann::json::object();
+  out["resource"] = change.resource;
+  out["field"] = change.field;
+  out["current"] = change.current;
+  out["desired"] = change.desired;
+  out["reconciler"] = change.reconciler;
+  out["disruptive"] = change.disruptive;
+  out["requires"] = change.requires_ ? nlohmann::json(*change.requires_) : nlohmann::json(nullptr);
+  out["status"] = change_status_name(change.status);
   if (!change.via.empty()) out["via"] = change.via;
   if (!change.note.empty()) out["note"] = change.note;
   if (!change.error.empty()) out["error"] = change.error;

@@ -184,10 +184,24 @@ void read_netdev(Reader& r, NetdevState& n) {
 }  // namespace
 
 const NetdevState* HostState::find_netdev(const std::string& name) const {
+  auto it = netdev_index_.find(name);
+  if (it != netdev_index_.end() && it->second < netdevs.size() && netdevs[it->second].name == name) {
+    return &netdevs[it->second];
+  }
   for (const auto& n : netdevs) {
     if (n.name == name) return &n;
   }
   return nullptr;
+}
+
+NetdevState* HostState::find_netdev(const std::string& name) {
+  return const_cast<NetdevState*>(static_cast<const HostState*>(this)->find_netdev(name));
+}
+
+void HostState::index_netdevs() {
+  netdev_index_.clear();
+  netdev_index_.reserve(netdevs.size());
+  for (size_t i = 0; i < netdevs.size(); ++i) netdev_index_.emplace(netdevs[i].name, i);
 }
 
 const DeviceState* HostState::find_device(const std::string& name) const {
@@ -311,6 +325,7 @@ Result<HostState> host_state_from_json(const json& json_state) {
     }
   }
   if (!error.empty()) return make_error(ErrorKind::kInvalidSpec, error);
+  state.index_netdevs();
   return state;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,12 @@ struct NetdevState {
   std::optional<nlohmann::json> ecn;
   std::optional<nlohmann::json> roce;
   std::optional<nlohmann::json> ipoib;
+  // Not part of a recorded state (to_json leaves them out): what the live observe knew besides.
+  // The link's ARPHRD_* type from the link dump (ifi_type: 32 is IPoIB); 0 when not observed.
+  unsigned arptype = 0;
+  // Whether the netdev's sysfs (PCI function, driver, dev_port) was read: only for the netdevs the
+  // spec or the RDMA inventory names (every netdev when there is no spec).
+  bool sysfs_observed = false;
 };
 
 struct DeviceState;
@@ -105,8 +112,17 @@ struct HostState {
   // messages say "not in the recorded state" rather than "not on this host".
   std::string recorded_from;
 
+ private:
+  std::unordered_map<std::string, size_t> netdev_index_;
+ public:
+
+  // Lookups by name go through an index of `netdevs` (index_netdevs()); a name the index does not
+  // hold, or holds for another entry (netdevs changed since), is looked up the long way.
   const NetdevState* find_netdev(const std::string& name) const;
+  NetdevState* find_netdev(const std::string& name);
   const DeviceState* find_device(const std::string& name) const;
+  // Rebuilds the name index of `netdevs`; an observe and a recorded state's load end with it.
+  void index_netdevs();
   // The netdev an interface selector names on this host, or kNotFound saying what is missing.
   Result<const NetdevState*> resolve(const Selector& selector) const;
   // The RDMA port a selector names: rdmaDevice+port directly, pci through the device on that

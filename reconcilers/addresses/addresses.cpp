@@ -12,11 +12,16 @@
 //     scope, prefix route metric), which `ip addr add CIDR` would not give back;
 //   - the kernel's order: the first IPv4 address of a subnet is its primary (the source address),
 //     and IPv6 addresses are listed newest first.
-// So before a write that is not a write back, apply takes a snapshot of the netdev (its addresses
-// with every attribute, in order, and every route through it or from one of its addresses, all
-// tables); a write back to the observed set (a rollback's revert) restores that snapshot exactly.
-// A forward write also puts back, at once, the routes the kernel dropped that do not depend on an
-// address the spec removes (those through a secondary it had to re-add).
+// So a write back to the observed set (a rollback's revert) restores the netdev's addresses (set,
+// attributes, order) and every route through it or from one of its addresses, all tables, from the
+// engine's snapshot before apply (Platform::snapshot_before). A forward write also puts back, at
+// once, the routes the kernel dropped that do not depend on an address the spec removes (those
+// through a secondary it had to re-add).
+//
+// The engine hands the reconciler its changes as one batch: one fresh address dump for the batch
+// (the netdev reconciler's writes may have changed addresses since the plan), the adds and deletes
+// one request after the other, then, only when something was deleted, one more address dump (the
+// secondaries a deleted primary took) and one route dump before and after: never a dump per netdev.
 #include "reconcilers/addresses/addresses.h"
 
 #include <spdlog/spdlog.h>
@@ -24,8 +29,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <map>
+#include <chrono>
+#include <optional>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 #include "agent/core/cidr.h"
@@ -58,12 +65,15 @@ class AddressesReconciler final : public Reconciler {
   Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
     auto addresses = platform.addresses();
     if (!addresses) return addresses.error();
-    for (NetdevState& n : state.netdevs) n.addresses.clear();
+    std::unordered_map<int, NetdevState*> by_ifindex;
+    by_ifindex.reserve(state.netdevs.size());
+    for (NetdevState& n : state.netdevs) {
+      n.addresses.clear();
+      by_ifindex.emplace(n.ifindex, &n);
+    }
     for (const AddressInfo& a : **addresses) {
       if (a.link_local()) continue;
-      for (NetdevState& n : state.netdevs) {
-        if (n.ifindex == a.ifindex) n.addresses.push_back(a.cidr);
-      }
+      if (auto it = by_ifindex.find(a.ifindex); it != by_ifindex.end()) it->second->addresses.push_back(a.cidr);
     }
     for (NetdevState& n : state.netdevs) std::sort(n.addresses.begin(), n.addresses.end());
     return ok();
@@ -106,12 +116,136 @@ class AddressesReconciler final : public Reconciler {
     }
   }
 
+  Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
+    ApplyBatch one;
+    one.changes.push_back(&change);
+    apply_batch(platform, state, one);
+    return one.results.empty() ? Result<void>(make_error(ErrorKind::kPlatform, "not applied", change.resource))
+                               : one.results.front();
+  }
+
   // Read-modify-write against a fresh dump rather than the planned `current`, so that a retry, or
   // the revert of a half-applied change, converges whatever state the netdev is in.
-  Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
-    auto netdev = netdev_for_change(state, change);
-    if (!netdev) return netdev.error();
-    const std::set<std::string> desired = as_set(change.desired);
+  void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) override {
+    auto route = platform.route();
+    if (!route) {
+      if (batch.start(0)) batch.finish(0, route.error());
+      return;
+    }
+    const Snapshot* snapshot = platform.snapshot_before();
+    auto dump = (*route)->dump_addresses();
+    if (!dump) {
+      if (batch.start(0)) batch.finish(0, dump.error());
+      return;
+    }
+    std::unordered_map<int, std::vector<AddressInfo>> present;  // managed addresses, the kernel's order
+    for (const AddressInfo& a : *dump) {
+      if (!a.link_local()) present[a.ifindex].push_back(a);
+    }
+    // The routes before the first delete of a forward change: what it drops comes back.
+    std::optional<std::vector<RouteInfo>> routes_before;
+    std::vector<Written> written;
+    std::vector<std::pair<size_t, int>> restored;  // write backs restored from the snapshot
+    for (size_t k = 0; k < batch.changes.size(); ++k) {
+      if (!batch.start(k)) break;
+      const Change& change = *batch.changes[k];
+      auto netdev = netdev_for_change(state, change);
+      if (!netdev) {
+        batch.finish(k, netdev.error());
+        break;
+      }
+      const std::set<std::string> desired = as_set(change.desired);
+      if (auto refused = refuse_link_local(desired, change); !refused) {
+        batch.finish(k, refused);
+        break;
+      }
+      const int ifindex = (*netdev)->ifindex;
+      const bool write_back =
+          desired == std::set<std::string>((*netdev)->addresses.begin(), (*netdev)->addresses.end());
+      if (write_back && snapshot != nullptr) {
+        const NetdevSnapshot* was = snapshot->find(ifindex);
+        if (was != nullptr && managed_cidrs(*was) == desired) {
+          auto r = restore_addresses(**route, ifindex, was->addresses, /*include_link_local=*/false);
+          const bool failed = !r;
+          if (!failed) restored.emplace_back(k, ifindex);
+          batch.finish(k, std::move(r));
+          if (failed) break;
+          continue;
+        }
+      }
+      Written w{k, ifindex, desired, present[ifindex], false, write_back};
+      const std::set<std::string> now = cidrs(w.listed);
+      Result<void> result = ok();
+      for (const std::string& address : desired) {
+        if (now.count(address)) continue;
+        if (result = (*route)->add_address(ifindex, address); !result) break;
+      }
+      for (size_t i = 0; result && i < w.listed.size(); ++i) {
+        const AddressInfo& address = w.listed[i];
+        if (desired.count(address.cidr)) continue;
+        if (!write_back && !routes_before) {
+          auto routes = (*route)->dump_routes();
+          if (!routes) {
+            result = routes.error();
+            break;
+          }
+          routes_before = std::move(routes).value();
+        }
+        w.deleted = true;
+        auto r = (*route)->delete_address(address);
+        // Already gone with the primary of its subnet (see below): that is the state we want.
+        if (!r && r.error().err_no != EADDRNOTAVAIL) result = r;
+      }
+      const bool failed = !result;
+      written.push_back(std::move(w));
+      batch.finish(k, std::move(result));
+      if (failed) break;
+    }
+    if (std::any_of(written.begin(), written.end(), [](const Written& w) { return w.deleted; })) {
+      readd_lost(**route, written, batch);
+      put_back_routes(**route, platform.fs(), routes_before, written, batch);
+    }
+    if (!restored.empty()) {
+      // The routes that used the restored netdevs' addresses, once all of them are back (a
+      // gateway must be reachable and a prefsrc local).
+      std::vector<int> ifindexes;
+      for (const auto& [k, ifindex] : restored) ifindexes.push_back(ifindex);
+      RestoreParts parts;
+      parts.mtus = false;
+      parts.sysctls = false;
+      parts.addresses = false;
+      if (auto r = restore_snapshot(**route, platform.fs(), *snapshot, parts, ifindexes); !r) {
+        batch.fail(restored.front().first, r.error());
+      }
+    }
+  }
+
+ private:
+  // One forward write (or a write back without a snapshot) of the batch.
+  struct Written {
+    size_t k;
+    int ifindex;
+    std::set<std::string> desired;
+    std::vector<AddressInfo> listed;  // the netdev's managed addresses before this write
+    bool deleted = false;
+    bool write_back = false;
+  };
+
+  static std::set<std::string> cidrs(const std::vector<AddressInfo>& addresses) {
+    std::set<std::string> out;
+    for (const AddressInfo& a : addresses) out.insert(a.cidr);
+    return out;
+  }
+
+  static std::set<std::string> managed_cidrs(const NetdevSnapshot& n) {
+    std::set<std::string> out;
+    for (const AddressInfo& a : n.addresses) {
+      if (!a.link_local()) out.insert(a.cidr);
+    }
+    return out;
+  }
+
+  static Result<void> refuse_link_local(const std::set<std::string>& desired, const Change& change) {
     for (const std::string& address : desired) {
       if (ipv6_link_local(address)) {
         return make_error(ErrorKind::kInvalidSpec,
@@ -119,124 +253,78 @@ class AddressesReconciler final : public Reconciler {
                           change.resource);
       }
     }
-    auto route = platform.route();
-    if (!route) return route.error();
-    const int ifindex = (*netdev)->ifindex;
-    // A write back to the observed set (a rollback's revert) restores the snapshot of this
-    // reconciler's last write that was not one; any other write takes that snapshot first.
-    const bool write_back = desired == std::set<std::string>((*netdev)->addresses.begin(), (*netdev)->addresses.end());
-    if (write_back) {
-      auto known = before_write_.find(ifindex);
-      if (known != before_write_.end() && managed_cidrs(known->second) == desired) {
-        return restore(**route, platform.fs(), known->second, ifindex);
+    return ok();
+  }
+
+  // Deleting a primary IPv4 address also deletes the secondaries of its subnet unless
+  // net.ipv4.conf.<if>.promote_secondaries is set, those just added included; put back any desired
+  // address that went, as it was when it was there before the write.
+  static void readd_lost(RouteSocket& route, const std::vector<Written>& written, ApplyBatch& batch) {
+    auto after = route.dump_addresses();
+    if (!after) {
+      for (const Written& w : written) {
+        if (w.deleted) batch.fail(w.k, after.error());
       }
-    } else {
-      SnapshotScope scope;
-      scope.related = false;  // an address write touches no other netdev's MTU or sysctls
-      scope.sysctls = false;
-      auto snap = take_snapshot(**route, platform.fs(), {ifindex}, scope);
-      if (!snap) return snap.error();
-      before_write_[ifindex] = std::move(snap).value();
+      return;
     }
-    auto listed = managed_addresses(**route, ifindex);
-    if (!listed) return listed.error();
-    const std::set<std::string> present = cidrs(*listed);
-    for (const std::string& address : desired) {
-      if (present.count(address)) continue;
-      if (auto r = (*route)->add_address(ifindex, address); !r) return r;
-    }
-    for (const AddressInfo& address : *listed) {
-      if (desired.count(address.cidr)) continue;
-      auto r = (*route)->delete_address(address);
-      // Already gone with the primary of its subnet (see below): that is the state we want.
-      if (!r && r.error().err_no != EADDRNOTAVAIL) return r;
-    }
-    // Deleting a primary IPv4 address also deletes the secondaries of its subnet unless
-    // net.ipv4.conf.<if>.promote_secondaries is set, those just added included; put back any
-    // desired address that went, as it was when it was there before this write.
-    auto after = managed_addresses(**route, ifindex);
-    if (!after) return after.error();
-    const std::set<std::string> kept = cidrs(*after);
-    for (const std::string& address : desired) {
-      if (kept.count(address)) continue;
-      auto was = std::find_if(listed->begin(), listed->end(), [&](const AddressInfo& a) { return a.cidr == address; });
-      auto r = was != listed->end() ? (*route)->add_address(*was) : (*route)->add_address(ifindex, address);
-      if (!r) return r;
-    }
-    if (write_back) return ok();
-    return put_back_routes(**route, platform.fs(), before_write_[ifindex], ifindex, desired);
-  }
-
- private:
-  static std::set<std::string> cidrs(const std::vector<AddressInfo>& addresses) {
-    std::set<std::string> out;
-    for (const AddressInfo& a : addresses) out.insert(a.cidr);
-    return out;
-  }
-
-  static std::set<std::string> managed_cidrs(const Snapshot& snap) {
-    std::set<std::string> out;
-    for (const NetdevSnapshot& n : snap.netdevs) {
-      for (const AddressInfo& a : n.addresses) {
-        if (!a.link_local()) out.insert(a.cidr);
+    std::unordered_map<int, std::set<std::string>> kept;
+    for (const AddressInfo& a : *after) kept[a.ifindex].insert(a.cidr);
+    for (const Written& w : written) {
+      if (!w.deleted || w.k >= batch.results.size() || !batch.results[w.k]) continue;
+      const std::set<std::string>& now = kept[w.ifindex];
+      for (const std::string& address : w.desired) {
+        if (now.count(address)) continue;
+        auto was = std::find_if(w.listed.begin(), w.listed.end(), [&](const AddressInfo& a) { return a.cidr == address; });
+        auto r = was != w.listed.end() ? route.add_address(*was) : route.add_address(w.ifindex, address);
+        if (!r) {
+          batch.fail(w.k, r.error());
+          break;
+        }
       }
     }
-    return out;
   }
 
-  // The managed addresses of one netdev, in the kernel's order (the dump's).
-  static Result<std::vector<AddressInfo>> managed_addresses(RouteSocket& route, int ifindex) {
-    auto dump = route.dump_addresses();
-    if (!dump) return dump.error();
-    std::vector<AddressInfo> out;
-    for (const AddressInfo& a : *dump) {
-      if (a.ifindex == ifindex && !a.link_local()) out.push_back(a);
-    }
-    return out;
-  }
-
-  // The revert: the addresses as the snapshot lists them (set, attributes, order), then the routes
-  // that used them (after the addresses, since a gateway must be reachable and a prefsrc local).
-  static Result<void> restore(RouteSocket& route, const HostFs& fs, const Snapshot& before, int ifindex) {
-    const NetdevSnapshot* netdev = before.find(ifindex);
-    if (netdev == nullptr) return make_error(ErrorKind::kPlatform, "no snapshot of ifindex " + std::to_string(ifindex));
-    if (auto r = restore_addresses(route, ifindex, netdev->addresses, /*include_link_local=*/false); !r) return r;
-    RestoreParts parts;
-    parts.mtus = false;
-    parts.sysctls = false;
-    parts.addresses = false;
-    return restore_snapshot(route, fs, before, parts, {ifindex});
-  }
-
-  // After a forward write: the routes of the snapshot that the kernel dropped with the addresses
-  // this write removed or re-added, except those whose prefsrc the spec removes (they go with it).
-  static Result<void> put_back_routes(RouteSocket& route, const HostFs& fs, const Snapshot& before, int ifindex,
-                                      const std::set<std::string>& desired) {
-    const NetdevSnapshot* netdev = before.find(ifindex);
-    if (netdev == nullptr) return ok();
+  // After forward writes that deleted: the routes of `before` that the kernel dropped with the
+  // addresses removed or re-added, except those whose prefsrc the spec removes (they go with it).
+  static void put_back_routes(RouteSocket& route, const HostFs& fs, const std::optional<std::vector<RouteInfo>>& before,
+                              const std::vector<Written>& written, ApplyBatch& batch) {
+    if (!before) return;
+    Snapshot kept;
+    kept.taken = std::chrono::steady_clock::now();
+    kept.routes = *before;
     std::set<std::string> removed;
-    for (const AddressInfo& a : netdev->addresses) {
-      if (!a.link_local() && !desired.count(a.cidr)) removed.insert(address_of(a.cidr));
+    std::vector<int> ifindexes;
+    for (const Written& w : written) {
+      if (!w.deleted || w.write_back) continue;
+      NetdevSnapshot n;
+      n.ifindex = w.ifindex;
+      n.addresses = w.listed;
+      for (const AddressInfo& a : w.listed) {
+        if (!w.desired.count(a.cidr)) removed.insert(address_of(a.cidr));
+      }
+      kept.netdevs.push_back(std::move(n));
+      ifindexes.push_back(w.ifindex);
     }
-    Snapshot kept = before;
+    if (ifindexes.empty()) return;
+    kept.index_netdevs();
     std::erase_if(kept.routes, [&](const RouteInfo& r) { return !r.prefsrc.empty() && removed.count(r.prefsrc); });
     RestoreParts parts;
     parts.mtus = false;
     parts.sysctls = false;
     parts.addresses = false;
-    auto r = restore_snapshot(route, fs, kept, parts, {ifindex});
+    auto r = restore_snapshot(route, fs, kept, parts, ifindexes);
     // A route whose gateway the spec's addresses no longer reach cannot come back; that is the
     // spec's doing, and the engine's snapshot comparison reports it as a side effect.
     if (!r && (r.error().err_no == ENETUNREACH || r.error().err_no == EINVAL)) {
-      spdlog::warn("{}: a route the address change dropped cannot come back: {}", netdev->name, r.error().to_string());
-      return ok();
+      spdlog::warn("a route the address change dropped cannot come back: {}", r.error().to_string());
+      return;
     }
-    return r;
+    if (!r) {
+      for (const Written& w : written) {
+        if (w.deleted && !w.write_back) batch.fail(w.k, r.error());
+      }
+    }
   }
-
-  // Per ifindex: the snapshot taken before this reconciler's last write that was not a write back
-  // to the observed set.
-  std::map<int, Snapshot> before_write_;
 };
 
 }  // namespace

@@ -220,6 +220,9 @@ class EcnReconciler final : public Reconciler {
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     const HostFs& fs = platform.fs();
     for (NetdevState& n : state.netdevs) {
+      // The vendor driver's ecn/ directory hangs off its own netdevs, whose sysfs observe read
+      // (the spec's and the RDMA inventory's): no stat per container veth.
+      if (!n.sysfs_observed) continue;
       if (fs.exists(ecn_dir(n.name) + "/roce_np/enable")) {
         n.ecn = observe_vendor(fs, n);
         continue;

@@ -10,7 +10,7 @@ namespace rdmactl::reconcilers {
 namespace {
 
 constexpr const char* kName = "ipoib";
-constexpr int kArphrdInfiniband = 32;
+constexpr unsigned kArphrdInfiniband = 32;
 // IPOIB_ENCAP_LEN: the 4-byte IPoIB header in every datagram.
 constexpr int kIpoibHeader = 4;
 // The largest IB MTU (IB_MTU_4096); a port's may be smaller.
@@ -66,8 +66,13 @@ class IpoibReconciler final : public Reconciler {
     const bool vendor_ipoib = fs.exists(kEnhancedParameter);
     for (NetdevState& n : state.netdevs) {
       const std::string dir = "/sys/class/net/" + n.name;
-      auto type = fs.read(dir + "/type");
-      if (!type || *type != std::to_string(kArphrdInfiniband)) continue;
+      // The link dump's ifi_type is what sysfs `type` shows (dev->type): no file read per netdev.
+      // Only a netdev observed without it (a fixture tree) is asked through sysfs.
+      if (n.arptype != 0 && n.arptype != kArphrdInfiniband) continue;
+      if (n.arptype == 0) {
+        auto type = fs.read(dir + "/type");
+        if (!type || *type != std::to_string(kArphrdInfiniband)) continue;
+      }
       nlohmann::json ipoib = nlohmann::json::object();
       if (auto mode = fs.read(mode_file(n.name))) {
         ipoib["mode"] = *mode;

@@ -10,16 +10,25 @@
 //     1280 or more (ipv6_add_dev);
 //   - taking a link down drops its IPv4 routes (fib_disable_ip) and, without keep_addr_on_down,
 //     its IPv6 addresses and routes (addrconf_ifdown).
-// So before a write that is not a write back, apply takes a snapshot (agent/engine/snapshot.h) of
-// the netdev and of the netdevs whose MTU follows its own; the write back of a rollback's revert
-// restores it: their MTUs (lower devices first), sysctls, addresses with their attributes and
-// order, and routes.
+// So a write back of the observed value (a rollback's revert) restores the netdev, and the netdevs
+// whose MTU follows its own, from the engine's snapshot before apply (Platform::snapshot_before):
+// their MTUs (lower devices first), sysctls, addresses with their attributes and order, and routes.
+//
+// The engine hands the reconciler its changes as one batch: the MTU and state requests go out one
+// after the other on one socket, each acknowledged, with no dump between them; what needs a fresh
+// read (the IPv6 addresses a write back to down must keep, an IPoIB MTU the broadcast group
+// clamps, the snapshot a revert restores) is read once for the batch, after its writes.
+//
+// Observe reads sysfs (PCI function, driver, dev_port) only for the netdevs the spec names or the
+// RDMA inventory lists, every netdev when there is no spec (show): on a host with thousands of
+// virtual netdevs (containers) a plan costs the spec's netdevs, not the host's.
 #include "reconcilers/netdev/netdev.h"
 
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -66,15 +75,42 @@ std::optional<int> dev_port_of(const HostFs& fs, const std::string& netdev) {
   }
 }
 
+// The netdevs whose sysfs observe reads for `spec` (nullopt: every one). A pci selector that no
+// RDMA device resolves needs every netdev's PCI function to find its netdev.
+std::optional<std::set<std::string>> sysfs_netdevs(const NodeSpec* spec, const HostState& state) {
+  if (spec == nullptr) return std::nullopt;
+  std::set<std::string> names;
+  for (const DeviceState& d : state.devices) {
+    for (const PortState& p : d.ports) {
+      if (!p.netdev.empty()) names.insert(p.netdev);
+    }
+  }
+  for (const InterfaceSpec& iface : spec->interfaces) {
+    switch (iface.selector.kind) {
+      case Selector::Kind::kName: names.insert(iface.selector.value); break;
+      case Selector::Kind::kRdmaDevice: break;  // its netdevs are the inventory's
+      case Selector::Kind::kPci: {
+        const bool rdma = std::any_of(state.devices.begin(), state.devices.end(),
+                                      [&](const DeviceState& d) { return d.pci == iface.selector.value; });
+        if (!rdma) return std::nullopt;
+        break;
+      }
+    }
+  }
+  return names;
+}
+
 class NetdevReconciler final : public Reconciler {
  public:
   const char* name() const override { return kName; }
   bool observes_netdevs() const override { return true; }
 
-  Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
+  Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     auto links = platform.links();
     if (!links) return links.error();
+    const std::optional<std::set<std::string>> read_sysfs = sysfs_netdevs(spec, state);
     state.netdevs.clear();
+    state.netdevs.reserve((*links)->size());
     for (const LinkInfo& link : **links) {
       NetdevState n;
       n.name = link.name;
@@ -84,9 +120,15 @@ class NetdevReconciler final : public Reconciler {
       n.oper_state = link.oper_state;
       n.mac = link.mac;
       n.kind = link.kind;
-      n.pci = pci_of(platform.fs(), link.name);
-      n.dev_port = dev_port_of(platform.fs(), link.name);
-      n.driver = driver_of(platform.fs(), link.name);
+      // Under --root the tree's sysfs describes the devices (a fixture, a captured host), not the
+      // namespace's links: leave the type to its /sys/class/net/<n>/type (ipoib reads it).
+      n.arptype = platform.fs().root() == "/" ? link.arptype : 0;
+      if (!read_sysfs || read_sysfs->count(link.name)) {
+        n.sysfs_observed = true;
+        n.pci = pci_of(platform.fs(), link.name);
+        n.dev_port = dev_port_of(platform.fs(), link.name);
+        n.driver = driver_of(platform.fs(), link.name);
+      }
       state.netdevs.push_back(std::move(n));
     }
     std::sort(state.netdevs.begin(), state.netdevs.end(),
@@ -126,96 +168,131 @@ class NetdevReconciler final : public Reconciler {
   }
 
   Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
-    auto netdev = netdev_for_change(state, change);
-    if (!netdev) return netdev.error();
-    auto route = platform.route();
-    if (!route) return route.error();
-    const int ifindex = (*netdev)->ifindex;
-    if (change.field != "mtu" && change.field != "state") return unknown_field(change);
-    // The value observed before apply: writing it is a write back (a rollback's revert).
-    const nlohmann::json observed = change.field == "mtu" ? nlohmann::json((*netdev)->mtu) : nlohmann::json((*netdev)->state);
-    const bool write_back = change.desired == observed;
-    const auto key = std::make_pair(ifindex, change.field);
-    const Record* record = nullptr;
-    if (write_back) {
-      auto known = before_write_.find(key);
-      if (known != before_write_.end() && known->second.value == change.desired) record = &known->second;
-    } else {
-      auto snap = take_snapshot(**route, platform.fs(), {ifindex});
-      if (!snap) return snap.error();
-      before_write_[key] = Record{observed, std::move(snap).value()};
-    }
+    ApplyBatch one;
+    one.changes.push_back(&change);
+    apply_batch(platform, state, one);
+    return one.results.empty() ? Result<void>(make_error(ErrorKind::kPlatform, "not applied", change.resource))
+                               : one.results.front();
+  }
 
-    if (change.field == "mtu") {
-      const unsigned mtu = change.desired.get<unsigned>();
-      if (auto r = (*route)->set_mtu(ifindex, mtu); !r) return r;
-      if (record != nullptr) return restore_snapshot(**route, platform.fs(), record->snapshot, RestoreParts{});
-      if ((*netdev)->ipoib) return check_ipoib_clamp(platform, **route, **netdev, mtu);
-      return ok();
+  void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) override {
+    auto route = platform.route();
+    if (!route) {
+      if (batch.start(0)) batch.finish(0, route.error());
+      return;
     }
-    const bool up = change.desired.get<std::string>() == "up";
-    if (record != nullptr) {
-      if (auto r = (*route)->set_admin_state(ifindex, up); !r) return r;
-      return restore_snapshot(**route, platform.fs(), record->snapshot, RestoreParts{});
+    const Snapshot* snapshot = platform.snapshot_before();
+    std::vector<std::pair<size_t, int>> restore;             // write backs restored from the snapshot
+    std::vector<std::pair<size_t, int>> keep_ipv6;           // write backs to down without one
+    std::vector<std::pair<size_t, const NetdevState*>> ipoib;  // IPoIB MTUs to read back
+    std::optional<std::vector<AddressInfo>> before_down;      // addresses before the first such down
+    for (size_t k = 0; k < batch.changes.size(); ++k) {
+      if (!batch.start(k)) break;
+      const Change& change = *batch.changes[k];
+      auto netdev = netdev_for_change(state, change);
+      if (!netdev) {
+        batch.finish(k, netdev.error());
+        break;
+      }
+      if (change.field != "mtu" && change.field != "state") {
+        batch.finish(k, unknown_field(change));
+        break;
+      }
+      const int ifindex = (*netdev)->ifindex;
+      // The value observed before apply: writing it is a write back (a rollback's revert).
+      const nlohmann::json observed =
+          change.field == "mtu" ? nlohmann::json((*netdev)->mtu) : nlohmann::json((*netdev)->state);
+      const bool write_back = change.desired == observed;
+      const bool restores = write_back && snapshot != nullptr && snapshot->find(ifindex) != nullptr;
+      Result<void> result = ok();
+      if (change.field == "mtu") {
+        result = (*route)->set_mtu(ifindex, change.desired.get<unsigned>());
+        if (result && (*netdev)->ipoib && !restores) ipoib.emplace_back(k, *netdev);
+      } else {
+        const bool up = change.desired.get<std::string>() == "up";
+        if (!restores && !up && (*netdev)->state == "down") {
+          // A write back to down without a snapshot (another process applied): taking a link
+          // down drops all its IPv6 addresses (addrconf_ifdown() in net/ipv6/addrconf.c, unless
+          // net.ipv6.conf.<if>.keep_addr_on_down is set), also those it had while it was down
+          // before apply brought it up; they are put back after the batch, in the kernel's order.
+          if (!before_down) {
+            auto dump = (*route)->dump_addresses();
+            if (!dump) {
+              batch.finish(k, dump.error());
+              break;
+            }
+            before_down = std::move(dump).value();
+          }
+          keep_ipv6.emplace_back(k, ifindex);
+        }
+        result = (*route)->set_admin_state(ifindex, up);
+      }
+      if (result && restores) restore.emplace_back(k, ifindex);
+      const bool failed = !result;
+      batch.finish(k, std::move(result));
+      if (failed) break;
     }
-    // Taking a link down drops all its IPv6 addresses (addrconf_ifdown() in net/ipv6/addrconf.c,
-    // unless net.ipv6.conf.<if>.keep_addr_on_down is set), also those it had while it was down
-    // before apply brought it up. A write back to the observed state without a snapshot (another
-    // process applied) puts them back, in the kernel's order.
-    if (up || (*netdev)->state != "down") return (*route)->set_admin_state(ifindex, up);
-    return take_down_keeping_ipv6(**route, ifindex);
+    if (!keep_ipv6.empty()) put_back_ipv6(**route, *before_down, keep_ipv6, batch);
+    if (!ipoib.empty()) check_ipoib_clamps(platform, **route, ipoib, batch);
+    if (!restore.empty()) {
+      // Once for the batch: the netdevs as they were before apply, with those whose MTU follows
+      // theirs (a revert of the lower device's MTU leaves a macvlan's lowered).
+      std::vector<int> ifindexes;
+      for (const auto& [k, ifindex] : restore) ifindexes.push_back(ifindex);
+      if (auto r = restore_snapshot(**route, platform.fs(), *snapshot, RestoreParts{}, with_related(*snapshot, ifindexes)); !r) {
+        batch.fail(restore.front().first, r.error());
+      }
+    }
   }
 
  private:
   // ipoib_change_mtu takes a datagram MTU above the broadcast group's and keeps the group's: read
   // it back, so that the error names the partition MTU instead of a bare verification failure.
-  static Result<void> check_ipoib_clamp(Platform& platform, RouteSocket& route, const NetdevState& n, unsigned wanted) {
-    auto mode = platform.fs().read("/sys/class/net/" + n.name + "/mode");
-    if (mode && *mode == "connected") return ok();
-    auto links = route.dump_links();
-    if (!links) return links.error();
-    for (const LinkInfo& link : *links) {
-      if (link.ifindex != n.ifindex || link.mtu >= wanted) continue;
-      return make_error(ErrorKind::kVerification,
-                        ipoib_mtu_clamped(n.name, static_cast<int>(wanted), static_cast<int>(link.mtu)),
-                        netdev_resource(n.name));
+  static void check_ipoib_clamps(Platform& platform, RouteSocket& route,
+                                 const std::vector<std::pair<size_t, const NetdevState*>>& written, ApplyBatch& batch) {
+    for (const auto& [k, n] : written) {
+      auto mode = platform.fs().read("/sys/class/net/" + n->name + "/mode");
+      if (mode && *mode == "connected") continue;
+      auto link = route.get_link(n->ifindex);
+      if (!link) {
+        batch.fail(k, link.error());
+        continue;
+      }
+      const unsigned wanted = batch.changes[k]->desired.get<unsigned>();
+      if (link->mtu >= wanted) continue;
+      batch.fail(k, make_error(ErrorKind::kVerification,
+                               ipoib_mtu_clamped(n->name, static_cast<int>(wanted), static_cast<int>(link->mtu)),
+                               netdev_resource(n->name)));
     }
-    return ok();
   }
 
-  static Result<void> take_down_keeping_ipv6(RouteSocket& route, int ifindex) {
-    auto before = route.dump_addresses();
-    if (!before) return before.error();
-    std::vector<AddressInfo> ipv6;  // newest first, as the kernel lists them, with their attributes
-    for (const AddressInfo& a : *before) {
-      if (a.ifindex == ifindex && a.family == AF_INET6 && !a.link_local()) ipv6.push_back(a);
+  // After links were taken down: each one's IPv6 addresses (not link-local) that `before` listed
+  // and the down dropped, added back oldest first (the kernel puts a new IPv6 address before the
+  // others of its scope, ipv6_link_dev_addr, so that gives back the same order).
+  static void put_back_ipv6(RouteSocket& route, const std::vector<AddressInfo>& before,
+                            const std::vector<std::pair<size_t, int>>& downs, ApplyBatch& batch) {
+    for (const auto& [k, ifindex] : downs) {
+      std::vector<AddressInfo> ipv6;  // newest first, as the kernel lists them, with their attributes
+      for (const AddressInfo& a : before) {
+        if (a.ifindex == ifindex && a.family == AF_INET6 && !a.link_local()) ipv6.push_back(a);
+      }
+      if (ipv6.empty() || k >= batch.results.size() || !batch.results[k]) continue;
+      auto after = route.dump_addresses(ifindex);
+      if (!after) {
+        batch.fail(k, after.error());
+        continue;
+      }
+      std::set<std::string> kept;
+      for (const AddressInfo& a : *after) kept.insert(a.cidr);
+      for (auto it = ipv6.rbegin(); it != ipv6.rend(); ++it) {
+        if (kept.count(it->cidr)) continue;
+        if (auto r = route.add_address(*it); !r) {
+          batch.fail(k, r.error());
+          break;
+        }
+      }
     }
-    if (auto r = route.set_admin_state(ifindex, false); !r) return r;
-    if (ipv6.empty()) return ok();
-    auto after = route.dump_addresses();
-    if (!after) return after.error();
-    std::set<std::string> kept;
-    for (const AddressInfo& a : *after) {
-      if (a.ifindex == ifindex) kept.insert(a.cidr);
-    }
-    // The kernel puts a new IPv6 address before the others of its scope (ipv6_link_dev_addr), so
-    // adding the oldest first gives back the same order.
-    for (auto it = ipv6.rbegin(); it != ipv6.rend(); ++it) {
-      if (kept.count(it->cidr)) continue;
-      if (auto r = route.add_address(*it); !r) return r;
-    }
-    return ok();
   }
-
-  // The snapshot taken before a write, and the field's value then (what a revert writes back).
-  struct Record {
-    nlohmann::json value;
-    Snapshot snapshot;
-  };
-  // Per (ifindex, field): the record of this reconciler's last write of that field that was not a
-  // write back. Two fields of one netdev keep one each: a rollback reverts the state first and the
-  // MTU last, so each revert restores the host as it was before that write.
-  std::map<std::pair<int, std::string>, Record> before_write_;
 };
 
 }  // namespace

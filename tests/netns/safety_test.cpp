@@ -202,9 +202,9 @@ TEST_F(Safety, ARunKilledHalfWayIsRolledBackByTheNext) {
 // Issue 13 items 3 and 4 together: a run killed after it replaced veth0's addresses took with them
 // a static route whose prefsrc was the old primary (fib_sync_down_addr) and an address with
 // noprefixroute. The killed run's reconcilers and their snapshots are gone with it; the next run
-// writes the journal's reverts (which put the addresses back as `ip addr add` would, without
-// their flags and routes) and then puts back, from the snapshot the journal kept, what the
-// reverts did not: the flag, the order and the route. Checked with `ip -j`, exactly as before.
+// writes the journal's reverts, which restore veth0 from the snapshot the journal kept: the
+// addresses with their flag and order, and the route. The engine's comparison with that snapshot
+// afterwards then finds nothing left to put back. Checked with `ip -j`, exactly as before.
 TEST_F(Safety, AKilledRunsAddressesComeBackWithTheirFlagsAndRoutesFromTheJournalsSnapshot) {
   ASSERT_EQ(ns().ip({"link", "set", "veth1", "up"}), 0);
   ASSERT_EQ(ns().ip({"link", "set", "veth0", "up"}), 0);
@@ -237,8 +237,9 @@ TEST_F(Safety, AKilledRunsAddressesComeBackWithTheirFlagsAndRoutesFromTheJournal
   std::ofstream(nothing) << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: n\ndefaults:\n"
                             "  selftest: {enabled: false}\n";
   EXPECT_EQ(rdmactl({"apply", "-f", nothing}, &out, &err), 0) << out << err;
-  EXPECT_NE(err.find("putting them back from the snapshot"), std::string::npos)
-      << "the reverts alone put the addresses back without their flag and route: " << err;
+  EXPECT_EQ(err.find("putting them back from the snapshot"), std::string::npos)
+      << "the reverts restore from the journal's snapshot themselves, flag and route included: " << err;
+  EXPECT_NE(err.find("revert netdev/veth0 addresses"), std::string::npos) << err;
   EXPECT_EQ(ns().ip_json({"-4", "addr", "show", "dev", "veth0"})[0]["addr_info"], addresses_before);
   EXPECT_EQ(ns().ip_json({"-4", "route", "show", "table", "all"}), routes_before);
   EXPECT_FALSE(journal_exists());

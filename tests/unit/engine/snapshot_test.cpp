@@ -66,6 +66,7 @@ Snapshot host() {
                      address(2, "10.98.0.1/16"), address(2, "fd00:99::1/64", IFA_F_PERMANENT | IFA_F_NODAD),
                      address(2, "fe80::1/64")};
   veth0.sysctls = {{"net.ipv6.conf.veth0.mtu", "1500"}, {"net.ipv6.conf.veth0.accept_ra", "1"}};
+  veth0.sysctls_read = true;
   NetdevSnapshot mv0;
   mv0.ifindex = 4;
   mv0.name = "mv0";
@@ -77,6 +78,7 @@ Snapshot host() {
   mv0.link = 2;
   mv0.addresses = {address(4, "fd00:55::1/64", IFA_F_PERMANENT | IFA_F_NODAD)};
   mv0.sysctls = {{"net.ipv6.conf.mv0.accept_ra", "2"}, {"net.ipv6.conf.mv0.keep_addr_on_down", "1"}};
+  mv0.sysctls_read = true;
   s.netdevs = {veth0, mv0};
   RouteInfo with_src = route("10.3.0.0/16", 3, "");
   with_src.prefsrc = "10.99.0.1";
@@ -407,6 +409,25 @@ TEST(RouteMessage, ParsesAsTheDumpDoes) {
   std::vector<unsigned char> cut = route_message();
   cut.resize(cut.size() - 4);
   EXPECT_FALSE(parse_route_message(cut));
+}
+
+// A netdev whose sysctls no planned write can change has none read (SnapshotScope): nothing to
+// compare, nothing in the journal, and a journal that has them (an older version's) loads them.
+TEST(SnapshotCompare, SysctlsNotReadAreNeitherComparedNorJournalled) {
+  Snapshot before = host();
+  netdev(before, "mv0").sysctls.clear();
+  netdev(before, "mv0").sysctls_read = false;
+  Snapshot after = later(before, 1);
+  netdev(after, "mv0").sysctls = {{"net.ipv6.conf.mv0.accept_ra", "1"}};
+  netdev(after, "mv0").sysctls_read = true;
+  EXPECT_THAT(describe(compare_snapshots(before, after)), IsEmpty());
+  const nlohmann::json text = to_json(before);
+  EXPECT_FALSE(text["netdevs"][1].contains("sysctls")) << text.dump();
+  EXPECT_TRUE(text["netdevs"][0].contains("sysctls")) << text.dump();
+  auto loaded = snapshot_from_json(text);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_FALSE(loaded->find("mv0")->sysctls_read);
+  EXPECT_TRUE(loaded->find("veth0")->sysctls_read);
 }
 
 TEST(SnapshotJson, ARoundTripIsTheSameSnapshot) {

@@ -49,6 +49,7 @@ class FixtureNetdevs final : public Reconciler {
       if (auto dev_port = fs.read(dir + "/dev_port")) n.dev_port = std::stoi(*dev_port, nullptr, 0);
       if (auto driver = fs.read_link(dir + "/device/driver")) n.driver = driver->substr(driver->find_last_of('/') + 1);
       n.state = "up";
+      n.sysfs_observed = true;
       state.netdevs.push_back(std::move(n));
     }
     return ok();
