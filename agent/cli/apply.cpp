@@ -181,6 +181,9 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cout << render_report(report, *format) << std::flush;
   spdlog::debug("apply: report written {:.1f} ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  const NetlinkCounters asked = netlink_counters();
+  spdlog::debug("apply: rtnetlink: {} whole dumps, {} one-netdev dumps, {} requests", asked.full_dumps,
+                asked.filtered_dumps, asked.requests);
   if (report.has_failures() || selftest_failed) return kExitFailed;
   return report.pending_reboot ? kExitPendingReboot : kExitOk;
 }

@@ -2,6 +2,8 @@
 #include <chrono>
 #include <iostream>
 
+#include <spdlog/spdlog.h>
+
 #include "agent/cli/common.h"
 
 namespace rdmactl::cli {
@@ -28,7 +30,11 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   report.spec_file = spec->file;
   report.spec_sha256 = spec->sha256;
   report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return print_plan(report, *format, &*state);
+  const int code = print_plan(report, *format, &*state);
+  const NetlinkCounters asked = netlink_counters();
+  spdlog::debug("plan: rtnetlink: {} whole dumps, {} one-netdev dumps, {} requests", asked.full_dumps,
+                asked.filtered_dumps, asked.requests);
+  return code;
 }
 
 }  // namespace

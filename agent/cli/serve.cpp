@@ -47,6 +47,7 @@ struct ServeOptions {
   std::string interval = "10m";
   bool dry_run = false;
   bool no_rdma_responder = false;
+  bool no_link_events = false;
   bool insecure = false;
 };
 
@@ -158,6 +159,7 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   settings.node = node_name(global);
   settings.interval = *interval;
   settings.dry_run = opts.dry_run;
+  settings.watch_netlink = !opts.no_link_events;
   // The process is already in --netns: every thread and socket from here on is too.
   Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node));
   auto api = HttpApi::bind(agent, api_settings);
@@ -248,6 +250,9 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("--interval", opts->interval, "Reconcile at least this often: 30s, 10m, 1h30m (default 10m)");
   sub->add_flag("--dry-run", opts->dry_run, "Plan only, never apply: report drift (GitOps) in /v1/status and /metrics");
   sub->add_flag("--no-rdma-responder", opts->no_rdma_responder, "With -f: do not answer other nodes' peer self-tests");
+  sub->add_flag("--no-link-events", opts->no_link_events,
+                "With -f: do not reconcile on link and address notifications (the timer, spec changes, SIGHUP "
+                "and the API still do)");
   sub->add_option("--rdma-listen", opts->rdma_listen,
                   "ADDR[:PORT] to answer peer self-tests on (default 0.0.0.0:" + std::to_string(kDefaultPeerPort) +
                       ", every RDMA device)");
@@ -270,8 +275,11 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->footer(
       "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
       "reconcile in progress has finished); SIGHUP reads the spec again (a reconcile), never stops it.\n\n"
-      "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (checked\n"
-      "every 2 s), every --interval and on POST /v1/reconcile; each of those only asks for a full\n"
+      "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (inotify\n"
+      "on its directory: a rename, a ConfigMap's ..data swap, a git checkout; polled every 2 s too),\n"
+      "when links or addresses of its namespace change (a netlink notification, debounced: drift made\n"
+      "by hand is repaired at once; not after a failed reconcile), every --interval and on POST\n"
+      "/v1/reconcile; each of those only asks for a full\n"
       "reconcile, and requests made meanwhile coalesce into one. An invalid spec is reported in\n"
       "/v1/status (file:line errors) and the last valid one stays in force. A spec file is read once it\n"
       "has stopped changing, never half-written. A reconcile that applies holds the host lock (as\n"

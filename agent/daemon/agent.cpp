@@ -1,15 +1,21 @@
 // The reconcile loop: triggers, coalescing, spec reload, and the status the HTTP API shows.
 #include "agent/daemon/agent.h"
+#include "agent/daemon/spec_watch.h"
+#include "agent/platform/netlink.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <optional>
 #include <fstream>
 #include <sstream>
 
@@ -76,6 +82,13 @@ FileStamp stamp_of(const std::string& path) {
   f.inode = st.st_ino;
   f.device = st.st_dev;
   return f;
+}
+
+// A stamp as text, to remember one across threads (Agent::whole_stamp_).
+std::string stamp_key(const FileStamp& f) {
+  if (!f.exists) return {};
+  return std::to_string(f.device) + ":" + std::to_string(f.inode) + ":" + std::to_string(f.size) + ":" +
+         std::to_string(f.mtime_ns) + ":" + std::to_string(f.ctime_ns);
 }
 
 // Whether the file was last written at least `settle` ago by its own timestamps. Not for an mtime
@@ -184,6 +197,7 @@ Agent::~Agent() { stop(); }
 void Agent::start() {
   if (started_) return;
   started_ = true;
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   request_reconcile("start-up");
   worker_ = std::thread([this] { worker_loop(); });
   watcher_ = std::thread([this] { watch_loop(); });
@@ -195,8 +209,16 @@ void Agent::stop() {
     stopping_ = true;
   }
   queue_cv_.notify_all();
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
   if (worker_.joinable()) worker_.join();
   if (watcher_.joinable()) watcher_.join();
+  if (wake_fd_ >= 0) {
+    ::close(wake_fd_);
+    wake_fd_ = -1;
+  }
 }
 
 void Agent::request_reconcile(const std::string& why) {
@@ -254,28 +276,111 @@ bool Agent::pause(std::chrono::milliseconds d) {
   return !queue_cv_.wait_for(lock, d, [this] { return stopping_; });
 }
 
+bool Agent::events_may_reconcile() {
+  std::lock_guard status(status_mutex_);
+  return last_result_ != "degraded" && last_result_ != "failed";
+}
+
 void Agent::watch_loop() {
   if (settings_.spec_path == "-") return;  // standard input does not change
   SpecFingerprint seen = fingerprint(settings_.spec_path);
-  std::unique_lock lock(queue_mutex_);
-  while (!stopping_) {
-    queue_cv_.wait_for(lock, settings_.spec_poll, [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
-    if (!(fingerprint(settings_.spec_path) == seen)) {
-      // A change, maybe one still being written: one request once it is whole, not one per piece
-      // (the reconcile waits for a quiet file too; this only spares it the half-way runs). A file
-      // that never stops changing is asked for anyway, and the reconcile keeps the last valid spec.
-      FileStamp quiet;
-      const Settled settled = wait_until_quiet(
-          settings_.spec_path, settings_.spec_settle, std::chrono::steady_clock::now() + kSpecSettleLimit,
-          [this](std::chrono::milliseconds d) { return pause(d); }, &quiet);
-      if (settled == Settled::kStopping) break;
-      seen = fingerprint(settings_.spec_path);
-      spdlog::info("spec file {} changed", settings_.spec_path);
-      request_reconcile("spec file changed");
+  std::optional<SpecWatch> watch;
+  if (auto opened = SpecWatch::open(settings_.spec_path)) {
+    watch.emplace(std::move(opened).value());
+  } else {
+    spdlog::warn("spec file {}: no inotify watch ({}); polling it every {} ms", settings_.spec_path,
+                 opened.error().to_string(), settings_.spec_poll.count());
+  }
+  std::optional<RouteEvents> events;
+  if (settings_.watch_netlink) {
+    if (auto opened = RouteEvents::open()) {
+      events.emplace(std::move(opened).value());
+    } else {
+      spdlog::warn("no link and address notifications ({}): drift is found at the timer only",
+                   opened.error().to_string());
     }
-    lock.lock();
+  }
+  using Clock = std::chrono::steady_clock;
+  auto next_poll = Clock::now() + settings_.spec_poll;
+  std::optional<Clock::time_point> first_event, last_event;  // notifications not yet acted on
+  std::optional<Clock::time_point> last_event_reconcile;
+  bool said_held = false;
+  for (;;) {
+    {
+      std::lock_guard lock(queue_mutex_);
+      if (stopping_) break;
+    }
+    // Sleep until a descriptor is readable, the next poll, or the notifications' deadline.
+    auto deadline = next_poll;
+    if (last_event) {
+      Clock::time_point due = std::min(*last_event + kEventQuiet, *first_event + kEventMaxDelay);
+      if (last_event_reconcile) due = std::max(due, *last_event_reconcile + kEventMinGap);
+      deadline = std::min(deadline, due);
+    }
+    pollfd fds[3] = {{wake_fd_, POLLIN, 0}, {watch ? watch->fd() : -1, POLLIN, 0}, {events ? events->fd() : -1, POLLIN, 0}};
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const int ready = ::poll(fds, 3, static_cast<int>(std::clamp<long long>(wait.count() + 1, 0, 60000)));
+    if (ready < 0 && errno != EINTR) {
+      spdlog::error("spec watcher: poll: {}", std::strerror(errno));
+      if (!pause(settings_.spec_poll)) break;
+      continue;
+    }
+    if (fds[0].revents & POLLIN) continue;  // stop(): checked at the top
+    SpecWatch::Seen spec_event = SpecWatch::Seen::kNothing;
+    if (watch && (fds[1].revents & POLLIN)) spec_event = watch->read_events();
+    if (events && (fds[2].revents & POLLIN) && events->drain() > 0) {
+      const auto now = Clock::now();
+      if (!first_event) first_event = now;
+      last_event = now;
+    }
+    const bool poll_due = Clock::now() >= next_poll;
+    if (poll_due) next_poll = Clock::now() + settings_.spec_poll;
+    if (spec_event != SpecWatch::Seen::kNothing || poll_due) {
+      const SpecFingerprint now = fingerprint(settings_.spec_path);
+      if (!(now == seen)) {
+        if (spec_event == SpecWatch::Seen::kWhole) {
+          // Renamed into place or closed by its writer: whole now, read it without settling.
+          {
+            std::lock_guard lock(queue_mutex_);
+            whole_stamp_ = stamp_key(stamp_of(settings_.spec_path));
+          }
+          seen = now;
+          spdlog::info("spec file {} replaced", settings_.spec_path);
+          request_reconcile("spec file changed");
+        } else {
+          // A change, maybe one still being written: one request once it is whole, not one per
+          // piece (the reconcile waits for a quiet file too; this only spares it the half-way
+          // runs). A file that never stops changing is asked for anyway, and the reconcile keeps
+          // the last valid spec.
+          FileStamp quiet;
+          const Settled settled = wait_until_quiet(
+              settings_.spec_path, settings_.spec_settle, Clock::now() + kSpecSettleLimit,
+              [this](std::chrono::milliseconds d) { return pause(d); }, &quiet);
+          if (settled == Settled::kStopping) break;
+          seen = fingerprint(settings_.spec_path);
+          spdlog::info("spec file {} changed", settings_.spec_path);
+          request_reconcile("spec file changed");
+        }
+      }
+    }
+    if (last_event) {
+      const auto now = Clock::now();
+      const bool settled = now >= *last_event + kEventQuiet || now >= *first_event + kEventMaxDelay;
+      const bool spaced = !last_event_reconcile || now >= *last_event_reconcile + kEventMinGap;
+      if (settled && spaced) {
+        first_event.reset();
+        last_event.reset();
+        if (events_may_reconcile()) {
+          said_held = false;
+          last_event_reconcile = now;
+          request_reconcile("links or addresses changed");
+        } else if (!said_held) {
+          said_held = true;
+          spdlog::info("links or addresses changed; not reconciling on notifications after a failed reconcile "
+                       "(the timer, a spec change or POST /v1/reconcile retries)");
+        }
+      }
+    }
   }
 }
 
@@ -288,10 +393,19 @@ const FabricSpec* Agent::refresh_spec() {
     read = load_spec(settings_.spec_path);
   } else {
     const auto give_up = std::chrono::steady_clock::now() + kSpecSettleLimit;
+    std::string whole;
+    {
+      std::lock_guard lock(queue_mutex_);
+      whole = whole_stamp_;
+    }
     while (!read) {
-      FileStamp quiet;
-      settled = wait_until_quiet(settings_.spec_path, settings_.spec_settle, give_up,
-                                 [this](std::chrono::milliseconds d) { return pause(d); }, &quiet);
+      FileStamp quiet = stamp_of(settings_.spec_path);
+      // The watcher saw this very file replaced whole: no settling.
+      if (whole.empty() || stamp_key(quiet) != whole) {
+        settled = wait_until_quiet(settings_.spec_path, settings_.spec_settle, give_up,
+                                   [this](std::chrono::milliseconds d) { return pause(d); }, &quiet);
+      }
+      whole.clear();
       if (settled != Settled::kQuiet) break;
       auto attempt = load_spec(settings_.spec_path);
       if (stamp_of(settings_.spec_path) == quiet) read = std::move(attempt);

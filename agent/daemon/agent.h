@@ -32,9 +32,18 @@
 namespace rdmactl {
 
 constexpr std::chrono::minutes kDefaultReconcileInterval{10};
-// Editors replace a file by rename; polling stat+content every few seconds sees that as surely as
-// any other write, and needs no inotify bookkeeping of the directory.
+// The spec's directory is watched with inotify (spec_watch.h): a spec renamed into place is read at
+// once. Polling stat+content every few seconds stays, as the fallback for what inotify cannot see
+// (a network file system's remote writes, a host out of inotify watches).
 constexpr std::chrono::seconds kSpecPollInterval{2};
+// Link and address notifications (RouteEvents) ask for a reconcile, so that drift made by hand is
+// repaired without waiting for the timer: once they have been quiet this long, or at the latest
+// this long after the first (a host whose links keep changing still gets its reconcile), and no
+// sooner than kEventMinGap after the previous reconcile they asked for (container churn on a
+// Kubernetes node must not turn into back-to-back reconciles).
+constexpr std::chrono::milliseconds kEventQuiet{150};
+constexpr std::chrono::milliseconds kEventMaxDelay{1000};
+constexpr std::chrono::milliseconds kEventMinGap{1000};
 // A spec file is read only once it has stopped changing: its stat (size, mtime, inode) the same
 // over this interval, or its mtime this old. A writer that writes in place, piece by piece (cat,
 // scp, a slow network file system), is never read half-way; a file replaced by rename (editors,
@@ -85,6 +94,9 @@ struct AgentSettings {
   std::chrono::milliseconds spec_poll = kSpecPollInterval;
   std::chrono::milliseconds spec_settle = kSpecSettle;
   bool dry_run = false;
+  // Reconcile on the namespace's link and address notifications (serve); off for the unit tests'
+  // fake hosts, which have no kernel state to drift.
+  bool watch_netlink = false;
 };
 
 class Agent {
@@ -131,6 +143,10 @@ class Agent {
 
   void worker_loop();
   void watch_loop();
+  // A netlink-triggered reconcile is asked for unless the last reconcile failed or was rolled back:
+  // retrying those on every notification would flap the host (its own rollback notifies); the
+  // timer, a spec change, SIGHUP and the API still retry them.
+  bool events_may_reconcile();
   // Loads the spec once the file has stopped changing; keeps the last valid one when it does not
   // load or does not stop changing within kSpecSettleLimit. Caller holds host_mutex_.
   const FabricSpec* refresh_spec();
@@ -178,6 +194,11 @@ class Agent {
   std::thread worker_;
   std::thread watcher_;
   bool started_ = false;
+  // Written by stop() to wake the watcher out of poll(2).
+  int wake_fd_ = -1;
+  // The spec file's stat when inotify saw it replaced whole (renamed over, closed after writing):
+  // refresh_spec reads a file with that stat at once instead of waiting for it to settle.
+  std::string whole_stamp_;  // guarded by queue_mutex_
 };
 
 }  // namespace rdmactl

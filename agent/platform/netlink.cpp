@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -164,6 +165,24 @@ int on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
   return NL_STOP;
 }
 
+std::atomic<std::uint64_t> g_full_dumps{0};
+std::atomic<std::uint64_t> g_filtered_dumps{0};
+std::atomic<std::uint64_t> g_requests{0};
+
+// Counts what goes to the kernel (netlink_counters): whole-table dumps, dumps the kernel filters
+// to one netdev, and everything else (changes, single gets).
+void count_request(const nlmsghdr* hdr) {
+  // NLM_F_DUMP's bits mean NLM_F_EXCL and NLM_F_APPEND on a new-request: a dump is a get with both.
+  const bool get = hdr->nlmsg_type == RTM_GETLINK || hdr->nlmsg_type == RTM_GETADDR || hdr->nlmsg_type == RTM_GETROUTE;
+  if (!get || (hdr->nlmsg_flags & NLM_F_DUMP) != NLM_F_DUMP) {
+    ++g_requests;
+    return;
+  }
+  const bool filtered = hdr->nlmsg_type == RTM_GETADDR && hdr->nlmsg_len >= NLMSG_LENGTH(sizeof(ifaddrmsg)) &&
+                        static_cast<const ifaddrmsg*>(NLMSG_DATA(hdr))->ifa_index != 0;
+  ++(filtered ? g_filtered_dumps : g_full_dumps);
+}
+
 // Sends `request` (taking ownership) and reads until its ACK, error or NLMSG_DONE. Messages of
 // this request go to `on_message`; stale replies of an earlier, abandoned request are skipped.
 Exchange talk(nl_sock* sock, nl_msg* request, const MessageHandler* on_message) {
@@ -182,6 +201,7 @@ Exchange talk(nl_sock* sock, nl_msg* request, const MessageHandler* on_message) 
   nl_cb_set(cb, NL_CB_DUMP_INTR, NL_CB_CUSTOM, on_dump_interrupted, &ex);
   nl_cb_err(cb, NL_CB_CUSTOM, on_error, &ex);
 
+  count_request(nlmsg_hdr(request));
   const int sent = nl_send_auto(sock, request);  // fills in seq and NLM_F_REQUEST|NLM_F_ACK
   ex.seq = nlmsg_hdr(request)->nlmsg_seq;
   nlmsg_free(request);
@@ -756,6 +776,8 @@ Result<nl_msg*> route_request(const RouteInfo& route, int nl_flags, const std::s
 
 }  // namespace
 
+NetlinkCounters netlink_counters() { return {g_full_dumps.load(), g_filtered_dumps.load(), g_requests.load()}; }
+
 bool mtu_follows_link(const std::string& kind) {
   // Kinds whose IFLA_LINK is the device below them and whose driver changes their MTU when the
   // lower device's changes: macvlan_device_event, vlan_device_event, ipvlan_device_event
@@ -1077,6 +1099,54 @@ Result<void> RouteSocket::restore_route(const RouteInfo& route) {
   auto replace = route_request(route, NLM_F_CREATE | NLM_F_REPLACE, what);
   if (!replace) return replace.error();
   return send_change(sock_, *replace, what, ifindex);
+}
+
+Result<RouteEvents> RouteEvents::open() {
+  const int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return make_errno_error("open a NETLINK_ROUTE socket for notifications", errno, "rtnetlink");
+  RouteEvents events(fd);
+  sockaddr_nl address{};
+  address.nl_family = AF_NETLINK;
+  address.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    return make_errno_error("subscribe to link and address notifications", errno, "rtnetlink");
+  }
+  return events;
+}
+
+RouteEvents::RouteEvents(RouteEvents&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+RouteEvents& RouteEvents::operator=(RouteEvents&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+RouteEvents::~RouteEvents() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int RouteEvents::drain() {
+  alignas(nlmsghdr) char buffer[32 * 1024];
+  int seen = 0;
+  for (;;) {
+    const ssize_t len = ::recv(fd_, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (len < 0 && errno == ENOBUFS) {
+      ++seen;  // the kernel dropped notifications: something changed
+      continue;
+    }
+    if (len <= 0) break;
+    int rest = static_cast<int>(len);
+    for (auto* hdr = reinterpret_cast<nlmsghdr*>(buffer); NLMSG_OK(hdr, rest); hdr = NLMSG_NEXT(hdr, rest)) {
+      if (hdr->nlmsg_type == RTM_NEWLINK || hdr->nlmsg_type == RTM_DELLINK || hdr->nlmsg_type == RTM_NEWADDR ||
+          hdr->nlmsg_type == RTM_DELADDR) {
+        ++seen;
+      }
+    }
+  }
+  return seen;
 }
 
 Result<void> enter_netns(const std::string& name) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -325,6 +326,57 @@ TEST_F(AgentTest, ASpecFileChangeTriggersAReconcile) {
   ASSERT_TRUE(reconciled) << "no reconcile within " << kEventWait.count() << " s of the spec file changing";
   agent->stop();
   EXPECT_EQ(shared_->mtus.back(), 4200);
+}
+
+// inotify (spec_watch.h), not the poll: the poll is an hour away, so only the watch can see the
+// rename, and the reconcile reads the new file at once (it is whole: no settling).
+TEST_F(AgentTest, ARenameIsSeenThroughInotifyWithoutThePoll) {
+  write_spec(spec_with_mtu(9000));
+  AgentSettings settings;
+  settings.interval = 1h;
+  settings.spec_poll = 1h;
+  auto agent = make_agent(settings);
+  agent->start();
+  ASSERT_TRUE(shared_->wait_calls(1));
+  bool reconciled = false;
+  // As in ASpecFileChangeTriggersAReconcile: renamed again until the watcher (started after the
+  // first reconcile was asked for) has seen one.
+  for (auto waited = 0s; !reconciled && waited < kEventWait; waited += 1s) {
+    tree_.write("/spec.yaml.new", spec_with_mtu(4200));
+    std::filesystem::rename(tree_.root() + "/spec.yaml.new", tree_.root() + "/spec.yaml");
+    reconciled = shared_->wait_calls(2, 1s);
+  }
+  ASSERT_TRUE(reconciled) << "no reconcile within " << kEventWait.count() << " s of the rename";
+  agent->stop();
+  EXPECT_EQ(shared_->mtus.back(), 4200);
+  EXPECT_NE(shared_->triggers.back().find("spec file changed"), std::string::npos);
+}
+
+// A ConfigMap volume's update (kubelet renames ..data_tmp over ..data), with the poll an hour away.
+TEST_F(AgentTest, AConfigMapSwapIsSeenThroughInotify) {
+  tree_.write("/cm/..v1/spec.yaml", spec_with_mtu(9000));
+  tree_.symlink("..v1", "/cm/..data");
+  tree_.symlink("..data/spec.yaml", "/cm/spec.yaml");
+  AgentSettings settings;
+  settings.spec_path = tree_.root() + "/cm/spec.yaml";
+  settings.node = "n1";
+  settings.interval = 1h;
+  settings.spec_poll = 1h;
+  Agent agent(settings, std::make_unique<FakeDriver>(shared_));
+  agent.start();
+  ASSERT_TRUE(shared_->wait_calls(1));
+  bool reconciled = false;
+  for (int round = 0; !reconciled && round < static_cast<int>(kEventWait.count()); ++round) {
+    const std::string version = "..v" + std::to_string(round + 2);
+    tree_.write("/cm/" + version + "/spec.yaml", spec_with_mtu(4000 + round));
+    tree_.symlink(version, "/cm/..data_tmp");
+    std::filesystem::rename(tree_.root() + "/cm/..data_tmp", tree_.root() + "/cm/..data");
+    reconciled = shared_->wait_calls(2, 1s);
+  }
+  ASSERT_TRUE(reconciled) << "no reconcile within " << kEventWait.count() << " s of the ..data swap";
+  agent.stop();
+  EXPECT_GE(shared_->mtus.back(), 4000);
+  EXPECT_LT(shared_->mtus.back(), 4100);
 }
 
 TEST_F(AgentTest, TheTimerTriggersReconciles) {
