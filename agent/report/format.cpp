@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace rdmactl {
 namespace {
@@ -119,14 +120,18 @@ std::string render_text(const Report& report) {
   out << "\n";
   for (const Error& e : report.errors) out << "  error: " << e.to_string() << "\n";
   // Changes come in table order; the report groups them by resource, in order of first mention.
+  // (An index of each resource's changes: a plan of thousands of netdevs renders in one pass.)
   std::vector<std::string> resources;
+  std::unordered_map<std::string, std::vector<const Change*>> changes_of;
   for (const Change& c : report.changes) {
-    if (std::find(resources.begin(), resources.end(), c.resource) == resources.end()) resources.push_back(c.resource);
+    auto [it, first] = changes_of.try_emplace(c.resource);
+    if (first) resources.push_back(c.resource);
+    it->second.push_back(&c);
   }
   for (const std::string& resource : resources) {
     out << "  " << resource << "\n";
-    for (const Change& c : report.changes) {
-      if (c.resource != resource) continue;
+    for (const Change* change : changes_of[resource]) {
+      const Change& c = *change;
       if (auto rows = show_map_change(c.current, c.desired)) {
         out << "    ~ " << c.field << ": " << *rows;
       } else {
@@ -227,12 +232,18 @@ std::string render_junit(const Report& report) {
     return k;
   };
   std::vector<bool> used(report.changes.size(), false);
+  std::unordered_map<std::string, std::vector<size_t>> changes_of;  // resource + field -> indexes
+  for (size_t i = 0; i < report.changes.size(); ++i) {
+    changes_of[report.changes[i].resource + '\n' + report.changes[i].field].push_back(i);
+  }
   for (const CheckedField& f : report.checked) {
     bool found = false;
-    for (size_t i = 0; i < report.changes.size(); ++i) {
-      if (used[i] || report.changes[i].resource != f.resource || report.changes[i].field != f.field) continue;
-      cases.push_back(change_case(report.changes[i]));
-      used[i] = found = true;
+    if (auto it = changes_of.find(f.resource + '\n' + f.field); it != changes_of.end()) {
+      for (const size_t i : it->second) {
+        if (used[i]) continue;
+        cases.push_back(change_case(report.changes[i]));
+        used[i] = found = true;
+      }
     }
     if (!found) cases.push_back(Case{node + "." + f.resource, f.field, "", "", "", ""});
   }

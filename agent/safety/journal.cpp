@@ -2,6 +2,9 @@
 #include "agent/safety/journal.h"
 
 #include <unordered_set>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
 #include "agent/core/json_text.h"
 
 #include <fcntl.h>
@@ -30,6 +33,15 @@ Change change_from_json(const json& j) {
   c.via = j.value("via", "");
   c.note = j.value("note", "");
   return c;
+}
+
+// Engine::apply's revert plan: the planned changes, reverted, in reverse order.
+std::vector<Change> revert_plan_of(const std::vector<Change>& changes) {
+  std::vector<Change> out;
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
+    if (it->status == ChangeStatus::kPlanned) out.push_back(it->reverted());
+  }
+  return out;
 }
 
 json changes_json(const std::vector<Change>& changes) {
@@ -88,7 +100,9 @@ json to_json(const Journal& journal) {
   out["spec"] = std::move(spec);
   out["before"] = to_json(journal.before);
   out["changes"] = changes_json(journal.changes);
-  out["revertPlan"] = changes_json(journal.revert_plan);
+  // The revert plan is not written when it is what the changes give (apply's: every planned
+  // change reverted, last first), which is always: a third less to write before the first write.
+  if (journal.revert_plan != revert_plan_of(journal.changes)) out["revertPlan"] = changes_json(journal.revert_plan);
   out["snapshot"] = journal.snapshot;
   out["confirm"] = journal.confirm_deadline
                        ? json{{"deadline", *journal.confirm_deadline}, {"confirmed", journal.confirmed}}
@@ -112,7 +126,11 @@ Result<Journal> journal_from_json(const json& j) {
     if (!before) return before.error();
     journal.before = std::move(*before);
     for (const json& c : j.at("changes")) journal.changes.push_back(change_from_json(c));
-    for (const json& c : j.at("revertPlan")) journal.revert_plan.push_back(change_from_json(c));
+    if (j.contains("revertPlan")) {
+      for (const json& c : j.at("revertPlan")) journal.revert_plan.push_back(change_from_json(c));
+    } else {
+      journal.revert_plan = revert_plan_of(journal.changes);
+    }
     if (j.contains("snapshot")) journal.snapshot = j.at("snapshot");
     if (j.contains("confirm") && j["confirm"].is_object()) {
       journal.confirm_deadline = j["confirm"].value("deadline", "");
@@ -149,7 +167,15 @@ HostState journal_state(const HostState& before, const std::vector<Change>& chan
 
 Result<void> write_journal(const HostFs& fs, const Journal& journal) {
   const std::string path = journal_path();
-  if (auto r = fs.replace_file(path, json_text(to_json(journal)) + "\n", 0600); !r) return r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const json tree = to_json(journal);
+  const auto t1 = std::chrono::steady_clock::now();
+  const std::string text = json_text(tree) + "\n";
+  const auto t2 = std::chrono::steady_clock::now();
+  spdlog::debug("journal: {} bytes; as JSON {:.1f} ms, as text {:.1f} ms", text.size(),
+                std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                std::chrono::duration<double, std::milli>(t2 - t1).count());
+  if (auto r = fs.replace_file(path, text, 0600); !r) return r;
   return sync_directory(std::filesystem::path(fs.path(path)).parent_path().string());
 }
 

@@ -35,6 +35,7 @@ struct Change {
 
   // The change that undoes this one: current and desired swapped.
   Change reverted() const;
+  bool operator==(const Change&) const = default;
 };
 
 nlohmann::json to_json(const Change& change);

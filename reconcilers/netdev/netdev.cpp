@@ -49,11 +49,9 @@ bool looks_like_pci_address(const std::string& name) {
   return name.size() == 12 && name[4] == ':' && name[7] == ':' && name[10] == '.';
 }
 
-// The PCI function behind a netdev: /sys/class/net/<n>/device -> ../../../0000:3b:00.0.
-std::string pci_of(const HostFs& fs, const std::string& netdev) {
-  auto link = fs.read_link("/sys/class/net/" + netdev + "/device");
-  if (!link) return {};
-  const std::string target = *link;
+// The PCI function behind a netdev, from its /sys/class/net/<n>/device link
+// (-> ../../../0000:3b:00.0); "" for a device that is not a PCI function (an auxiliary device).
+std::string pci_of_device_link(const std::string& target) {
   const std::string base = target.substr(target.find_last_of('/') + 1);
   return looks_like_pci_address(base) ? base : std::string();
 }
@@ -125,9 +123,12 @@ class NetdevReconciler final : public Reconciler {
       n.arptype = platform.fs().root() == "/" ? link.arptype : 0;
       if (!read_sysfs || read_sysfs->count(link.name)) {
         n.sysfs_observed = true;
-        n.pci = pci_of(platform.fs(), link.name);
+        // A netdev without a device (veth, bridge, vlan) has no PCI function or driver to read.
+        if (auto device = platform.fs().read_link("/sys/class/net/" + link.name + "/device")) {
+          n.pci = pci_of_device_link(*device);
+          n.driver = driver_of(platform.fs(), link.name);
+        }
         n.dev_port = dev_port_of(platform.fs(), link.name);
-        n.driver = driver_of(platform.fs(), link.name);
       }
       state.netdevs.push_back(std::move(n));
     }

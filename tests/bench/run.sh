@@ -130,7 +130,7 @@ for ((i = 0; i < 600; i++)); do
     grep -q " 200" && break
   sleep 0.1
 done
-sleep 2  # let the first reconcile's self-test decision and allocations settle
+sleep 3  # let the first reconcile, and the one its own link notifications ask for, finish
 ticks() { awk '{print $14 + $15}' "/proc/$serve_pid/stat"; }
 hz=$(getconf CLK_TCK)
 t0=$(ticks); sleep 10; t1=$(ticks)
