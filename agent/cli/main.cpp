@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   register_selftest(app, global, command);
   register_serve(app, global, command);
   register_confirm(app, global, command);
+  register_switch_config(app, global, command);
   register_completion(app, command);  // last: its script lists the commands registered before it
 
   try {

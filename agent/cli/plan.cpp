@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/common.h"
+#include "agent/fleet/fleet.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -12,8 +13,20 @@ namespace {
 struct PlanOptions {
   std::string spec;
   std::string state_file;
+  std::string states_dir;
   std::string format = "text";
 };
+
+// plan --states DIR: the spec against every recorded node state in DIR, as one report.
+int run_fleet_plan(const PlanOptions& opts, Format format, const FabricSpec& spec) {
+  Engine engine(make_reconciler_table());
+  auto report = plan_fleet(engine, spec, opts.states_dir);
+  if (!report) return report_error(report.error());
+  spdlog::debug("plan: {} recorded nodes planned in {:.1f} ms", report->nodes.size(), report->duration_seconds * 1000);
+  std::cout << render_fleet(*report, format) << std::flush;
+  // As for one node: the prom text carries the drift and the errors itself.
+  return format == Format::kProm ? kExitOk : report->exit_code();
+}
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   const auto started = std::chrono::steady_clock::now();
@@ -21,6 +34,7 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   if (!format) return report_error(format.error());
   auto spec = load_spec(opts.spec);
   if (!spec) return print_spec_error(spec.error());
+  if (!opts.states_dir.empty()) return run_fleet_plan(opts, *format, *spec);
 
   auto state = recorded_or_observed(global, opts.state_file, &*spec);
   if (!state) return report_error(state.error());
@@ -47,6 +61,12 @@ void register_plan(CLI::App& app, const GlobalOptions& global, Command& command)
                   "Plan against a recorded state (`show --format json`) instead of this host; the node\n"
                   "name comes from the state unless --node is given")
       ->type_name("FILE");
+  sub->add_option("--states", opts->states_dir,
+                  "Plan against every recorded state (*.json, each `show --format json` of a node) in DIR:\n"
+                  "one report for the fleet, with the checks across nodes (the same address on two nodes,\n"
+                  "a rail's subnets and MTU, the subnet managers' priorities, nodes: entries that match none)")
+      ->type_name("DIR")
+      ->excludes(sub->get_option("--state"));
   sub->add_option("--format", opts->format,
                   "text (default), json, yaml, junit (a test case per managed field) or prom (metrics; exit 0)")
       ->type_name("text|json|yaml|junit|prom");
@@ -57,7 +77,14 @@ void register_plan(CLI::App& app, const GlobalOptions& global, Command& command)
       "was written. So node_exporter's textfile collector publishes each run, replacing the file whole:\n"
       "  rdmactl plan -f /etc/rdmactl/fabric.yaml --format prom > /var/lib/node_exporter/rdmactl.prom.tmp \\\n"
       "    && mv /var/lib/node_exporter/rdmactl.prom.tmp /var/lib/node_exporter/rdmactl.prom\n\n"
+      "With --states DIR: per node exactly `plan --state DIR/<node>.json`, then the checks across\n"
+      "nodes. The text report counts the converged nodes and lists the others with their changes;\n"
+      "json has every node's plan (kind FleetPlan); junit a <testsuite> per node plus one for the\n"
+      "fleet's checks; prom each node's drift with its node label and rdmactl_fleet_* totals. Exit\n"
+      "0 when every node converges, 2 when some drift, 1 when a node cannot be planned, a state does\n"
+      "not load or a cross-node check fails (its warnings do not).\n\n"
       "Examples:\n  rdmactl plan -f /etc/rdmactl/fabric.yaml\n"
+      "  rdmactl plan -f fabric.yaml --states states/   # GitOps: the change against the whole fleet\n"
       "  rdmactl plan -f examples/roce-lossless.yaml --state examples/demo-host.json --format json");
   sub->callback([opts, &global, &command] { command = [opts, &global] { return run_plan(global, *opts); }; });
 }

@@ -1,8 +1,10 @@
 // rdmactl validate: schema and semantic checks of a spec, no host access.
+#include <algorithm>
 #include <iostream>
 
 #include "agent/cli/common.h"
 #include "agent/core/json_text.h"
+#include "agent/fleet/checks.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -16,9 +18,27 @@ int run_validate(const ValidateOptions& opts) {
   auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
   if (!format) return report_error(format.error());
   auto spec = load_spec(opts.spec);
+  // Across nodes: the nodes the spec names literally (no glob), each with its merged spec.
+  std::vector<FleetFinding> findings;
+  bool cross_node_errors = false;
+  if (spec) {
+    std::vector<NodeSpec> merged;
+    const std::vector<std::string> names = literal_node_names(*spec);
+    merged.reserve(names.size());
+    for (const std::string& name : names) merged.push_back(merge_for_node(*spec, name));
+    std::vector<FleetMember> members;
+    for (size_t i = 0; i < names.size(); ++i) members.push_back({names[i], &merged[i], nullptr});
+    findings = check_fleet(members);
+    cross_node_errors = std::any_of(findings.begin(), findings.end(), [](const FleetFinding& f) {
+      return f.severity == FleetFinding::Severity::kError;
+    });
+  }
   if (*format == Format::kJson) {
-    nlohmann::json out = {{"file", opts.spec == "-" ? "<stdin>" : opts.spec}, {"valid", spec.has_value()}};
+    nlohmann::json out = {{"file", opts.spec == "-" ? "<stdin>" : opts.spec},
+                          {"valid", spec.has_value() && !cross_node_errors}};
     out["problems"] = nlohmann::json::array();
+    out["acrossNodes"] = nlohmann::json::array();
+    for (const FleetFinding& f : findings) out["acrossNodes"].push_back(to_json(f));
     if (!spec) {
       for (const Diagnostic& d : spec.error().diagnostics) {
         out["problems"].push_back(
@@ -27,9 +47,15 @@ int run_validate(const ValidateOptions& opts) {
       if (spec.error().diagnostics.empty()) out["problems"].push_back({{"message", spec.error().to_string()}});
     }
     std::cout << json_text(out, 2) << "\n";
-    return spec ? kExitOk : exit_code_for(spec.error().kind);
+    if (!spec) return exit_code_for(spec.error().kind);
+    return cross_node_errors ? kExitInvalidSpec : kExitOk;
   }
   if (!spec) return print_spec_error(spec.error());
+  for (const FleetFinding& f : findings) std::cerr << to_text(f) << "\n";
+  if (cross_node_errors) {
+    std::cerr << "rdmactl: " << spec->file << ": the nodes it names conflict (see above)\n";
+    return kExitInvalidSpec;
+  }
   size_t interfaces = spec->defaults.interfaces.size();
   for (const NodeEntry& n : spec->nodes) interfaces += n.spec.interfaces.size();
   std::cout << spec->file << ": valid (" << spec->nodes.size() << " node entr"
@@ -48,6 +74,10 @@ void register_validate(CLI::App& app, const GlobalOptions&, Command& command) {
       ->type_name("text|json");
   sub->footer(
       "Exit codes: 0 valid, 65 invalid (every problem is printed as file:line:column: field: message).\n\n"
+      "Across nodes, for the nodes: entries that name one node (no glob): the same address on two\n"
+      "nodes, one rail (the same rdmaDevice or pci and port) in two subnets or with two MTUs, two\n"
+      "subnet managers with one priority (errors), InfiniBand without any subnet manager (a\n"
+      "warning). `plan --states DIR` runs the same checks against every recorded node.\n\n"
       "Example:\n  rdmactl validate -f examples/roce-lossless.yaml\n"
       "  git show HEAD:fabric.yaml | rdmactl validate -f -");
   sub->callback([opts, &command] { command = [opts] { return run_validate(*opts); }; });

@@ -500,6 +500,14 @@ void Agent::reconcile_once(const std::string& why) {
                last_error_.empty() ? "" : ": " + last_error_);
 }
 
+Result<Report> Agent::plan_now(FabricSpec* spec, std::optional<HostState>* observed) {
+  auto report = plan_now();
+  std::lock_guard host(host_mutex_);
+  if (good_spec_ && spec) *spec = *good_spec_;
+  if (observed) *observed = last_observed();
+  return report;
+}
+
 Result<Report> Agent::plan_now() {
   std::lock_guard host(host_mutex_);
   if (!good_spec_) return make_error(ErrorKind::kInvalidSpec, "no valid spec loaded yet", settings_.spec_path);

@@ -119,6 +119,9 @@ class Agent {
 
   // Plan / self-test now against the last valid spec, under the host mutex.
   Result<Report> plan_now();
+  // The same plan as a fleet report of this one node (`plan --states`' shape), with the state it
+  // was last observed in; `spec` gets the spec it was planned from.
+  Result<Report> plan_now(FabricSpec* spec, std::optional<HostState>* observed);
   nlohmann::json selftest_now();
 
   // Snapshots for the HTTP API (copies: taken under the status mutex).

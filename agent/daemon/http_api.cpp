@@ -4,6 +4,7 @@
 // pkg-config Cflags define the matching CPPHTTPLIB_* macros, which CMake passes to every file that
 // includes <httplib.h> so the class layouts agree with the library's.
 #include "agent/daemon/http_api.h"
+#include "agent/fleet/fleet.h"
 #include "agent/core/json_text.h"
 
 #include <arpa/inet.h>
@@ -607,14 +608,47 @@ void HttpApi::routes() {
   s.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, agent_.status_json());
   });
-  s.Get("/v1/plan", [this](const httplib::Request&, httplib::Response& res) {
-    auto report = agent_.plan_now();
+  // ?format=json (the default), text, yaml, junit or prom renders the plan as `rdmactl plan`
+  // does; ?format=fleet answers a FleetPlan of this one node, the shape of `plan --states`.
+  s.Get("/v1/plan", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string format = req.has_param("format") ? req.get_param_value("format") : "json";
+    std::optional<Format> rendered;
+    if (format != "fleet") {
+      auto parsed = parse_format(format);
+      if (!parsed) {
+        send_error(res, 400, "format: " + parsed.error().message + "; or fleet");
+        return;
+      }
+      rendered = *parsed;
+    }
+    FabricSpec spec;
+    std::optional<HostState> observed;
+    auto report = agent_.plan_now(&spec, &observed);
     if (!report) {
       send_json(res, report.error().kind == ErrorKind::kInvalidSpec ? 409 : 500,
                 {{"error", report.error().to_string()}});
       return;
     }
-    send_json(res, 200, to_json(*report));
+    if (!rendered) {
+      FleetReport fleet;
+      fleet.states_dir = "(serve: this node, live)";
+      FleetNode node;
+      node.node = report->node;
+      node.spec = merge_for_node(spec, node.node);
+      if (observed) node.state = std::move(*observed);
+      node.plan = std::move(*report);
+      fleet.nodes.push_back(std::move(node));
+      finish_fleet(spec, fleet);
+      send_json(res, 200, to_json(fleet));
+      return;
+    }
+    if (*rendered == Format::kJson) {
+      send_json(res, 200, to_json(*report));
+    } else {
+      res.status = 200;
+      res.set_content(*rendered == Format::kProm ? render_prom(*report, nullptr) : render_report(*report, *rendered),
+                      *rendered == Format::kProm ? kPromText : *rendered == Format::kJunit ? "application/xml" : "text/plain");
+    }
   });
   s.Get("/v1/state", [this](const httplib::Request&, httplib::Response& res) {
     auto state = agent_.last_observed();

@@ -205,6 +205,7 @@ class Doctor {
         if (p.link_layer == "Ethernet") {
           check_roce(d, p);
           check_lossless(d, p);
+          check_dcbx_peer(d, p);
           check_traffic_class(d, p);
         }
       }
@@ -319,6 +320,57 @@ class Doctor {
           "ECN (DCQCN) is not on at both points for lossless priority " + std::to_string(priority) + " of " +
               netdev->name + ": congestion is left to PFC pauses alone, which spread to other flows",
           "set ecn: {priorities: [" + std::to_string(priority) + "]} (the roce-lossless profile does)");
+    }
+  }
+
+  // What the switch port advertises over DCBX (the driver's ieee_peer_getpfc and peer app table,
+  // recorded as qos.peer), against what the host should run: the spec's pfc and dscpToPriority
+  // where the spec sets them, else the host's own. Where the driver does not pass the peer on
+  // (mlx5, ice, i40e, bnxt_en: firmware DCBX; see dcbnl.h) there is nothing to compare: the fix
+  // is then `rdmactl switch-config`, run on the switch.
+  void check_dcbx_peer(const DeviceState& d, const PortState& p) {
+    const NetdevState* netdev = p.netdev.empty() ? nullptr : state_.find_netdev(p.netdev);
+    if (!netdev || !netdev->qos || !netdev->qos->is_object() || !netdev->qos->contains("peer")) return;
+    const nlohmann::json& peer = (*netdev->qos)["peer"];
+    const InterfaceSpec* iface = nullptr;
+    if (spec_) {
+      for (const InterfaceSpec& i : spec_->interfaces) {
+        auto resolved = state_.resolve(i.selector);
+        if (resolved && (*resolved)->name == netdev->name) iface = &i;
+      }
+    }
+    nlohmann::json want_pfc = (*netdev->qos).value("pfc", nlohmann::json());
+    if (iface && iface->qos.pfc) want_pfc = *iface->qos.pfc;
+    const std::string resource = "netdev/" + netdev->name;
+    const std::string fix = "configure the switch port as the hosts: rdmactl switch-config -f SPEC --vendor "
+                            "nvue|sonic|eos --ports <port>";
+    if (peer.contains("pfc") && want_pfc.is_array() && peer["pfc"] != want_pfc) {
+      add("dcbx-peer", "error", resource,
+          "the switch port of " + netdev->name + " (" + d.name + " port " + std::to_string(p.port) +
+              ") advertises PFC on " + json_text(peer["pfc"]) + ", the host " +
+              (iface && iface->qos.pfc ? "spec says " : "runs ") + json_text(want_pfc) +
+              ": pauses on one side are not honoured by the other",
+          fix);
+    }
+    if (!peer.contains("dscpToPriority") || !peer["dscpToPriority"].is_object()) return;
+    std::map<std::string, int> want;
+    if (iface && iface->qos.dscp_to_priority) {
+      for (const auto& [dscp, priority] : *iface->qos.dscp_to_priority) want[std::to_string(dscp)] = priority;
+    } else if ((*netdev->qos).contains("dscpToPriority")) {
+      for (const auto& [dscp, priority] : (*netdev->qos)["dscpToPriority"].items()) {
+        if (priority.is_number_integer()) want[dscp] = priority.get<int>();
+      }
+    }
+    std::string differ;
+    for (const auto& [dscp, priority] : want) {
+      const nlohmann::json& theirs = peer["dscpToPriority"].value(dscp, nlohmann::json());
+      if (!theirs.is_number_integer() || theirs.get<int>() == priority) continue;
+      differ += (differ.empty() ? "" : ", ") + std::string("DSCP ") + dscp + ": " + std::to_string(priority) + " here, " +
+                std::to_string(theirs.get<int>()) + " on the switch";
+    }
+    if (!differ.empty()) {
+      add("dcbx-peer", "error", resource,
+          "the switch port of " + netdev->name + " maps DSCPs to other priorities than the host (" + differ + ")", fix);
     }
   }
 

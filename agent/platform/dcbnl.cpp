@@ -46,6 +46,10 @@ constexpr AttributePolicy kIeeePolicy[] = {
     {DCB_ATTR_IEEE_PFC, MNL_TYPE_BINARY, "DCB_ATTR_IEEE_PFC", false, sizeof(ieee_pfc)},
     {DCB_ATTR_IEEE_APP_TABLE, MNL_TYPE_NESTED, "DCB_ATTR_IEEE_APP_TABLE"},
     {kDcbAttrAppTrustTable, MNL_TYPE_NESTED, "DCB_ATTR_DCB_APP_TRUST_TABLE"},
+    // What the DCBX peer (the switch) advertises, from drivers that implement ieee_peer_getpfc
+    // and peer_getappinfo/peer_getapptable (dcbnl_ieee_fill; qede does, mlx5 does not).
+    {DCB_ATTR_IEEE_PEER_PFC, MNL_TYPE_BINARY, "DCB_ATTR_IEEE_PEER_PFC", false, sizeof(ieee_pfc)},
+    {DCB_ATTR_IEEE_PEER_APP, MNL_TYPE_NESTED, "DCB_ATTR_IEEE_PEER_APP"},
 };
 
 // The entries of DCB_ATTR_IEEE_APP_TABLE (repeated, so read in order rather than into a table).
@@ -174,6 +178,22 @@ Result<IeeeReply> parse_reply(const nlmsghdr* message) {
           reply.state.apps.push_back({raw.selector, raw.priority, raw.protocol});
         });
     if (!read) return read.error();
+  }
+  if (const nlattr* peer = ieee[DCB_ATTR_IEEE_PEER_PFC]; peer != nullptr) {
+    ieee_pfc raw{};
+    std::memcpy(&raw, mnl_attr_get_payload(peer), sizeof raw);
+    reply.state.peer_pfc_enable = raw.pfc_en;
+  }
+  if (const nlattr* table = ieee[DCB_ATTR_IEEE_PEER_APP]; table != nullptr) {
+    // dcbnl_build_peer_app: DCB_ATTR_IEEE_APP entries (no info attribute for the IEEE form).
+    std::vector<DcbApp> apps;
+    Result<void> read = for_each_entry(table, kAppEntryPolicy, "DCB_ATTR_IEEE_PEER_APP", [&apps](const nlattr* attr) {
+      dcb_app raw{};
+      std::memcpy(&raw, mnl_attr_get_payload(attr), sizeof raw);
+      apps.push_back({raw.selector, raw.priority, raw.protocol});
+    });
+    if (!read) return read.error();
+    reply.state.peer_apps = std::move(apps);
   }
   if (const nlattr* table = ieee[kDcbAttrAppTrustTable]; table != nullptr) {
     std::vector<uint8_t> selectors;

@@ -46,6 +46,11 @@ struct DcbIeeeState {
   // DCB_ATTR_DCB_APP_TRUST_TABLE: selectors in trust order (kernel 6.3+ with a driver that
   // implements dcbnl_setapptrust); nullopt when absent.
   std::optional<std::vector<uint8_t>> trust;
+  // What the DCBX peer advertises (DCB_ATTR_IEEE_PEER_PFC, DCB_ATTR_IEEE_PEER_APP): nullopt when
+  // the driver does not expose it (mlx5, ice, i40e and bnxt_en implement no peer operation; their
+  // firmware runs DCBX).
+  std::optional<uint8_t> peer_pfc_enable;
+  std::optional<std::vector<DcbApp>> peer_apps;
 };
 
 // Message builders (exposed for golden-byte tests). `pfc` is the whole ieee_pfc struct as read,
@@ -57,7 +62,7 @@ void build_ieee_set_pfc(MnlMessage& message, const std::string& ifname, const st
 void build_ieee_set_trust(MnlMessage& message, const std::string& ifname, const std::vector<uint8_t>& selectors);
 
 // Reads a DCB_CMD_IEEE_GET reply (RTM_GETDCB, dcbmsg, DCB_ATTR_IFNAME, DCB_ATTR_IEEE nest) as the
-// kernel's dcbnl_ieee_fill builds it; attributes not read here (ETS, peer tables, DCBX) are ignored.
+// kernel's dcbnl_ieee_fill builds it; attributes not read here (ETS, the peer's ETS, DCBX) are ignored.
 Result<DcbIeeeState> parse_ieee_reply(const nlmsghdr* message);
 
 // A DCB client over an MnlSocket on NETLINK_ROUTE. Errors name the netdev; a driver without DCB

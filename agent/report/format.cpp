@@ -194,12 +194,14 @@ std::string render_text(const Report& report) {
   return out.str();
 }
 
+}  // namespace
+
 // JUnit XML as Jenkins, GitLab and GitHub read it (the Ant schema): one test case per field the
 // spec manages on this node, so that the number of cases is the same run to run; a field that
 // differs (planned) or whose apply failed or was rolled back is a <failure>; one that matches or
 // that apply converged passes; one staged in firmware for the next boot is <skipped>. Spec entries
 // that could not be planned are <error>s, and the self-test's tests are cases of their own.
-std::string render_junit(const Report& report) {
+JunitSuite junit_suite(const Report& report) {
   struct Case {
     std::string classname, name;
     std::string element;  // "", "failure", "error", "skipped"
@@ -302,8 +304,6 @@ std::string render_junit(const Report& report) {
                              "\" time=\"" + duration + "\"";
   const std::string suite = std::string("rdmactl ") + (report.kind == "Plan" ? "plan" : "apply") + " " + node;
   std::ostringstream out;
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuites name=\"rdmactl\" " << counts << ">\n";
   out << "  <testsuite name=\"" << xml_escape(suite) << "\" hostname=\"" << xml_escape(node) << "\" timestamp=\""
       << timestamp << "\" " << counts << ">\n";
   if (!report.spec_file.empty()) {
@@ -327,9 +327,34 @@ std::string render_junit(const Report& report) {
     }
     out << "    </testcase>\n";
   }
-  out << "  </testsuite>\n</testsuites>\n";
-  return out.str();
+  out << "  </testsuite>\n";
+  return JunitSuite{out.str(), cases.size(), failures, errors, skipped, report.duration_seconds};
 }
+
+std::string junit_document(const std::vector<JunitSuite>& suites) {
+  size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+  for (const JunitSuite& s : suites) {
+    tests += s.tests;
+    failures += s.failures;
+    errors += s.errors;
+    skipped += s.skipped;
+    seconds += s.seconds;
+  }
+  char duration[32];
+  std::snprintf(duration, sizeof duration, "%.3f", seconds);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rdmactl\" tests=\"" +
+                    std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+                    std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + duration + "\">\n";
+  for (const JunitSuite& s : suites) out += s.xml;
+  return out + "</testsuites>\n";
+}
+
+std::string junit_escape(const std::string& text) { return xml_escape(text); }
+
+namespace {
+
+std::string render_junit(const Report& report) { return junit_document({junit_suite(report)}); }
 
 std::string render_state_text(const HostState& state) {
   std::ostringstream out;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,18 @@ const char* format_name(Format format);
 Result<Format> parse_format(const std::string& name);
 
 std::string render_report(const Report& report, Format format);
+
+// One report's <testsuite> (a case per managed field, errors, the self-test) and its counts: the
+// fleet report puts one per node in a document.
+struct JunitSuite {
+  std::string xml;
+  size_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+};
+JunitSuite junit_suite(const Report& report);
+// <testsuites> around `suites`, with their summed counts.
+std::string junit_document(const std::vector<JunitSuite>& suites);
+std::string junit_escape(const std::string& text);
 // Prometheus text (agent/report/prom.h): build info, the report's drift, its self-test when it ran
 // one, and per-port state and counters of `state` (the host the report was planned from) when given.
 std::string render_prom(const Report& report, const HostState* state);

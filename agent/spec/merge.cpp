@@ -36,6 +36,11 @@ void merge_qos(QosSpec& base, const QosSpec& over) {
 // The origin stays the first definition: errors about the interface (say, no such device) point
 // where it was introduced.
 void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
+  for (const auto& [field, set] : {std::pair<const char*, bool>{"mtu", over.mtu.has_value()},
+                                   {"addresses", over.addresses.has_value()},
+                                   {"linkType", over.link_type.has_value()}}) {
+    if (set) base.field_origins[field] = over.origin;
+  }
   override_with(base.link_type, over.link_type);
   override_with(base.mtu, over.mtu);
   override_with(base.state, over.state);

@@ -73,6 +73,16 @@ struct InterfaceSpec {
   RoceSpec roce;
   IpoibSpec ipoib;
   SourceMark origin;
+  // Where a nodes: entry merged over this interface set a field ("mtu", "addresses"), when one did:
+  // a finding about that field names the entry that says it, not the one that introduced the
+  // interface. origin_of(field) is that, or `origin`.
+  std::map<std::string, SourceMark> field_origins;
+  SourceMark origin_of(const std::string& field) const {
+    auto it = field_origins.find(field);
+    SourceMark mark = it != field_origins.end() ? it->second : origin;
+    mark.path += (mark.path.empty() ? "" : ".") + field;
+    return mark;
+  }
 };
 
 struct SubnetManagerSpec {

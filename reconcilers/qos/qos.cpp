@@ -128,6 +128,14 @@ nlohmann::json observe_netdev(DcbClient& dcb, const NetdevState& n) {
     // As mlnx_qos reads it (getTrust): DSCP entries mean DSCP trust.
     qos["trust"] = has_dscp ? "dscp" : "pcp";
   }
+  // The DCBX peer's (the switch's) PFC and DSCP table, where the driver passes them on
+  // (dcbnl_ieee_fill: ieee_peer_getpfc, peer_getapptable); doctor compares them with the spec.
+  if (ieee->peer_pfc_enable || ieee->peer_apps) {
+    nlohmann::json peer = nlohmann::json::object();
+    if (ieee->peer_pfc_enable) peer["pfc"] = pfc_json(*ieee->peer_pfc_enable);
+    if (ieee->peer_apps) peer["dscpToPriority"] = dscp_map_json(*ieee->peer_apps);
+    qos["peer"] = std::move(peer);
+  }
   return qos;
 }
 

@@ -107,11 +107,11 @@ expect_completion() {
   fi
 }
 expect_completion "plan" rdmactl pl
-expect_completion "selftest serve show" rdmactl s
+expect_completion "selftest serve show switch-config" rdmactl s
 expect_completion "json junit prom text yaml" rdmactl plan -f x.yaml --format ""
 expect_completion "json text yaml" rdmactl show --format ""
 expect_completion "json text" rdmactl --node n1 doctor --format ""
-expect_completion "--state" rdmactl plan --st
+expect_completion "--state --states" rdmactl plan --st
 expect_completion "debug" rdmactl --log-level de
 expect_completion "bash" rdmactl completion ba
 expect_completion "--check --confirm" rdmactl apply --c
@@ -169,6 +169,35 @@ fi
 # An empty NO_COLOR does not count (no-color.org).
 empty=$(NO_COLOR= TERM=xterm script -qec "$logged_command" /dev/null < /dev/null 2>&1)
 [[ "$empty" == *"$esc["* ]] || fail "NO_COLOR= (empty) turned colour off; only a non-empty value does"
+
+# --- the fleet: validate across nodes, plan --states, switch-config ---------------------------
+fleet="$source_dir/examples/fleet"
+out=$("$rdmactl" validate -f "$fleet/fabric.yaml" 2>&1)
+status=$?
+[ "$status" -eq 65 ] || fail "validate of the fleet example: exit $status, expected 65 (its nodes conflict): $out"
+[[ "$out" == *"fabric.yaml:33:9: nodes[1].interfaces[1].addresses: error [duplicate-address]"* ]] ||
+  fail "validate does not name the duplicate address where the spec sets it: $out"
+out=$("$rdmactl" plan -f "$fleet/fabric.yaml" --states "$fleet/states" --format json 2>&1)
+status=$?
+[ "$status" -eq 1 ] || fail "plan --states of the fleet example: exit $status, expected 1 (error findings)"
+checks=$(printf '%s' "$out" | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["kind"], r["summary"]["nodes"], " ".join(sorted(f["check"] for f in r["findings"])))')
+[ "$checks" = "FleetPlan 3 duplicate-address rail-subnet unmatched-entry" ] ||
+  fail "plan --states --format json: $checks"
+"$rdmactl" plan -f "$source_dir/examples/roce-lossless.yaml" --states "$fleet/states" > /dev/null 2>&1
+status=$?
+[ "$status" -eq 2 ] || fail "plan --states with a spec whose nodes agree: exit $status, expected 2 (drift)"
+"$rdmactl" plan -f "$fleet/fabric.yaml" --states "$fleet/states" --state "$fleet/states/gpu-01.json" > /dev/null 2>&1
+[ $? -eq 64 ] || fail "--state and --states together are a usage error"
+for vendor in nvue sonic eos; do
+  out=$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor $vendor --ports Ethernet0 2>&1)
+  status=$?
+  [ "$status" -eq 0 ] || fail "switch-config --vendor $vendor: exit $status: $out"
+done
+printf '%s' "$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --ports Ethernet0)" |
+  python3 -c 'import json,sys; json.load(sys.stdin)' || fail "switch-config --vendor sonic is not JSON"
+"$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor junos --ports xe-0/0/0 > /dev/null 2>&1
+[ $? -eq 64 ] || fail "switch-config --vendor junos: not a usage error"
+ok "fleet: validate across nodes, plan --states (json, exit codes), switch-config for nvue, sonic and eos"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)" >&2

@@ -266,6 +266,33 @@ TEST_F(HttpApiTest, ProbesFollowTheFirstReconcile) {
   EXPECT_EQ(state->status, 200);
 }
 
+// GET /v1/plan in every report format, and as a FleetPlan of this one node (plan --states' shape).
+TEST_F(HttpApiTest, PlanComesInEveryFormatAndAsAOneNodeFleet) {
+  serve(std::nullopt);
+  agent_->reconcile_once("test");
+  auto text = client_->Get("/v1/plan?format=text");
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 200);
+  EXPECT_EQ(text->body.rfind("Plan for node n1", 0), 0u) << text->body;
+  auto junit = client_->Get("/v1/plan?format=junit");
+  ASSERT_TRUE(junit);
+  EXPECT_NE(junit->body.find("<testsuite name=\"rdmactl plan n1\""), std::string::npos) << junit->body;
+  auto prom = client_->Get("/v1/plan?format=prom");
+  ASSERT_TRUE(prom);
+  EXPECT_NE(prom->body.find("rdmactl_drift_changes{node=\"n1\"} 0"), std::string::npos) << prom->body;
+  auto fleet = client_->Get("/v1/plan?format=fleet");
+  ASSERT_TRUE(fleet);
+  EXPECT_EQ(fleet->status, 200);
+  const auto body = nlohmann::json::parse(fleet->body);
+  EXPECT_EQ(body["kind"], "FleetPlan");
+  EXPECT_EQ(body["summary"]["nodes"], 1);
+  EXPECT_EQ(body["summary"]["converged"], 1);
+  EXPECT_EQ(body["nodes"][0]["node"], "n1");
+  auto bad = client_->Get("/v1/plan?format=xml");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+}
+
 TEST_F(HttpApiTest, UnknownPathIsJson404) {
   serve(std::nullopt);
   auto res = client_->Get("/v2/nothing");

@@ -98,6 +98,32 @@ TEST(Doctor, AHealthyHostHasNoFindingsAndNamesTheGidIndexForTests) {
             "-> priority 3, which has PFC, whatever NCCL_IB_TC, perftest --tclass or rdma_cm's ToS say");
 }
 
+// The DCBX peer (qos.peer, where the driver passes it on) against the host's QoS, and against the
+// spec when it sets them: a switch that pauses other priorities, or classifies DSCP 26 elsewhere.
+TEST(Doctor, ADcbxPeerThatDisagreesWithTheHostOrTheSpecIsAnError) {
+  HostState s = healthy_host();
+  (*s.netdevs[0].qos)["peer"] = nlohmann::json::parse(R"({"pfc": [3], "dscpToPriority": {"26": 3, "48": 6}})");
+  EXPECT_TRUE(run_doctor(s, nullptr).findings.empty()) << "the switch agrees";
+  (*s.netdevs[0].qos)["peer"] = nlohmann::json::parse(R"({"pfc": [4], "dscpToPriority": {"26": 4, "48": 6}})");
+  const DoctorReport report = run_doctor(s, nullptr);
+  ASSERT_EQ(report.findings.size(), 2u) << to_json(report).dump(2);
+  EXPECT_EQ(report.findings[0].check, "dcbx-peer");
+  EXPECT_EQ(report.findings[0].message,
+            "the switch port of ens1f0np0 (mlx5_0 port 1) advertises PFC on [4], the host runs [3]: pauses on one side "
+            "are not honoured by the other");
+  EXPECT_EQ(report.findings[1].message,
+            "the switch port of ens1f0np0 maps DSCPs to other priorities than the host (DSCP 26: 3 here, 4 on the switch)");
+  EXPECT_NE(report.findings[0].fix.find("rdmactl switch-config"), std::string::npos);
+  // With a spec, its values are the reference.
+  NodeSpec spec;
+  InterfaceSpec iface;
+  iface.selector = {Selector::Kind::kName, "ens1f0np0", 1};
+  iface.qos.pfc = std::vector<int>{4};
+  iface.qos.dscp_to_priority = std::map<int, int>{{26, 4}};
+  spec.interfaces = {iface};
+  for (const Finding& f : run_doctor(s, &spec).findings) EXPECT_NE(f.check, "dcbx-peer") << f.message;
+}
+
 struct Planted {
   const char* name;
   std::function<void(HostState&)> plant;

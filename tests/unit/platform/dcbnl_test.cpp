@@ -378,6 +378,27 @@ TEST(DcbClient, GetReadsTheNetdevsStateWithOneRequestAndNoWrite) {
   EXPECT_EQ(f.kernel.write_count(), 0u);
 }
 
+// A driver with the DCBX peer operations (qede) passes the switch's PFC and app table on; one
+// without (the fixture's generic driver, as mlx5e) sends neither attribute.
+TEST(DcbClient, GetReadsTheDcbxPeerWhereTheDriverPassesItOn) {
+  DcbFixture f;
+  Result<DcbIeeeState> none = f.dcb.get_ieee("eth0");
+  ASSERT_TRUE(none) << none.error().to_string();
+  EXPECT_FALSE(none->peer_pfc_enable);
+  EXPECT_FALSE(none->peer_apps);
+  test::FakeDcbNetdev& qede = f.kernel.add_netdev("eth1");
+  qede.peer_pfc = ieee_pfc{};
+  qede.peer_pfc->pfc_cap = 8;
+  qede.peer_pfc->pfc_en = 0x10;
+  qede.peer_apps = std::vector<DcbApp>{{kDcbSelectorDscp, 4, 26}, {kDcbSelectorDscp, 6, 48}};
+  Result<DcbIeeeState> peer = f.dcb.get_ieee("eth1");
+  ASSERT_TRUE(peer) << peer.error().to_string();
+  EXPECT_EQ(peer->peer_pfc_enable, 0x10);
+  ASSERT_TRUE(peer->peer_apps);
+  EXPECT_EQ(*peer->peer_apps, (std::vector<DcbApp>{{kDcbSelectorDscp, 4, 26}, {kDcbSelectorDscp, 6, 48}}));
+  EXPECT_TRUE(peer->apps.empty()) << "the host's own table is separate";
+}
+
 TEST(DcbClient, AddAppsPutsNewEntriesAtTheHeadOfTheTable) {
   DcbFixture f;
   ASSERT_TRUE(f.dcb.add_apps("eth0", {{kDcbSelectorDscp, 3, 24}, {kDcbSelectorDscp, 6, 48}}));

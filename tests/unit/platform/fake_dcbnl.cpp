@@ -112,6 +112,19 @@ MnlMessage ieee_fill(const nlmsghdr* request, const std::string& name, const Fak
     }
     reply.nest_end(trust);
   }
+  // The DCBX peer, after the trust table (dcbnl_ieee_fill, net/dcb/dcbnl.c 6.12 lines 1273-1300):
+  // DCB_ATTR_IEEE_PEER_PFC from ieee_peer_getpfc, DCB_ATTR_IEEE_PEER_APP from
+  // dcbnl_build_peer_app with no info attribute (app_info_type DCB_ATTR_IEEE_APP_UNSPEC) and one
+  // DCB_ATTR_IEEE_APP a peer entry.
+  if (dev.peer_pfc) reply.put(DCB_ATTR_IEEE_PEER_PFC, &*dev.peer_pfc, sizeof *dev.peer_pfc);
+  if (dev.peer_apps) {
+    const MnlMessage::Nest peer = reply.nest_start(DCB_ATTR_IEEE_PEER_APP);
+    for (const DcbApp& app : *dev.peer_apps) {
+      const dcb_app raw = raw_app(app);
+      reply.put(DCB_ATTR_IEEE_APP, &raw, sizeof raw);
+    }
+    reply.nest_end(peer);
+  }
   reply.nest_end(ieee);
   if (dev.dcbx) reply.put_u8(DCB_ATTR_DCBX, *dev.dcbx);
   return reply;

@@ -97,6 +97,12 @@ struct FakeDcbNetdev {
   std::optional<uint8_t> dcbx;
   // Present for an mlx5e netdev: its setapp/delapp/getpfc/setpfc replace the generic behaviour.
   std::optional<FakeMlx5Dcb> mlx5;
+  // What the DCBX peer advertised, for a driver with the peer operations (qede:
+  // qede_dcbnl_ieee_peer_getpfc, qede_dcbnl_peer_getappinfo/_getapptable in
+  // drivers/net/ethernet/qlogic/qede/qede_dcbnl.c); nullopt for one without (mlx5e, whose
+  // mlx5e_dcbnl_ops have none).
+  std::optional<ieee_pfc> peer_pfc;
+  std::optional<std::vector<DcbApp>> peer_apps;
 };
 
 // A request as the fake parsed it, with its bytes.

@@ -1,0 +1,286 @@
+// The fleet plan on 200 recorded states made from the demo host (examples/demo-host.json, a
+// dual-port ConnectX-6 Dx node), with differences planted in a few, each of which must be found
+// exactly once; plus the cross-node checks one by one, and every output format.
+#include "agent/fleet/fleet.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+#include "tests/unit/test_support.h"
+#include "tests/unit/test_tree.h"
+
+namespace rdmactl {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr int kNodes = 200;
+
+std::string node_name(int i) {
+  char name[16];
+  std::snprintf(name, sizeof name, "gpu-%03d", i);
+  return name;
+}
+
+// 192.168.<100 + port>.<i>/24 on rail mlx5_<port>; node i's in the spec and in its state.
+std::string address(int i, int port) {
+  return "192.168." + std::to_string(100 + port) + "." + std::to_string(i) + "/24";
+}
+
+// The spec: both rails at MTU 9000 and up; an entry per node with its two addresses.
+std::string spec_text(const std::function<void(int, std::string&)>& extra = nullptr) {
+  std::string s = "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: fleet}\ndefaults:\n  interfaces:\n"
+                  "    - {rdmaDevice: mlx5_0, mtu: 9000, state: up}\n    - {rdmaDevice: mlx5_1, mtu: 9000, state: up}\n"
+                  "nodes:\n";
+  for (int i = 1; i <= kNodes; ++i) {
+    std::string entry = "  - match: " + node_name(i) + "\n    interfaces:\n      - {rdmaDevice: mlx5_0, addresses: [" +
+                        address(i, 0) + "]}\n      - {rdmaDevice: mlx5_1, addresses: [" + address(i, 1) + "]}\n";
+    if (extra) extra(i, entry);
+    s += entry;
+  }
+  return s;
+}
+
+// The demo host as node i, converged to spec_text(): its ports at 9000, up, with their addresses.
+json converged_state(int i) {
+  json state = json::parse(test::read_file(test::source_path("examples/demo-host.json")));
+  state["node"] = node_name(i);
+  for (json& n : state["netdevs"]) {
+    if (n["name"] == "ens1f0np0" || n["name"] == "ens1f1np1") {
+      n["mtu"] = 9000;
+      n["state"] = "up";
+      n["addresses"] = json::array({address(i, n["name"] == "ens1f0np0" ? 0 : 1)});
+    }
+  }
+  return state;
+}
+
+class FleetPlan : public ::testing::Test {
+ protected:
+  void write_state(const std::string& file, const json& state) { tree_.write("/states/" + file, state.dump(2)); }
+
+  FabricSpec spec(const std::string& text) {
+    tree_.write("/fabric.yaml", text);
+    auto loaded = load_spec(tree_.root() + "/fabric.yaml");
+    EXPECT_TRUE(loaded) << loaded.error().to_string();
+    return loaded ? *loaded : FabricSpec{};
+  }
+
+  FleetReport plan(const FabricSpec& s) {
+    auto report = plan_fleet(engine_, s, tree_.root() + "/states");
+    EXPECT_TRUE(report) << report.error().to_string();
+    return report ? *report : FleetReport{};
+  }
+
+  std::vector<FleetFinding> findings(const FleetReport& r, const std::string& check) {
+    std::vector<FleetFinding> out;
+    for (const FleetFinding& f : r.findings) {
+      if (f.check == check) out.push_back(f);
+    }
+    return out;
+  }
+
+  test::TempTree tree_;
+  Engine engine_{make_reconciler_table()};
+};
+
+// The done criterion of the fleet issue: each planted difference is found once, and nothing else.
+TEST_F(FleetPlan, TwoHundredNodesWithPlantedDifferencesFindEachOnce) {
+  for (int i = 1; i <= kNodes; ++i) {
+    json state = converged_state(i);
+    if (i == 17) state["netdevs"][2]["mtu"] = 1500;  // drift: ens1f0np0 back at 1500
+    if (i == 120) {  // mlx5_1 (and its netdev) gone from this node: its plan cannot be made
+      state["devices"].erase(1);
+    }
+    write_state(node_name(i) + ".json", state);
+  }
+  json login = converged_state(1);
+  login["node"] = "login-01";
+  for (json& n : login["netdevs"]) n["addresses"] = json::array();
+  write_state("login-01.json", login);       // matched by no nodes: entry
+  tree_.write("/states/broken.json", "{\"node\": ");  // does not load
+  tree_.write("/states/README", "not a state");       // not *.json: ignored
+
+  const FabricSpec s = spec(spec_text([](int i, std::string& entry) {
+    if (i == 51) {  // the address of gpu-050 on mlx5_0 again
+      entry = std::regex_replace(entry, std::regex("192\\.168\\.100\\.51/24"), "192.168.100.50/24");
+    }
+    if (i == 99) entry = std::regex_replace(entry, std::regex("192\\.168\\.100\\.99/24"), "192.168.200.99/24");
+    if (i == 133) entry = std::regex_replace(entry, std::regex("mlx5_0, addresses"), "mlx5_0, mtu: 4200, addresses");
+  }) + "  - match: \"storage-*\"\n    sysctl: {net.ipv4.tcp_ecn: \"1\"}\n");
+  const auto started = std::chrono::steady_clock::now();
+  const FleetReport r = plan(s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf("fleet plan of %zu recorded nodes: %.3f s (reading, planning, checking)\n", r.nodes.size(), seconds);
+
+  ASSERT_EQ(r.nodes.size(), static_cast<size_t>(kNodes + 1));
+  // Drift: gpu-017's MTU (planted), gpu-051's address (the spec now gives it gpu-050's), gpu-099's
+  // address (another subnet) and gpu-133's MTU (4200): one node each, as planted. login-01 gets the
+  // defaults only, which it matches.
+  std::vector<std::string> drifting, erring;
+  for (const FleetNode& n : r.nodes) {
+    if (n.result() == "drift") drifting.push_back(n.node);
+    if (n.result() == "error") erring.push_back(n.node);
+  }
+  EXPECT_THAT(drifting, ElementsAre("gpu-017", "gpu-051", "gpu-099", "gpu-133"));
+  EXPECT_THAT(erring, ElementsAre("gpu-120"));
+  EXPECT_EQ(r.count("converged"), static_cast<size_t>(kNodes + 1 - 5));
+  const FleetNode& gpu017 = *std::find_if(r.nodes.begin(), r.nodes.end(), [](const FleetNode& n) { return n.node == "gpu-017"; });
+  ASSERT_EQ(gpu017.plan.changes.size(), 1u);
+  EXPECT_EQ(gpu017.plan.changes[0].resource, "netdev/ens1f0np0");
+  EXPECT_EQ(gpu017.plan.changes[0].field, "mtu");
+
+  const auto duplicate = findings(r, "duplicate-address");
+  ASSERT_EQ(duplicate.size(), 1u);
+  EXPECT_THAT(duplicate[0].nodes, ElementsAre("gpu-050", "gpu-051"));
+  EXPECT_THAT(duplicate[0].message, HasSubstr("192.168.100.50 is set 2 times"));
+  const auto subnet = findings(r, "rail-subnet");
+  ASSERT_EQ(subnet.size(), 1u);
+  EXPECT_THAT(subnet[0].message, HasSubstr("rail rdmaDevice mlx5_0 port 1 has addresses in 2 subnets"));
+  EXPECT_THAT(subnet[0].message, HasSubstr("192.168.200.0/24 on gpu-099"));
+  const auto mtu = findings(r, "rail-mtu");
+  ASSERT_EQ(mtu.size(), 1u);
+  EXPECT_THAT(mtu[0].message, HasSubstr("4200 on gpu-133"));
+  EXPECT_THAT(mtu[0].message, HasSubstr("9000 on gpu-001"));
+  const auto unmatched = findings(r, "unmatched-entry");
+  ASSERT_EQ(unmatched.size(), 1u);
+  EXPECT_THAT(unmatched[0].message, HasSubstr("storage-*"));
+  EXPECT_EQ(unmatched[0].severity, FleetFinding::Severity::kWarning);
+  EXPECT_EQ(r.findings.size(), 4u) << json(to_json(r))["findings"].dump(2);
+  EXPECT_THAT(r.unmatched_nodes, ElementsAre("login-01"));
+  ASSERT_EQ(r.state_errors.size(), 1u);
+  EXPECT_THAT(r.state_errors[0].where, HasSubstr("broken.json"));
+  EXPECT_EQ(r.exit_code(), 1);
+
+  // Every format says the same.
+  const json j = to_json(r);
+  EXPECT_EQ(j["kind"], "FleetPlan");
+  EXPECT_EQ(j["summary"]["nodes"], kNodes + 1);
+  EXPECT_EQ(j["summary"]["drift"], 4);
+  EXPECT_EQ(j["summary"]["error"], 1);
+  EXPECT_EQ(j["summary"]["unmatchedNodes"], json::array({"login-01"}));
+  EXPECT_EQ(j["nodes"].size(), static_cast<size_t>(kNodes + 1));
+  const std::string text = render_fleet(r, Format::kText);
+  EXPECT_THAT(text, HasSubstr("196 converged, 4 drifting, 0 waiting for a reboot, 1 with errors"));
+  EXPECT_THAT(text, HasSubstr("[duplicate-address] address 192.168.100.50 is set 2 times"));
+  EXPECT_EQ(text.find("\n  gpu-002 "), std::string::npos) << "converged nodes are counted, not listed:\n" << text;
+  EXPECT_THAT(text, HasSubstr("\n  gpu-120 error"));
+  const std::string junit = render_fleet(r, Format::kJunit);
+  size_t suites = 0;
+  for (size_t at = junit.find("<testsuite "); at != std::string::npos; at = junit.find("<testsuite ", at + 1)) ++suites;
+  EXPECT_EQ(suites, static_cast<size_t>(kNodes + 2)) << "a suite per node and one for the fleet";
+  EXPECT_THAT(junit, HasSubstr("<testcase classname=\"fleet\" name=\"duplicate-address\" time=\"0\">\n      <failure"));
+  const std::string prom = render_fleet(r, Format::kProm);
+  EXPECT_THAT(prom, HasSubstr("rdmactl_drift_changes{node=\"gpu-017\"} 1"));
+  EXPECT_THAT(prom, HasSubstr("rdmactl_drift_changes{node=\"gpu-002\"} 0"));
+  EXPECT_THAT(prom, HasSubstr("rdmactl_fleet_nodes{result=\"drift\"} 4"));
+  EXPECT_THAT(prom, HasSubstr("rdmactl_fleet_findings{check=\"rail-mtu\",severity=\"error\"} 1"));
+  EXPECT_EQ(prom.find("# TYPE rdmactl_drift_changes gauge"), prom.rfind("# TYPE rdmactl_drift_changes gauge"))
+      << "one TYPE line per family, whatever the number of nodes";
+}
+
+TEST_F(FleetPlan, AConvergedFleetExitsZeroAndADriftingOneTwo) {
+  for (int i = 1; i <= 3; ++i) write_state(node_name(i) + ".json", converged_state(i));
+  std::string text = spec_text();
+  // Only the first three entries have a recorded node: the others are unmatched (a warning).
+  FleetReport r = plan(spec(text));
+  EXPECT_EQ(r.count("converged"), 3u);
+  EXPECT_EQ(r.exit_code(), 0) << render_fleet(r, Format::kText);
+  json drifted = converged_state(2);
+  drifted["netdevs"][1]["state"] = "down";
+  write_state(node_name(2) + ".json", drifted);
+  r = plan(spec(text));
+  EXPECT_EQ(r.exit_code(), 2);
+}
+
+TEST_F(FleetPlan, TwoStatesOfOneNodeAndAnEmptyDirectoryAreErrors) {
+  write_state("a.json", converged_state(1));
+  write_state("b.json", converged_state(1));
+  FleetReport r = plan(spec(spec_text()));
+  ASSERT_EQ(r.state_errors.size(), 1u);
+  EXPECT_THAT(r.state_errors[0].message, HasSubstr("a second recorded state of node gpu-001"));
+  test::TempTree empty;
+  auto none = plan_fleet(engine_, spec(spec_text()), empty.root());
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().message, HasSubstr("no *.json recorded states"));
+}
+
+// The checks one by one, on merged specs alone (as validate runs them) and with states.
+class CrossNode : public ::testing::Test {
+ protected:
+  FabricSpec load(const std::string& nodes) {
+    tree_.write("/f.yaml", "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: x}\nnodes:\n" + nodes);
+    auto s = load_spec(tree_.root() + "/f.yaml");
+    EXPECT_TRUE(s) << s.error().to_string();
+    return s ? *s : FabricSpec{};
+  }
+  std::vector<FleetFinding> check(const FabricSpec& s, const std::vector<HostState>& states = {}) {
+    merged_.clear();
+    const std::vector<std::string> names = literal_node_names(s);
+    for (const std::string& n : names) merged_.push_back(merge_for_node(s, n));
+    std::vector<FleetMember> members;
+    for (size_t i = 0; i < names.size(); ++i) {
+      members.push_back({names[i], &merged_[i], i < states.size() ? &states[i] : nullptr});
+    }
+    return check_fleet(members);
+  }
+  test::TempTree tree_;
+  std::vector<NodeSpec> merged_;
+};
+
+TEST_F(CrossNode, PointToPointRailsAreNotOneSubnet) {
+  const FabricSpec s = load(
+      "  - match: a\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.0.1/31]}]\n"
+      "  - match: b\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.0.3/31]}]\n");
+  EXPECT_THAT(check(s), IsEmpty());
+  const FabricSpec l2 = load(
+      "  - match: a\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.0.1/24]}]\n"
+      "  - match: b\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.1.1/24]}]\n");
+  const auto found = check(l2);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "rail-subnet");
+  EXPECT_EQ(found[0].where.path, "nodes[0].interfaces[0].addresses") << to_text(found[0]);
+  EXPECT_EQ(found[0].where.line, 6);
+}
+
+TEST_F(CrossNode, SubnetManagersWithOnePriorityAndNoneOnInfiniband) {
+  const FabricSpec same = load(
+      "  - match: a\n    subnetManager: {enabled: true, priority: 10}\n"
+      "  - match: b\n    subnetManager: {enabled: true, priority: 10}\n"
+      "  - match: c\n    subnetManager: {enabled: true, priority: 15}\n");
+  const auto found = check(same);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "sm-priority");
+  EXPECT_THAT(found[0].nodes, ElementsAre("a", "b"));
+
+  const FabricSpec ib = load("  - match: a\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+                             "  - match: b\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n");
+  auto none = check(ib);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].check, "sm-missing");
+  EXPECT_EQ(none[0].severity, FleetFinding::Severity::kWarning) << "without states a switch may run the SM";
+  // With recorded states: no master anywhere is an error; a master seen (a switch's SM) is fine.
+  std::vector<HostState> states(2);
+  none = check(ib, states);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].severity, FleetFinding::Severity::kError);
+  states[1].subnet_manager = json{{"master", {{"lid", 1}, {"guid", "0x0002c9030045d2f1"}, {"priority", 15}}}};
+  EXPECT_THAT(check(ib, states), IsEmpty());
+}
+
+TEST_F(CrossNode, GlobsAreNotNodesForValidate) {
+  const FabricSpec s = load("  - match: [\"gpu-*\", gpu-01]\n    sysctl: {net.ipv4.tcp_ecn: \"1\"}\n"
+                            "  - match: \"gpu-0[1-3]\"\n    sysctl: {net.ipv4.tcp_ecn: \"1\"}\n");
+  EXPECT_THAT(literal_node_names(s), ElementsAre("gpu-01"));
+}
+
+}  // namespace
+}  // namespace rdmactl
