@@ -78,7 +78,10 @@ doc=$pkg/usr/share/doc/rdmactl
 install -d "$doc/examples" "$pkg/usr/share/rdmactl/schemas" "$pkg/lib/systemd/system" \
   "$pkg/etc/rdmactl" "$pkg/etc/default" "$pkg/usr/share/man/man8"
 install -m 0644 "$src"/schemas/*.json "$pkg/usr/share/rdmactl/schemas/"
-install -m 0644 "$src"/examples/* "$doc/examples/"
+install -m 0644 "$src"/examples/*.yaml "$src"/examples/*.json "$doc/examples/"
+install -d "$doc/examples/fleet/states"
+install -m 0644 "$src"/examples/fleet/*.yaml "$doc/examples/fleet/"
+install -m 0644 "$src"/examples/fleet/states/*.json "$doc/examples/fleet/states/"
 install -m 0644 "$src/README.md" "$doc/README.md"
 install -m 0644 "$here/copyright" "$doc/copyright"
 gzip -9n < "$changelog" > "$doc/changelog.Debian.gz"
