@@ -3,6 +3,11 @@
 // exactly once; plus the cross-node checks one by one, and every output format.
 #include "agent/fleet/fleet.h"
 
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validator.hpp>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -160,8 +165,24 @@ TEST_F(FleetPlan, TwoHundredNodesWithPlantedDifferencesFindEachOnce) {
   EXPECT_THAT(r.state_errors[0].where, HasSubstr("broken.json"));
   EXPECT_EQ(r.exit_code(), 1);
 
-  // Every format says the same.
+  // Every format says the same. The JSON is what schemas/fleet-plan.schema.json says, and each
+  // node's plan what report.schema.json says of a plan.
   const json j = to_json(r);
+  auto valid = [](const json& document, const std::string& schema_file) {
+    const json schema_json = json::parse(test::read_file(test::source_path("schemas/" + schema_file)));
+    valijson::Schema schema;
+    valijson::SchemaParser parser;
+    parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(schema_json), schema);
+    valijson::Validator validator;
+    valijson::ValidationResults results;
+    const bool ok = validator.validate(schema, valijson::adapters::NlohmannJsonAdapter(document), &results);
+    std::string problems;
+    valijson::ValidationResults::Error error;
+    while (results.popError(error)) problems += error.description + "\n";
+    return ok ? std::string() : problems;
+  };
+  EXPECT_EQ(valid(j, "fleet-plan.schema.json"), "");
+  EXPECT_EQ(valid(j["nodes"][16], "report.schema.json"), "") << j["nodes"][16].dump(2);
   EXPECT_EQ(j["kind"], "FleetPlan");
   EXPECT_EQ(j["summary"]["nodes"], kNodes + 1);
   EXPECT_EQ(j["summary"]["drift"], 4);
