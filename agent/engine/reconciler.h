@@ -94,6 +94,16 @@ class Reconciler {
   }
 };
 
+// For a reconciler whose apply_batch is where its writes are: apply(change) as a batch of one.
+inline Result<void> apply_as_batch(Reconciler& reconciler, Platform& platform, const HostState& state,
+                                   const Change& change) {
+  ApplyBatch one;
+  one.changes.push_back(&change);
+  reconciler.apply_batch(platform, state, one);
+  if (one.results.empty()) return make_error(ErrorKind::kPlatform, "not applied", change.resource);
+  return one.results.front();
+}
+
 using ReconcilerTable = std::vector<std::unique_ptr<Reconciler>>;
 
 // The ordered table: link_type -> ipoib -> netdev (MTU, state) -> addresses -> qos -> ecn -> roce

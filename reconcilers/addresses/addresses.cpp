@@ -117,11 +117,7 @@ class AddressesReconciler final : public Reconciler {
   }
 
   Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
-    ApplyBatch one;
-    one.changes.push_back(&change);
-    apply_batch(platform, state, one);
-    return one.results.empty() ? Result<void>(make_error(ErrorKind::kPlatform, "not applied", change.resource))
-                               : one.results.front();
+    return apply_as_batch(*this, platform, state, change);
   }
 
   // Read-modify-write against a fresh dump rather than the planned `current`, so that a retry, or

@@ -169,11 +169,7 @@ class NetdevReconciler final : public Reconciler {
   }
 
   Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
-    ApplyBatch one;
-    one.changes.push_back(&change);
-    apply_batch(platform, state, one);
-    return one.results.empty() ? Result<void>(make_error(ErrorKind::kPlatform, "not applied", change.resource))
-                               : one.results.front();
+    return apply_as_batch(*this, platform, state, change);
   }
 
   void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) override {
