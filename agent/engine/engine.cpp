@@ -422,11 +422,16 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
   report.rolled_back = true;
   spdlog::warn("rolling back {} change(s)", report.revert_plan.size());
   // Writes the reverts in the revert plan's order (reverse order of apply), of every change that
-  // was attempted or, with `only`, of those changes; returns the changes whose revert was written.
-  // A change that failed half-way is reverted too, since apply is read-modify-write and reverting
-  // an untouched field writes its own value back.
+  // was attempted or, with `only`, of those changes; returns the changes whose revert was written
+  // (or, for a change whose own write failed, refused: the check decides those). A change that
+  // failed half-way is reverted too, since apply is read-modify-write and reverting an untouched
+  // field writes its own value back.
   std::unordered_map<std::string, Change*> change_of;  // resource + field -> the report's change
   for (Change& c : report.changes) change_of.emplace(c.resource + '\n' + c.field, &c);
+  // The refused reverts of changes whose own write failed: where the failure is the target
+  // refusing every write (an immutable file, a read-only attribute) the field never changed, and
+  // the check below, not the refusal, says whether it was restored.
+  std::unordered_map<Change*, std::string> refused_reverts;
   auto write_reverts = [&](const std::vector<Change*>* only) {
     const std::unordered_set<const Change*> wanted = only ? std::unordered_set<const Change*>(only->begin(), only->end())
                                                          : std::unordered_set<const Change*>();
@@ -465,11 +470,19 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
         const Change& revert = *todo[next + k].first;
         Change* change = todo[next + k].second;
         const Result<void>& result = batch.results[k];
+        if (!result && change->status == ChangeStatus::kFailed) {
+          refused_reverts[change] = result.error().to_string();
+          spdlog::warn("rollback of {} failed: {} (the check that follows says whether its old value stands)",
+                       describe(revert), result.error().to_string());
+          written.push_back(change);
+          continue;
+        }
         if (!result) {
           change->error += (change->error.empty() ? "" : "; ") + std::string("rollback failed: ") + result.error().to_string();
           spdlog::error("rollback of {} failed: {}", describe(revert), result.error().to_string());
           continue;
         }
+        refused_reverts.erase(change);
         written.push_back(change);
         if (change->status == ChangeStatus::kApplied) change->status = ChangeStatus::kRolledBack;
       }
@@ -535,11 +548,21 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
     write_collateral(checked->collateral);
     checked = check(checked->not_restored);
   }
+  // A refused revert of a failed change is a failure only where its field did not come back (or
+  // could not be observed).
+  auto report_refused = [&](Change* change) {
+    auto refused = refused_reverts.find(change);
+    if (refused == refused_reverts.end()) return;
+    change->error += (change->error.empty() ? "" : "; ") + std::string("rollback failed: ") + refused->second;
+    refused_reverts.erase(refused);
+  };
   if (!checked) {
+    for (Change& change : report.changes) report_refused(&change);
     report.errors.push_back(checked.error());
     return;
   }
   for (Change* change : checked->not_restored) {
+    report_refused(change);
     const std::string why = "rollback did not restore " + json_text(change->current);
     spdlog::error("{}: {}", describe(*change), why);
     if (change->status == ChangeStatus::kRolledBack) change->status = ChangeStatus::kFailed;

@@ -297,6 +297,38 @@ TEST_F(EngineTest, AChangeThatFailsHalfWayIsRevertedAndItsRevertChecked) {
   EXPECT_EQ(device_.knobs.at("b"), "5");
 }
 
+// The target refuses every write (an immutable file, a read-only attribute): b's write and its
+// way back are both refused, but b never changed, so the rollback restored the host and only b's
+// own failure is reported.
+TEST_F(EngineTest, ARefusedRevertOfAFailedWriteThatChangedNothingIsNoRollbackFailure) {
+  device_.fail_writes = {"b=2", "b=1"};
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[1].error, "fake/b: injected failure writing b=2 (Input/output error)");
+  EXPECT_TRUE(report.errors.empty()) << report.errors[0].to_string();
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1"}));
+  EXPECT_EQ(device_.knobs, (std::map<std::string, std::string>{{"a", "1"}, {"b", "1"}, {"c", "1"}}));
+  EXPECT_TRUE(report.rolled_back);
+}
+
+// The same refusal after a write that did change b: the rollback failed, and the report says so.
+TEST_F(EngineTest, ARefusedRevertOfAHalfWrittenChangeIsARollbackFailure) {
+  device_.half_writes = {"b=2"};
+  device_.fail_writes = {"b=1"};
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack);
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_EQ(report.changes[1].error,
+            "fake/b: injected failure after writing b=2 (Input/output error); rollback failed: fake/b: injected "
+            "failure writing b=1 (Input/output error); rollback did not restore \"1\"");
+  // The way back is tried a second time before the engine gives up on it.
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1", "b=1"}));
+  EXPECT_EQ(device_.knobs.at("b"), "2");
+}
+
 TEST_F(EngineTest, AValueThatSettlesLatePassesVerifyOnARetry) {
   device_.settles_after = {{"b=2", 1}};  // the first observe after the write still shows b=1
   Report report = engine_->apply(platform_, spec_, "n1");
