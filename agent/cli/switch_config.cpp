@@ -25,8 +25,11 @@ int run_switch_config(const SwitchConfigOptions& opts) {
   SwitchOptions options;
   options.vendor = opts.vendor;
   std::istringstream list(opts.ports);
+  // "swp1, swp2" as "swp1,swp2"; every other character is the port name's, checked by switch_config.
   for (std::string port; std::getline(list, port, ',');) {
-    if (!port.empty()) options.ports.push_back(port);
+    const auto first = port.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    options.ports.push_back(port.substr(first, port.find_last_not_of(" \t") - first + 1));
   }
   if (opts.ecn_min < 1 || opts.ecn_max < opts.ecn_min) {
     return report_error(make_error(ErrorKind::kUsage, "--ecn-min must be at least 1 and --ecn-max at least --ecn-min"));
@@ -55,7 +58,7 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       ->type_name("nvue|sonic|eos");
   sub->add_option("--ports", opts->ports,
                   "The switch ports facing the hosts, comma-separated as the vendor names them\n"
-                  "(swp1-32; Ethernet0,Ethernet4; Ethernet1-32)")
+                  "(swp1-32; Ethernet0,Ethernet4; Ethernet1-32); ranges N-M for nvue and eos only")
       ->required()
       ->type_name("LIST");
   sub->add_option("--ecn-min", opts->ecn_min, "ECN marking starts at this queue depth, bytes (default 150000)")
@@ -76,7 +79,7 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       "Exit codes: 0 printed, 65 invalid spec or hosts that disagree, 64 usage.\n\n"
       "Examples:\n"
       "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 > roce.nvue && sh roce.nvue\n"
-      "  rdmactl switch-config -f fabric.yaml --vendor sonic --ports Ethernet0,Ethernet4 > qos.json\n"
+      "  rdmactl switch-config -f fabric.yaml --vendor sonic --ports Ethernet0,Ethernet4 > qos.json \\\n"
       "    && sudo sonic-cfggen -j qos.json --write-to-db\n"
       "  rdmactl switch-config -f fabric.yaml --vendor eos --ports Ethernet1-32");
   sub->callback([opts, &command] { command = [opts] { return run_switch_config(*opts); }; });

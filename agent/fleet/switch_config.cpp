@@ -11,12 +11,15 @@
 #include "agent/fleet/switch_config.h"
 
 #include <algorithm>
+#include <cctype>
+#include <regex>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/core/json_text.h"
+#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace {
@@ -231,6 +234,43 @@ Result<SwitchQos> switch_qos_of(const FabricSpec& spec) {
   return qos;
 }
 
+namespace {
+
+// A port as the vendor names it, checked before it reaches a script that is run with `sh` (NVUE)
+// or pasted into a CLI (EOS) or written as a CONFIG_DB key (SONiC): a letter, then letters,
+// digits and / . _ : - (swp1s0, Ethernet2/5/1, Port-Channel10, Ethernet-BP0). A trailing N-M is a
+// range for NVUE and EOS (`nv set interface swp1-32`, `interface Ethernet1-32`), which must count
+// up; SONiC keys name one port each (PORT|Ethernet0), so a range is refused there, as is `|`,
+// its key separator (which the character set already excludes).
+Result<void> check_port(const std::string& vendor, const std::string& port) {
+  constexpr std::size_t kMaxPortName = 64;
+  auto refused = [&](const std::string& why) {
+    return make_error(ErrorKind::kUsage, "--ports: \"" + escape_for_display(port) + "\" " + why);
+  };
+  const bool shaped = !port.empty() && port.size() <= kMaxPortName && std::isalpha(static_cast<unsigned char>(port[0])) &&
+                      std::all_of(port.begin(), port.end(), [](char c) {
+                        return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '.' || c == '_' ||
+                               c == ':' || c == '-';
+                      });
+  if (!shaped) {
+    return refused("is not a port name: a letter, then letters, digits and / . _ : - (at most " +
+                   std::to_string(kMaxPortName) + ")");
+  }
+  static const std::regex kRange(R"(^(.*[^0-9])([0-9]+)-([0-9]+)$)");
+  std::smatch range;
+  if (!std::regex_match(port, range, kRange)) return ok();
+  if (vendor == "sonic") {
+    return refused("is a range: SONiC's CONFIG_DB names each port, list them (Ethernet0,Ethernet4)");
+  }
+  if (range[3].length() > 9 || range[2].length() > 9 || std::stol(range[3]) <= std::stol(range[2])) {
+    return refused("is not a range that counts up (" + range[1].str() + range[2].str() + "-N, N above " +
+                   range[2].str() + ")");
+  }
+  return ok();
+}
+
+}  // namespace
+
 Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, const SwitchOptions& o) {
   int largest = 0;
   if (o.vendor == "nvue" || o.vendor == "sonic") {
@@ -248,6 +288,9 @@ Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, 
                       spec.file);
   }
   if (o.ports.empty()) return make_error(ErrorKind::kUsage, "--ports: the switch ports facing the hosts are needed");
+  for (const std::string& port : o.ports) {
+    if (auto checked = check_port(o.vendor, port); !checked) return checked.error();
+  }
   if (o.vendor == "nvue") return nvue(spec, qos, o, largest);
   if (o.vendor == "sonic") return sonic(qos, o, largest);
   return eos(spec, qos, o, largest);

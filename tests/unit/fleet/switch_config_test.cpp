@@ -267,5 +267,40 @@ TEST_F(SwitchConfig, AHostMtuAboveTheSwitchsIsRefused) {
   EXPECT_TRUE(switch_config(*spec, *qos, options));
 }
 
+// NVUE's output is run with `sh` and EOS's pasted into a CLI: a port is a name, never a command.
+TEST_F(SwitchConfig, PortsAreNamesNeverCommandsAndRangesCountUp) {
+  auto spec = load_spec(test::source_path("examples/roce-lossless.yaml"));
+  ASSERT_TRUE(spec);
+  auto qos = switch_qos_of(*spec);
+  ASSERT_TRUE(qos);
+  auto refusal = [&](const std::string& vendor, const std::string& port) {
+    SwitchOptions options;
+    options.vendor = vendor;
+    options.ports = {"swp1", port};
+    auto text = switch_config(*spec, *qos, options);
+    EXPECT_FALSE(text) << vendor << " took " << port << ":\n" << (text ? *text : "");
+    if (text) return std::string();
+    EXPECT_EQ(text.error().kind, ErrorKind::kUsage);
+    return text.error().message;
+  };
+  EXPECT_EQ(refusal("nvue", "swp1;touch /tmp/x"),
+            "--ports: \"swp1;touch /tmp/x\" is not a port name: a letter, then letters, digits and / . _ : - (at most 64)");
+  EXPECT_THAT(refusal("eos", "Ethernet1 $(id)"), HasSubstr("is not a port name"));
+  EXPECT_THAT(refusal("eos", "Ethernet1\nreload now"), HasSubstr("is not a port name"));
+  EXPECT_THAT(refusal("sonic", "Ethernet0|x"), HasSubstr("is not a port name"));
+  EXPECT_THAT(refusal("nvue", "1swp"), HasSubstr("is not a port name"));
+  EXPECT_THAT(refusal("nvue", std::string(65, 'a')), HasSubstr("is not a port name"));
+  EXPECT_EQ(refusal("nvue", "swp32-1"), "--ports: \"swp32-1\" is not a range that counts up (swp32-N, N above 32)");
+  EXPECT_THAT(refusal("eos", "Ethernet4-4"), HasSubstr("is not a range that counts up"));
+  EXPECT_EQ(refusal("sonic", "Ethernet0-4"),
+            "--ports: \"Ethernet0-4\" is a range: SONiC's CONFIG_DB names each port, list them (Ethernet0,Ethernet4)");
+
+  // The names and ranges of the vendors' own examples pass.
+  EXPECT_THAT(config("nvue", {"swp1s0-3", "swp49"}), HasSubstr("nv set interface swp1s0-3 link mtu 9216\n"));
+  EXPECT_THAT(config("eos", {"Ethernet2/5/1", "Ethernet1/1-4", "Port-Channel10"}),
+              HasSubstr("interface Ethernet1/1-4\n"));
+  EXPECT_THAT(config("sonic", {"Ethernet0", "Ethernet-BP0"}), HasSubstr("\"Ethernet-BP0|3\""));
+}
+
 }  // namespace
 }  // namespace rdmactl
