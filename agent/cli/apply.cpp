@@ -120,7 +120,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   const auto started = std::chrono::steady_clock::now();
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());
-  auto lock_timeout = parse_duration(opts.lock_timeout);
+  auto lock_timeout = parse_duration(opts.lock_timeout, ZeroDuration::kAllowed);
   if (!lock_timeout) return report_error(lock_timeout.error());
   std::optional<std::chrono::milliseconds> confirm;
   if (!opts.confirm.empty()) {

@@ -154,12 +154,13 @@ std::string classify(const Report& report, bool dry_run) {
 
 }  // namespace
 
-Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
+Result<std::chrono::milliseconds> parse_duration(const std::string& text, ZeroDuration zero) {
   auto bad = [&](const std::string& why) {
     return make_error(ErrorKind::kUsage,
                       "\"" + text + "\" is not a duration (" + why + "; e.g. 30s, 10m, 1h30m, 500ms)");
   };
   if (text.empty()) return bad("empty");
+  if (zero == ZeroDuration::kAllowed && text == "0") return std::chrono::milliseconds(0);
   std::chrono::milliseconds total{0};
   size_t i = 0;
   while (i < text.size()) {
@@ -185,7 +186,7 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
       return bad(unit.empty() ? "a unit must follow each number" : "unknown unit \"" + unit + "\"");
     }
   }
-  if (total.count() <= 0) return bad("must be positive");
+  if (total.count() <= 0 && zero == ZeroDuration::kRefused) return bad("must be positive");
   return total;
 }
 

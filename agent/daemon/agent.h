@@ -56,8 +56,10 @@ constexpr std::chrono::seconds kSpecSettleLimit{5};
 // port and peer) tens of seconds; a link-type change or a stuck tool up to minutes.
 inline constexpr double kReconcileDurationBuckets[] = {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 
-// "10m", "30s", "1h30m", "500ms", "2h": a sum of number+unit terms; at least 1 ms.
-Result<std::chrono::milliseconds> parse_duration(const std::string& text);
+// "10m", "30s", "1h30m", "500ms", "2h": a sum of number+unit terms; at least 1 ms, or, where
+// zero means "not at all" (apply --lock-timeout), also 0 and any zero sum ("0s").
+enum class ZeroDuration { kRefused, kAllowed };
+Result<std::chrono::milliseconds> parse_duration(const std::string& text, ZeroDuration zero = ZeroDuration::kRefused);
 
 // What one reconcile produced.
 struct ReconcileOutcome {

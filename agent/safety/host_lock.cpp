@@ -86,9 +86,13 @@ Result<HostLock> HostLock::acquire(const HostFs& fs, std::chrono::milliseconds t
       const std::string holder = holder_of(path);
       ::close(fd);
       return make_error(ErrorKind::kTimeout,
-                        "another rdmactl is changing this host: " + holder + "; waited " +
-                            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-                            " s (--lock-timeout). plan, show and doctor do not need the lock",
+                        "another rdmactl is changing this host: " + holder +
+                            (timeout.count() == 0
+                                 ? std::string("; not waiting (--lock-timeout 0)")
+                                 : "; waited " +
+                                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                                       " s (--lock-timeout)") +
+                            ". plan, show and doctor do not need the lock",
                         path);
     }
     if (!told) {

@@ -150,6 +150,9 @@ TEST_F(Safety, ASecondWriterWaitsThenFailsNamingTheHolder) {
             std::string::npos)
       << err;
   EXPECT_NE(err.find("apply -f"), std::string::npos) << err;
+  // --lock-timeout 0 fails at once, as its help says.
+  EXPECT_EQ(rdmactl({"apply", "-f", spec(1600, false), "--lock-timeout", "0"}, &out, &err), 1) << out << err;
+  EXPECT_NE(err.find("not waiting (--lock-timeout 0)"), std::string::npos) << err;
   // plan takes no lock.
   EXPECT_EQ(rdmactl({"plan", "-f", spec(1600, false)}, &out, &err), 2) << out << err;
   fs::remove(state_.root() + "/units/opensm.block");

@@ -161,6 +161,17 @@ TEST(ParseDuration, RejectsWhatIsNotADuration) {
   }
 }
 
+// apply --lock-timeout 0: "fails at once", as its help says.
+TEST(ParseDuration, ZeroWhereZeroMeansNotAtAll) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(*parse_duration("0", ZeroDuration::kAllowed), 0ms);
+  EXPECT_EQ(*parse_duration("0s", ZeroDuration::kAllowed), 0ms);
+  EXPECT_EQ(*parse_duration("0m0s", ZeroDuration::kAllowed), 0ms);
+  EXPECT_EQ(*parse_duration("5s", ZeroDuration::kAllowed), 5s);
+  for (const char* bad : {"", "00", "10", "-0", "0q"}) EXPECT_FALSE(parse_duration(bad, ZeroDuration::kAllowed)) << bad;
+  EXPECT_FALSE(parse_duration("0"));
+}
+
 TEST_F(AgentTest, StatusBeforeAnyReconcileIsNotReady) {
   write_spec(spec_with_mtu(9000));
   auto agent = make_agent();
