@@ -1,7 +1,10 @@
 // rdmactl apply: converge this host to the spec, verify, roll back on failure; one writer at a
 // time (the host lock), an interrupted run rolled back first (its journal), every write audited,
 // SIGTERM/SIGINT/SIGHUP roll back, and --confirm reverts unless `rdmactl confirm` comes in time.
+#include <algorithm>
+#include <cctype>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -66,8 +69,27 @@ bool run_selftest_after_apply(const GlobalOptions& global, Engine& engine, Platf
 // `within`; otherwise (or on SIGINT/SIGTERM) they are reverted. SIGHUP (the operator's session
 // dropping, which is what --confirm is for) does not stop the wait. Returns whether it was confirmed;
 // `report` gets the revert's outcome when it was not.
-bool wait_for_confirmation(Engine& engine, Platform& platform, const NodeSpec& spec, const std::string& node,
-                           std::chrono::milliseconds within, Report& report) {
+// The word as a POSIX shell reads it: as is when it is only safe characters, else single-quoted.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./-:=@%+,", c) != nullptr;
+  });
+  if (plain) return word;
+  std::string out = "'";
+  for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The confirm command that reaches this apply's journal: the same --root and --netns.
+std::string confirm_command(const GlobalOptions& global) {
+  std::string out = "rdmactl";
+  if (global.root != "/") out += " --root " + shell_word(global.root);
+  if (!global.netns.empty()) out += " --netns " + shell_word(global.netns);
+  return out + " confirm";
+}
+
+bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptions& global, const NodeSpec& spec,
+                           const std::string& node, std::chrono::milliseconds within, Report& report) {
   const HostFs& fs = platform.fs();
   auto journal = read_journal(fs);
   if (!journal || !*journal) {
@@ -77,16 +99,19 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const NodeSpec& s
   Journal pending = std::move(**journal);
   const auto deadline = std::chrono::system_clock::now() + within;
   pending.confirm_deadline = iso8601(deadline);
+  int stopped_by = 0;  // SIGINT or SIGTERM during the wait
   if (auto written = write_journal(fs, pending); !written) {
     report.errors.push_back(written.error());
   } else {
-    std::cerr << "rdmactl: applied; run `rdmactl confirm`"
-              << (platform.fs().root() == "/" ? "" : " --root " + platform.fs().root()) << " by " << *pending.confirm_deadline
+    std::cerr << "rdmactl: applied; run `" << confirm_command(global) << "` by " << *pending.confirm_deadline
               << " (within " << std::chrono::duration_cast<std::chrono::seconds>(within).count()
               << " s) to keep the changes, or they are reverted" << std::endl;
     for (;;) {
       const int signal = interrupt_signal().exchange(0);
-      if (signal == SIGINT || signal == SIGTERM) break;
+      if (signal == SIGINT || signal == SIGTERM) {
+        stopped_by = signal;
+        break;
+      }
       auto now = read_journal(fs);
       if (now && *now && (*now)->confirmed) {
         spdlog::info("confirmed: the changes stay");
@@ -97,7 +122,7 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const NodeSpec& s
       std::this_thread::sleep_for(kConfirmPoll);
     }
   }
-  spdlog::warn("not confirmed: reverting the changes");
+  spdlog::warn("{}: reverting the changes", stopped_by != 0 ? "SIG" + std::string(sigabbrev_np(stopped_by)) : std::string("not confirmed"));
   Report reverted = engine.recover(platform, spec, node, pending.before, pending.changes, pending.revert_plan);
   for (Change& c : report.changes) {
     for (const Change& r : reverted.changes) {
@@ -108,9 +133,14 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const NodeSpec& s
     }
   }
   report.rolled_back = true;
-  report.errors.push_back(make_error(ErrorKind::kTimeout, "not confirmed (rdmactl confirm) within " +
-                                                              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(within).count()) +
-                                                              " s: every change was reverted"));
+  if (stopped_by != 0) {
+    report.errors.push_back(make_error(ErrorKind::kPlatform, std::string("stopped by SIG") + sigabbrev_np(stopped_by) +
+                                                                 " while waiting for `rdmactl confirm`: every change was reverted"));
+  } else {
+    report.errors.push_back(make_error(ErrorKind::kTimeout, "not confirmed (rdmactl confirm) within " +
+                                                                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(within).count()) +
+                                                                " s: every change was reverted"));
+  }
   for (const Error& e : reverted.errors) report.errors.push_back(e);
   if (reverted.count(ChangeStatus::kFailed) == 0 && reverted.count(ChangeStatus::kApplied) == 0) (void)remove_journal(fs);
   return false;
@@ -172,7 +202,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
     // Rolled back (or nothing written): the journal has done its part.
     if (auto removed = remove_journal((*platform)->fs()); !removed) report.errors.push_back(removed.error());
   } else if (confirm) {
-    wait_for_confirmation(engine, **platform, node_spec, node, *confirm, report);
+    wait_for_confirmation(engine, **platform, global, node_spec, node, *confirm, report);
   } else if (auto removed = remove_journal((*platform)->fs()); !removed) {
     report.errors.push_back(removed.error());
   }

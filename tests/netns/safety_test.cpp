@@ -115,6 +115,14 @@ class Safety : public NetnsTest {
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  // Until the apply --confirm whose stderr is NAME.err says it waits for confirm, bounded.
+  bool wait_confirming(const std::string& name) const {
+    for (int i = 0; i < 600; ++i) {
+      if (read(name + ".err").find("to keep the changes, or they are reverted") != std::string::npos) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
   // Until the fake systemctl says it is blocked (the apply is half-way), bounded.
   bool wait_blocked() const {
     for (int i = 0; i < 600; ++i) {
@@ -308,14 +316,17 @@ TEST_F(Safety, ApplyConfirmKeepsConfirmedChangesAndRevertsTheOthers) {
   const int before = mtu();
   const pid_t confirmed = start({"apply", "-f", spec(9000, false), "--confirm", "60s"}, "confirmed");
   // Once applied, it waits: confirm from another process.
-  bool waiting = false;
-  for (int i = 0; i < 600 && !waiting; ++i) {
-    waiting = read("confirmed.err").find("run `rdmactl confirm`") != std::string::npos;
-    if (!waiting) std::this_thread::sleep_for(50ms);
-  }
-  ASSERT_TRUE(waiting) << read("confirmed.err");
+  ASSERT_TRUE(wait_confirming("confirmed")) << read("confirmed.err");
+  // The command it prints, run as printed, reaches this apply's journal (same --root and --netns).
+  const std::string said = read("confirmed.err");
+  const auto from = said.find("run `") + 5;
+  const std::string command = said.substr(from, said.find('`', from) - from);
+  EXPECT_EQ(command, "rdmactl --root " + root_.root() + " --netns " + ns().name() + " confirm");
+  std::vector<std::string> words;
+  std::istringstream split(command);
+  for (std::string word; split >> word;) words.push_back(word == "rdmactl" ? RDMACTL_BINARY : word);
   std::string out, err;
-  EXPECT_EQ(rdmactl({"confirm"}, &out, &err), 0) << out << err;
+  EXPECT_EQ(ns().run(words, &out, &err), 0) << command << "\n" << out << err;
   EXPECT_EQ(wait_for(confirmed), 0) << read("confirmed.out") << read("confirmed.err");
   EXPECT_EQ(mtu(), 9000);
   EXPECT_EQ(rdmactl({"confirm"}, &out, &err), 1) << "nothing is waiting any more";
@@ -326,6 +337,17 @@ TEST_F(Safety, ApplyConfirmKeepsConfirmedChangesAndRevertsTheOthers) {
   EXPECT_EQ(mtu(), 9000) << "back to the value before the unconfirmed apply";
   EXPECT_NE(read("lapsed.out").find("not confirmed (rdmactl confirm) within 2 s"), std::string::npos)
       << read("lapsed.out");
+  EXPECT_FALSE(journal_exists());
+
+  // SIGTERM during the wait: reverted, exit 1, and the report names the signal, not a deadline.
+  const pid_t stopped = start({"apply", "-f", spec(1600, false), "--confirm", "60s"}, "stopped");
+  ASSERT_TRUE(wait_confirming("stopped")) << read("stopped.err");
+  ::kill(stopped, SIGTERM);
+  EXPECT_EQ(wait_for(stopped), 1) << read("stopped.out") << read("stopped.err");
+  EXPECT_EQ(mtu(), 9000);
+  EXPECT_NE(read("stopped.out").find("stopped by SIGTERM while waiting for `rdmactl confirm`: every change was reverted"),
+            std::string::npos)
+      << read("stopped.out");
   EXPECT_FALSE(journal_exists());
   (void)before;
 }
