@@ -181,7 +181,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   install_interrupt_handlers();
   auto lock = HostLock::acquire((*platform)->fs(), *lock_timeout, this_command_line());
   if (!lock) return report_error(lock.error());
-  const AuditLog audit((*platform)->fs(), node, cli_user());
+  const AuditLog audit((*platform)->fs(), node, cli_user(), this_command_line());
   engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
     audit.record(c, action, r);
   });

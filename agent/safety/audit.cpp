@@ -19,8 +19,8 @@
 
 namespace rdmactl {
 
-AuditLog::AuditLog(const HostFs& fs, std::string node, std::string who)
-    : fs_(fs), node_(std::move(node)), who_(std::move(who)) {}
+AuditLog::AuditLog(const HostFs& fs, std::string node, std::string who, std::string command)
+    : fs_(fs), node_(std::move(node)), who_(std::move(who)), command_(std::move(command)) {}
 
 AuditLog::~AuditLog() {
   if (fd_ >= 0) ::close(fd_);
@@ -32,6 +32,7 @@ void AuditLog::record(const Change& change, std::string_view action, const Resul
                          {"old", change.current},          {"new", change.desired},
                          {"action", std::string(action)},  {"result", result ? std::string("ok") : result.error().to_string()},
                          {"who", who_}};
+  if (!command_.empty()) line["command"] = command_;
   // Replacement characters instead of an exception for bytes that are not UTF-8 in a value.
   const std::string text = json_text(line) + "\n";
   const std::string path = fs_.path("/var/log/rdmactl/audit.jsonl");

@@ -3,11 +3,12 @@
 // standard error too, which systemd puts in the journal:
 //   {"time": "2026-12-01T10:00:00Z", "node": "gpu-01", "resource": "netdev/ens1f0np0",
 //    "field": "mtu", "old": 1500, "new": 9000, "action": "apply", "result": "ok",
-//    "who": "cli:alice"}
+//    "who": "cli:alice", "command": "rdmactl apply -f /etc/rdmactl/fabric.yaml"}
 // action: apply (a planned change), revert (a rollback's), put back (a side effect undone by a
 // rollback), recover (the revert of a killed run's journal). result: "ok" or the error. who:
 // "cli:<user>" (the login name, or SUDO_USER's under sudo), "agent:<trigger>" for serve, with
-// "token:<first 8 hex digits of the token's SHA-256>" for an API request.
+// "token:<first 8 hex digits of the token's SHA-256>" for an API request. command: the CLI's
+// command line (as the host lock records it); the agent's lines have none (its trigger says why).
 #pragma once
 
 #include <string>
@@ -21,7 +22,7 @@ namespace rdmactl {
 
 class AuditLog {
  public:
-  AuditLog(const HostFs& fs, std::string node, std::string who);
+  AuditLog(const HostFs& fs, std::string node, std::string who, std::string command = "");
   ~AuditLog();
   AuditLog(const AuditLog&) = delete;
   AuditLog& operator=(const AuditLog&) = delete;
@@ -34,6 +35,7 @@ class AuditLog {
   const HostFs& fs_;
   std::string node_;
   std::string who_;
+  std::string command_;
   // The log, opened (O_APPEND) at the first record and kept for this object's life: one write(2)
   // a line, not an open and a close. The agent makes one AuditLog a reconcile, so a log rotated
   // by renaming is reopened at the next one.

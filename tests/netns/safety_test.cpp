@@ -367,6 +367,9 @@ TEST_F(Safety, EveryWriteIsAuditedAsOneJsonLine) {
   EXPECT_EQ(entry["result"], "ok");
   EXPECT_EQ(entry["node"], "safety");
   EXPECT_EQ(entry["who"].get<std::string>().rfind("cli:", 0), 0u) << entry.dump();
+  EXPECT_EQ(entry.value("command", ""), "rdmactl --netns " + ns().name() + " --node safety --root " + root_.root() +
+                                            " apply -f " + spec(9000, false))
+      << entry.dump();
   EXPECT_FALSE(std::getline(lines, line)) << "one write, one line: " << log;
 }
 
