@@ -58,7 +58,7 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       "maximum, and its bandwidth against the ACTIVE ports of every function sharing the link;\n"
       "error counters (symbol_error, link_downed, port_rcv_errors, local_link_integrity_errors,\n"
       "excessive_buffer_overrun_errors); a subnet manager for InfiniBand ports.\n\n"
-      "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed.\n\n"
+      "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed, 65 an invalid -f SPEC.\n\n"
       "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml");
   sub->callback([opts, &global, &command] {
     command = [opts, &global] { return run_doctor_command(global, *opts); };

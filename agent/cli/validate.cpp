@@ -73,7 +73,8 @@ void register_validate(CLI::App& app, const GlobalOptions&, Command& command) {
   sub->add_option("--format", opts->format, "text or json (json lists every problem with line and column)")
       ->type_name("text|json");
   sub->footer(
-      "Exit codes: 0 valid, 65 invalid (every problem is printed as file:line:column: field: message).\n\n"
+      "Exit codes: 0 valid, 65 invalid (every problem is printed as file:line:column: field: message),\n"
+      "1 the spec cannot be opened (no such file, no permission).\n\n"
       "Across nodes, for the nodes: entries that name one node (no glob): the same address on two\n"
       "nodes, one rail (the same rdmaDevice or pci and port) in two subnets or with two MTUs, two\n"
       "subnet managers with one priority (errors), InfiniBand without any subnet manager (a\n"
