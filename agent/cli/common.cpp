@@ -25,7 +25,7 @@ Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global) {
 }
 
 Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::string& state_file,
-                                       const FabricSpec* spec) {
+                                       const FabricSpec* spec, Engine* engine) {
   if (!state_file.empty()) {
     auto recorded = load_host_state(state_file);
     if (!recorded) {
@@ -41,8 +41,9 @@ Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::s
   if (spec) node_spec = merge_for_node(*spec, node);
   auto platform = open_host(global);
   if (!platform) return platform.error();
-  Engine engine(make_reconciler_table());
-  return engine.observe(**platform, node_spec ? &*node_spec : nullptr, node);
+  if (engine != nullptr) return engine->observe(**platform, node_spec ? &*node_spec : nullptr, node);
+  Engine own(make_reconciler_table());
+  return own.observe(**platform, node_spec ? &*node_spec : nullptr, node);
 }
 
 int print_spec_error(const Error& error) {

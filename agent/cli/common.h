@@ -59,8 +59,10 @@ Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global);
 // The state a command works on: the recorded one (`--state FILE`; the node name comes from it unless
 // --node is given), or this host observed for `spec` merged for this node (spec may be null). A
 // recorded state that does not load is a failure of the run (exit 1), not an invalid spec.
+// `engine`, when given, is the one that observes, so that its reconcilers keep what their observe
+// learnt (the sysctl scope under --netns, the keys it refused) for the diff that follows.
 Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::string& state_file,
-                                       const FabricSpec* spec);
+                                       const FabricSpec* spec, Engine* engine = nullptr);
 
 // Prints why a spec did not load: every diagnostic (file:line:column: path: message), then a summary.
 // Returns the exit code: 65 for an invalid spec, 1 when it could not be read at all.

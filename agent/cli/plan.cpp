@@ -36,9 +36,9 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   if (!spec) return print_spec_error(spec.error());
   if (!opts.states_dir.empty()) return run_fleet_plan(opts, *format, *spec);
 
-  auto state = recorded_or_observed(global, opts.state_file, &*spec);
-  if (!state) return report_error(state.error());
   Engine engine(make_reconciler_table());
+  auto state = recorded_or_observed(global, opts.state_file, &*spec, &engine);
+  if (!state) return report_error(state.error());
   const NodeSpec node_spec = merge_for_node(*spec, state->node);
   Report report = engine.plan(node_spec, *state);
   report.spec_file = spec->file;

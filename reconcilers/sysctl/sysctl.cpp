@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "agent/spec/text.h"
@@ -56,7 +57,8 @@ class SysctlReconciler final : public Reconciler {
     if (spec) {
       for (const auto& [key, value] : spec->sysctl) {
         if (auto why = scope_->refusal(key)) {
-          spdlog::warn("sysctl {} {}", escape_for_display(key), *why);
+          // Once a run: apply observes again to verify, and the diff's error says it anyway.
+          if (warned_.insert(key).second) spdlog::warn("sysctl {} {}", escape_for_display(key), *why);
           refused_[key] = *why;
           continue;
         }
@@ -146,6 +148,7 @@ class SysctlReconciler final : public Reconciler {
   // From the last observe: the host's scope, and the spec keys it refused (key -> why).
   std::optional<SysctlScope> scope_;
   std::map<std::string, std::string> refused_;
+  std::set<std::string> warned_;  // refused keys already warned about
   bool observed_ = false;
 };
 

@@ -176,6 +176,28 @@ TEST_F(EndToEnd, AKernelRejectionRollsBackWhatWasAlreadyApplied) {
   EXPECT_EQ(*ns().sysctl("net.ipv4.tcp_ecn"), "2");
 }
 
+// Under --netns a key outside net.* is the whole host's: plan and apply refuse it for that
+// reason, the same words from both (plan used to blame the allow-list, which cannot help here),
+// and apply warns once, not once an observation.
+TEST_F(EndToEnd, PlanAndApplyRefuseAHostWideKeyInANamespaceForTheSameReason) {
+  const std::string spec = spec_file(R"(defaults:
+  sysctl:
+    kernel.core_pattern: "core"
+)");
+  const std::string why = "sysctl kernel.core_pattern is not per network namespace: it is the whole host's";
+  std::string plan_out, plan_err, apply_out, apply_err;
+  EXPECT_EQ(rdmactl({"plan", "-f", spec}, &plan_out, &plan_err), 1) << plan_out << plan_err;
+  EXPECT_NE(plan_out.find(why), std::string::npos) << plan_out;
+  EXPECT_EQ(plan_out.find("sysctl-allow lists them"), std::string::npos) << plan_out;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec}, &apply_out, &apply_err), 1) << apply_out << apply_err;
+  EXPECT_NE(apply_out.find(why), std::string::npos) << apply_out;
+  size_t warnings = 0;
+  for (size_t at = apply_err.find("warning: " + why); at != std::string::npos; at = apply_err.find("warning: " + why, at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 1u) << apply_err;
+}
+
 TEST_F(EndToEnd, ShowReportsTheNamespacesNetdevsAsJson) {
   ASSERT_EQ(ns().ip({"link", "set", "veth0", "mtu", "4200", "up"}), 0);
   std::string out;
