@@ -54,7 +54,7 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
   sub->add_option("-f,--file", opts->spec, "The spec (YAML); - reads standard input")->required()->type_name("FILE");
   sub->add_option("--vendor", opts->vendor, "nvue (Cumulus Linux), sonic (CONFIG_DB JSON) or eos (Arista)")
       ->required()
-      ->check(CLI::IsMember({"nvue", "sonic", "eos"}))
+      ->check(CLI::IsMember({"nvue", "sonic", "eos"}).description(""))  // the type name lists them
       ->type_name("nvue|sonic|eos");
   sub->add_option("--ports", opts->ports,
                   "The switch ports facing the hosts, comma-separated as the vendor names them\n"

@@ -115,6 +115,7 @@ expect_completion "--state --states" rdmactl plan --st
 expect_completion "debug" rdmactl --log-level de
 expect_completion "bash" rdmactl completion ba
 expect_completion "--check --confirm" rdmactl apply --c
+expect_completion "eos nvue sonic" rdmactl switch-config --vendor ""
 # Every option of every command is offered after its command.
 for c in "${commands[@]}"; do
   "$rdmactl" "$c" --help > "$work/help-$c" 2>&1
