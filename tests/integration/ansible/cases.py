@@ -294,6 +294,26 @@ def case_namespace(h):
     rc, parsed, out, err = h.example(good, dest, ["--check"])
     check(rc == 0 and module_result(parsed).get("changed") is False, "check mode on the converged node: changed=false",
           out + err)
+    # A number where the role takes a duration (YAML's `rdmactl_lock_timeout: 0`), as the module's doc allows.
+    rc, parsed, out, err = h.example(good, dest, ["-e", '{"rdmactl_lock_timeout": 0}'])
+    check(rc == 0 and module_result(parsed).get("changed") is False, "rdmactl_lock_timeout: 0 (a number) is taken",
+          out + err)
+
+    print("only the spec's text changed (a comment): the file is written, apply does not run")
+    commented = GOOD_SPEC + "# reviewed\n"
+    commented_path = os.path.join(os.path.dirname(good), "commented.yaml")
+    with open(commented_path, "w") as f:
+        f.write(commented)
+    rc, parsed, out, err = h.example(commented_path, dest)
+    r = module_result(parsed)
+    check(rc == 0 and r.get("changed") is True and r.get("spec_changed") is True, "changed: the spec file", out + err)
+    check(r.get("changes") == [] and r.get("selftest") is None, "no changes, no apply, no self-test", r)
+    check((r.get("report") or {}).get("kind") != "ApplyReport", "the report is the plan's, not an apply's",
+          (r.get("report") or {}).get("kind"))
+    check(read(dest) == commented, "%s holds the new text" % dest)
+    check(h.snapshot() == converged, "ip -j: the namespace did not change")
+    rc, parsed, out, err = h.example(good, dest)
+    check(rc == 0 and read(dest) == GOOD_SPEC, "the spec put back as it was", out + err)
 
     print("drift made by hand: converged back")
     subprocess.run(["ip", "-n", h.ns, "link", "set", "ans0", "mtu", "1500"], check=True)

@@ -469,9 +469,13 @@ def main():
     if spec_changed:
         write_atomically(module, dest, new_spec)
 
-    if not actionable and not spec_changed:
-        result["msg"] = "converged" + (" (a firmware change waits for a cold reboot)"
-                                       if result["reboot_required"] else "")
+    # The plan was made with the new spec: with nothing to do, apply would write nothing, and
+    # would only rerun the self-test; a spec that changed (a comment, a reordering) is written
+    # above and is the only change.
+    if not actionable:
+        result["changed"] = spec_changed
+        result["msg"] = ("converged" + (", the spec file written" if spec_changed else "") +
+                         (" (a firmware change waits for a cold reboot)" if result["reboot_required"] else ""))
         module.exit_json(**result)
 
     apply_argv = argv + ["apply", "-f", dest, "--format", "json"]
