@@ -22,7 +22,9 @@ What one run does:
    holds the planned changes (and the spec file's diff); nothing is written.
 3. Otherwise the spec is installed atomically in ``dest`` (its directory is created; a temporary
    file in the same directory, fsync'd, then renamed), and ``rdmactl apply`` runs only when the
-   plan had something to do.
+   plan had something to do. If the apply fails and rdmactl rolls the node back, the previous
+   ``dest`` is put back (removed if there was none), so that ``rdmactl serve`` watching it does
+   not retry the spec that failed.
 
 ``changes`` is built from rdmactl's JSON report, keyed by resource and field::
 
@@ -279,10 +281,28 @@ def converged(
             ret["result"] = True
             return ret
 
+        def put_back_spec():
+            # The node is back to the old spec (or as far as rdmactl could take it): so is the file,
+            # so that `rdmactl serve` watching it does not retry the spec that failed.
+            if not new_file:
+                return
+            try:
+                if old_text is None:
+                    os.unlink(dest)
+                else:
+                    _install(dest, old_text)
+            except OSError as exc:
+                lines.append("cannot put the previous {} back: {}".format(dest, exc))
+                return
+            ret["changes"].pop(dest, None)
+            lines.append("{} put back as it was".format(dest))
+
         try:
             report = __salt__["rdmactl.apply"](dest, lock_timeout=lock_timeout, **where)
         except CommandExecutionError as exc:
-            ret["comment"] = "\n".join(lines + ["rdmactl apply failed:", str(exc)])
+            lines += ["rdmactl apply failed:", str(exc)]
+            put_back_spec()
+            ret["comment"] = "\n".join(lines)
             return ret
         planned_keys = set(_key(c) for c in todo)
         done = [
@@ -310,6 +330,8 @@ def converged(
         else:
             lines.append("rdmactl apply failed on node {} (exit {}):".format(report.get("node"), report.get("retcode")))
             lines.append(report.get("comment", ""))
+            if any(c.get("status") in ("failed", "rolled-back") for c in report.get("changes") or []):
+                put_back_spec()
         ret["comment"] = "\n".join(lines)
         return ret
     finally:

@@ -1,6 +1,6 @@
 # Salt state: install the fabric spec from the master and converge each node to it with rdmactl.
 #
-#   salt-run saltutil.sync_all                       # once: ship _modules/ and _states/ (below)
+#   salt 'gpu-*' saltutil.sync_all                   # once: ship _modules/ and _states/ (below) to the minions
 #   salt 'gpu-*' state.apply rdmactl test=True       # the planned changes, old/new per field; writes nothing
 #   salt 'gpu-*' state.apply rdmactl                 # install the spec, apply what drifted
 #

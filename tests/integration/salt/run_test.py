@@ -417,12 +417,25 @@ class ConvergedState(VethTest):
         self.assertIs(ret["result"], False, ret)
         self.assertIn('sysctl/net.ipv4.tcp_ecn value: /proc/sys/net/ipv4/tcp_ecn: cannot write "banana"', ret["comment"])
         self.assertIn("rolled back: ", ret["comment"])
-        # The spec was installed (validated and planned first); nothing on the host changed.
-        self.assertEqual(ret["changes"], {self.dest: {"diff": "New file"}})
-        self.assert_dest(spec)
+        # The node was rolled back, and so is the file (there was none): `rdmactl serve` watching
+        # it must not retry the spec that failed. Nothing on the host changed.
+        self.assertIn(self.dest + " put back as it was", ret["comment"])
+        self.assertEqual(ret["changes"], {})
+        self.assertFalse(os.path.exists(self.dest))
         link = self.link()
         self.assertEqual(link["mtu"], 1500)
         self.assertEqual(self.addresses(), [])
+
+        # Over an installed spec: the installed one is put back, as it was.
+        installed = spec_text(self.ifname, mtu=1500)
+        os.makedirs(os.path.dirname(self.dest), exist_ok=True)
+        with open(self.dest, "w", encoding="utf-8") as handle:
+            handle.write(installed)
+        ret = minion.converged(contents=spec, dest=self.dest, netns=self.ns)
+        self.assertIs(ret["result"], False, ret)
+        self.assertEqual(ret["changes"], {})
+        self.assert_dest(installed)
+        self.assertEqual(self.link()["mtu"], 1500)
 
     def test_an_fqdn_minion_id_is_matched_by_its_short_name(self):
         minion = Minion("gpu-02.cluster.example.com")
