@@ -125,6 +125,13 @@ int run_probe(const GlobalOptions& global, const ServeOptions& opts) {
 int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerAddress& rdma_listen) {
   auto interval = parse_duration(opts.interval);
   if (!interval) return report_error(Error{interval.error().kind, interval.error().message, "--interval"});
+  // The timer is the fallback to inotify and netlink events: a reconcile observes the whole host,
+  // and one every few milliseconds would be a busy loop.
+  constexpr std::chrono::seconds kMinInterval{1};
+  if (*interval < kMinInterval) {
+    return report_error(make_error(ErrorKind::kUsage, "\"" + opts.interval + "\" is shorter than 1s, the shortest interval",
+                                   "--interval"));
+  }
   auto listen = parse_listen_address(opts.listen);
   if (!listen) return report_error(listen.error());
   // The API has no TLS and its GET endpoints no token: beyond this host, only when asked for.
@@ -247,7 +254,7 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_flag("--insecure", opts->insecure,
                 "Accept a --listen address other than loopback and a token file that group or others can read "
                 "(each with a warning)");
-  sub->add_option("--interval", opts->interval, "Reconcile at least this often: 30s, 10m, 1h30m (default 10m)");
+  sub->add_option("--interval", opts->interval, "Reconcile at least this often: 30s, 10m, 1h30m (default 10m; at least 1s)");
   sub->add_flag("--dry-run", opts->dry_run, "Plan only, never apply: report drift (GitOps) in /v1/status and /metrics");
   sub->add_flag("--no-rdma-responder", opts->no_rdma_responder, "With -f: do not answer other nodes' peer self-tests");
   sub->add_flag("--no-link-events", opts->no_link_events,

@@ -199,6 +199,13 @@ printf '%s' "$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.y
 "$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor junos --ports xe-0/0/0 > /dev/null 2>&1
 [ $? -eq 64 ] || fail "switch-config --vendor junos: not a usage error"
 ok "fleet: validate across nodes, plan --states (json, exit codes), switch-config for nvue, sonic and eos"
+"$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor nvue --ports 'swp1;reboot' > "$work/out" 2> "$work/err"
+{ [ $? -eq 64 ] && [ ! -s "$work/out" ]; } || fail "switch-config --ports 'swp1;reboot': not refused before printing"
+
+# --- serve's timer ------------------------------------------------------------------------------
+"$rdmactl" serve -f "$source_dir/examples/roce-lossless.yaml" --interval 10ms > /dev/null 2> "$work/err"
+{ [ $? -eq 64 ] && grep -q 'shorter than 1s' "$work/err"; } || fail "serve --interval 10ms: $(cat "$work/err")"
+ok "serve --interval below 1s and switch-config --ports with shell characters are usage errors"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures failure(s)" >&2
