@@ -289,7 +289,7 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       "/v1/reconcile; each of those only asks for a full\n"
       "reconcile, and requests made meanwhile coalesce into one. An invalid spec is reported in\n"
       "/v1/status (file:line errors) and the last valid one stays in force. A spec file is read once it\n"
-      "has stopped changing, never half-written. A reconcile that applies holds the host lock (as\n"
+      "has stopped changing and no process has it open for writing. A reconcile that applies holds the host lock (as\n"
       "rdmactl apply; waiting up to 30 s for one to finish), first rolls back what a killed apply left in\n"
       "its journal, and audits each write as agent:<trigger>. An apply that was rolled back is\n"
       "\"degraded\" in /v1/status (with the reason) and rdmactl_degraded 1 in /metrics.\n\n"

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <optional>
@@ -102,6 +103,30 @@ bool written_long_ago(const FileStamp& f, std::chrono::milliseconds settle) {
   return last_ns <= now_ns && now_ns - last_ns >= std::chrono::duration_cast<std::chrono::nanoseconds>(settle).count();
 }
 
+// Whether some process has the file open for writing: a writer that pauses longer than the
+// settle interval (a slow scp, `cat` from a pipe) leaves the stamp still while the file is half
+// written. Asked of the kernel through a read lease, which fs/locks.c refuses with EAGAIN while
+// the inode is open for writing (lease_open_conflict / check_conflicting_open:
+// inode_is_open_for_write), and released at once. Where leases are unavailable (a file system
+// without them, fs.leases-enable 0, a file neither ours nor CAP_LEASE's: EINVAL, EACCES) the
+// answer is "no", and the stamp alone decides, as before.
+bool open_for_writing(const std::string& path) {
+  // A writer opening the file while the lease is held breaks it, which signals the holder with
+  // SIGIO (lease_setup makes it the file's owner), whose default action would end the agent.
+  static const bool sigio_ignored = [] { return std::signal(SIGIO, SIG_IGN) != SIG_ERR; }();
+  if (!sigio_ignored) return false;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return false;
+  bool writing = false;
+  if (::fcntl(fd, F_SETLEASE, F_RDLCK) == 0) {
+    (void)::fcntl(fd, F_SETLEASE, F_UNLCK);
+  } else {
+    writing = errno == EAGAIN;
+  }
+  ::close(fd);
+  return writing;
+}
+
 enum class Settled { kQuiet, kStillChanging, kStopping };
 
 // Waits until the file at `path` has stopped changing: written `settle` ago or more, or the same
@@ -111,7 +136,7 @@ template <typename Pause>
 Settled wait_until_quiet(const std::string& path, std::chrono::milliseconds settle,
                          std::chrono::steady_clock::time_point give_up, Pause pause, FileStamp* quiet) {
   FileStamp last = stamp_of(path);
-  if (written_long_ago(last, settle)) {
+  if (written_long_ago(last, settle) && !open_for_writing(path)) {
     *quiet = last;
     return Settled::kQuiet;
   }
@@ -119,7 +144,7 @@ Settled wait_until_quiet(const std::string& path, std::chrono::milliseconds sett
     if (std::chrono::steady_clock::now() + settle > give_up) return Settled::kStillChanging;
     if (!pause(settle)) return Settled::kStopping;
     const FileStamp now = stamp_of(path);
-    if (now == last) {
+    if (now == last && !open_for_writing(path)) {
       *quiet = now;
       return Settled::kQuiet;
     }

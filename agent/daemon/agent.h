@@ -45,9 +45,11 @@ constexpr std::chrono::milliseconds kEventQuiet{150};
 constexpr std::chrono::milliseconds kEventMaxDelay{1000};
 constexpr std::chrono::milliseconds kEventMinGap{1000};
 // A spec file is read only once it has stopped changing: its stat (size, mtime, inode) the same
-// over this interval, or its mtime this old. A writer that writes in place, piece by piece (cat,
-// scp, a slow network file system), is never read half-way; a file replaced by rename (editors,
-// git, ConfigMaps) is read one interval later.
+// over this interval, or its mtime this old, and no process holding it open for writing (asked of
+// the kernel with a read lease, where the file system has leases). A writer that writes in place,
+// piece by piece (cat, scp, a slow network file system), is not read half-way, even when it
+// pauses for longer than this; a file replaced by rename (editors, git, ConfigMaps) is read one
+// interval later, or at once when inotify saw the rename.
 constexpr std::chrono::milliseconds kSpecSettle{200};
 // How long a file that keeps changing is waited for; then the last valid spec stays in force.
 constexpr std::chrono::seconds kSpecSettleLimit{5};

@@ -3,6 +3,11 @@
 #include "agent/daemon/agent.h"
 
 #include <gtest/gtest.h>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include <condition_variable>
 #include <filesystem>
@@ -313,6 +318,41 @@ TEST_F(AgentTest, RequestsDuringAReconcileCoalesceIntoOneMore) {
   agent->stop();
   EXPECT_EQ(shared_->calls, 2);
   EXPECT_NE(agent->status_json()["lastReconcile"]["trigger"].get<std::string>().find("burst 4"), std::string::npos);
+}
+
+// A writer that pauses mid-file for longer than the settle interval (a slow scp, `cat` from a
+// pipe): the stamp stands still while the file ends in "mtu: 150", a valid spec of the wrong MTU.
+// The agent waits while the file is open for writing (the kernel's read-lease check) and reads
+// the whole file once the writer closes it.
+TEST_F(AgentTest, AFileStillOpenForWritingIsNotReadHalfWay) {
+  {
+    // The kernel must grant leases here for the check to mean anything.
+    write_spec(spec_with_mtu(9000));
+    const int fd = ::open((tree_.root() + "/spec.yaml").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    const bool leases = ::fcntl(fd, F_SETLEASE, F_RDLCK) == 0;
+    const int err = errno;
+    (void)::fcntl(fd, F_SETLEASE, F_UNLCK);
+    ::close(fd);
+    if (!leases) GTEST_SKIP() << "no file leases on " << tree_.root() << ": " << std::strerror(err);
+  }
+  auto agent = make_agent();
+  agent->reconcile_once("first");
+  ASSERT_EQ(shared_->mtus, std::vector<int>{9000});
+
+  const std::string whole = spec_with_mtu(1500);
+  const std::string half = whole.substr(0, whole.size() - 2);  // "...mtu: 150"
+  std::ofstream writer(tree_.root() + "/spec.yaml", std::ios::trunc);
+  writer << half << std::flush;
+  std::thread finish([&] {
+    std::this_thread::sleep_for(1s);  // five settle intervals with the file unchanged, and open
+    writer << whole.substr(half.size()) << std::flush;
+    writer.close();
+  });
+  agent->reconcile_once("second");
+  finish.join();
+  EXPECT_EQ(shared_->mtus, (std::vector<int>{9000, 1500})) << "the half-written spec was read";
+  EXPECT_EQ(agent->status_json()["spec"]["valid"], true);
 }
 
 TEST_F(AgentTest, ASpecFileChangeTriggersAReconcile) {
