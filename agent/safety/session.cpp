@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <csignal>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
+#include "agent/core/json_text.h"
 #include "agent/safety/host_lock.h"
 
 namespace rdmactl {
@@ -49,6 +51,32 @@ Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& plat
     spdlog::warn("an apply that did not finish ({}) left a journal; --keep-interrupted: its changes stay as they are",
                  who);
     report.changes = journal.changes;
+    // Which of its changes the killed run made, the journal (written before the first) cannot
+    // say; the host can: a change its spec no longer plans is on the host, one it still plans
+    // from the same old value was not made.
+    if (auto spec = load_spec_text(journal.spec_text, journal.spec_file); spec) {
+      report.spec_sha256 = spec->sha256;
+      const NodeSpec node_spec = merge_for_node(*spec, journal.node);
+      if (auto now = engine.observe(platform, &node_spec, journal.node); now) {
+        std::unordered_map<std::string, const Change*> still;
+        const Report left = engine.plan(node_spec, *now);
+        for (const Change& c : left.changes) still.emplace(c.resource + '\n' + c.field, &c);
+        for (Change& c : report.changes) {
+          const auto it = still.find(c.resource + '\n' + c.field);
+          if (it == still.end()) {
+            c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
+          } else if (it->second->status == ChangeStatus::kPendingReboot) {
+            c.status = ChangeStatus::kPendingReboot;
+          } else if (it->second->current != c.current) {
+            // Changed since, by the killed run half-way or by someone else: not this run's failure.
+            c.note = "the host shows " + json_text(it->second->current) + ", neither the old nor the new value";
+          }
+        }
+      } else {
+        spdlog::warn("cannot observe the host to tell which of the interrupted run's changes it made: {}",
+                     now.error().to_string());
+      }
+    }
     report.errors.push_back(make_error(ErrorKind::kPlatform, "kept as it was left by the interrupted run " + who));
     if (auto r = remove_journal(fs); !r) return r.error();
     return std::optional<Report>(std::move(report));

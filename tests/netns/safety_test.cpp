@@ -292,6 +292,11 @@ TEST_F(Safety, AKilledRunIsKeptAndReportedWithKeepInterrupted) {
   std::string out, err;
   EXPECT_EQ(rdmactl({"apply", "-f", spec(9000, false), "--keep-interrupted"}, &out, &err), 0) << out << err;
   EXPECT_NE(err.find("kept as it was left by the interrupted run"), std::string::npos) << err;
+  // The report of the killed run says what it did, as the host shows it: the MTU was written
+  // before it was killed (the subnet manager's start blocked), and names its spec's hash.
+  EXPECT_NE(err.find("mtu: 1500 -> 9000  (applied"), std::string::npos) << err;
+  EXPECT_EQ(err.find("sha256 )"), std::string::npos) << err;
+  EXPECT_EQ(err.find(" 0 applied"), std::string::npos) << err;
   EXPECT_EQ(mtu(), 9000);
   EXPECT_FALSE(journal_exists());
 }
