@@ -122,7 +122,8 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptio
       std::this_thread::sleep_for(kConfirmPoll);
     }
   }
-  spdlog::warn("{}: reverting the changes", stopped_by != 0 ? "SIG" + std::string(sigabbrev_np(stopped_by)) : std::string("not confirmed"));
+  const std::string stopped = stopped_by != 0 ? "SIG" + std::string(sigabbrev_np(stopped_by)) : std::string();
+  spdlog::warn("{}: reverting the changes", stopped.empty() ? "not confirmed" : stopped);
   Report reverted = engine.recover(platform, spec, node, pending.before, pending.changes, pending.revert_plan);
   for (Change& c : report.changes) {
     for (const Change& r : reverted.changes) {
@@ -133,8 +134,8 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptio
     }
   }
   report.rolled_back = true;
-  if (stopped_by != 0) {
-    report.errors.push_back(make_error(ErrorKind::kPlatform, std::string("stopped by SIG") + sigabbrev_np(stopped_by) +
+  if (!stopped.empty()) {
+    report.errors.push_back(make_error(ErrorKind::kPlatform, "stopped by " + stopped +
                                                                  " while waiting for `rdmactl confirm`: every change was reverted"));
   } else {
     report.errors.push_back(make_error(ErrorKind::kTimeout, "not confirmed (rdmactl confirm) within " +

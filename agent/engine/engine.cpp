@@ -38,23 +38,6 @@ bool any_settles(const std::vector<Difference>& differences) {
 }
 
 
-// The changes of a list by resource and field: lookups, not a scan of the list per change.
-class ChangeIndex {
- public:
-  explicit ChangeIndex(const std::vector<Change>& changes) {
-    by_field_.reserve(changes.size());
-    for (const Change& c : changes) by_field_.emplace(key(c), &c);
-  }
-  const Change* find(const Change& like) const {
-    auto it = by_field_.find(key(like));
-    return it == by_field_.end() ? nullptr : it->second;
-  }
-
- private:
-  static std::string key(const Change& c) { return c.resource + '\n' + c.field; }
-  std::unordered_map<std::string, const Change*> by_field_;
-};
-
 std::string describe(const Change& c) {
   return c.resource + " " + c.field + ": " + json_text(c.current) + " -> " + json_text(c.desired);
 }

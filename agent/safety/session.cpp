@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
@@ -58,18 +57,17 @@ Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& plat
       report.spec_sha256 = spec->sha256;
       const NodeSpec node_spec = merge_for_node(*spec, journal.node);
       if (auto now = engine.observe(platform, &node_spec, journal.node); now) {
-        std::unordered_map<std::string, const Change*> still;
         const Report left = engine.plan(node_spec, *now);
-        for (const Change& c : left.changes) still.emplace(c.resource + '\n' + c.field, &c);
+        const ChangeIndex still(left.changes);
         for (Change& c : report.changes) {
-          const auto it = still.find(c.resource + '\n' + c.field);
-          if (it == still.end()) {
+          const Change* planned = still.find(c);
+          if (planned == nullptr) {
             c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
-          } else if (it->second->status == ChangeStatus::kPendingReboot) {
+          } else if (planned->status == ChangeStatus::kPendingReboot) {
             c.status = ChangeStatus::kPendingReboot;
-          } else if (it->second->current != c.current) {
+          } else if (planned->current != c.current) {
             // Changed since, by the killed run half-way or by someone else: not this run's failure.
-            c.note = "the host shows " + json_text(it->second->current) + ", neither the old nor the new value";
+            c.note = "the host shows " + json_text(planned->current) + ", neither the old nor the new value";
           }
         }
       } else {

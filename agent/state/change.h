@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,24 @@ struct CheckedField {
   std::string field;
   std::string reconciler;
   bool operator==(const CheckedField&) const = default;
+};
+
+// The changes of a list by resource and field: lookups, not a scan of the list per change. The
+// list must outlive the index.
+class ChangeIndex {
+ public:
+  explicit ChangeIndex(const std::vector<Change>& changes) {
+    by_field_.reserve(changes.size());
+    for (const Change& c : changes) by_field_.emplace(key(c), &c);
+  }
+  const Change* find(const Change& like) const {
+    auto it = by_field_.find(key(like));
+    return it == by_field_.end() ? nullptr : it->second;
+  }
+
+ private:
+  static std::string key(const Change& c) { return c.resource + '\n' + c.field; }
+  std::unordered_map<std::string, const Change*> by_field_;
 };
 
 }  // namespace rdmactl
