@@ -10,25 +10,9 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "agent/core/fd.h"
+
 namespace rdmactl {
-namespace {
-
-// Closes a file descriptor when it goes out of scope.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-  ~FdCloser() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-}  // namespace
 
 HostFs::HostFs(std::string root) : root_(std::move(root)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
@@ -57,7 +41,7 @@ Result<std::string> HostFs::read(std::string_view host_path) const {
 
 Result<std::string> HostFs::read_file(std::string_view host_path) const {
   const std::string full = path(host_path);
-  FdCloser fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return make_errno_error("cannot read", errno, full);
   std::string text;
   char buf[4096];
@@ -81,7 +65,7 @@ Result<void> HostFs::write(std::string_view host_path, std::string_view value) c
   }
   // As a shell's `echo value > file`: O_TRUNC, which sysfs, configfs, debugfs and procfs ignore
   // and which makes a plain fixture file hold just the value.
-  FdCloser fd(::open(full.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
+  UniqueFd fd(::open(full.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
   if (fd.get() < 0) return make_errno_error("cannot open for writing", errno, full);
   const ssize_t n = ::write(fd.get(), value.data(), value.size());
   if (n < 0) return make_errno_error("cannot write \"" + std::string(value) + "\"", errno, full);
@@ -90,7 +74,7 @@ Result<void> HostFs::write(std::string_view host_path, std::string_view value) c
   }
   if (model_) {
     if (const std::optional<int> refused = model_->stored(host_path, full, previous, value); refused && *refused) {
-      FdCloser restore(::open(full.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
+      UniqueFd restore(::open(full.c_str(), O_WRONLY | O_CLOEXEC | O_TRUNC));
       if (restore.get() >= 0 && ::write(restore.get(), previous.data(), previous.size()) < 0) {
         return make_errno_error("cannot restore after a refused write", errno, full);
       }
@@ -106,7 +90,10 @@ Result<void> HostFs::replace_file(std::string_view host_path, std::string_view c
   std::filesystem::create_directories(std::filesystem::path(full).parent_path(), ec);
   if (ec) return make_errno_error("cannot create the directory of", ec.value(), full);
   const std::string temporary = full + ".rdmactl-new";
-  FdCloser fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  // Made anew, never through what is there already: a leftover of a crash goes, and a link planted
+  // under the temporary name (the directory may be a --root tree) is removed, not followed.
+  ::unlink(temporary.c_str());
+  UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (fd.get() < 0) return make_errno_error("cannot create", errno, temporary);
   size_t written = 0;
   while (written < content.size()) {

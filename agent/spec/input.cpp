@@ -9,27 +9,12 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "agent/core/fd.h"
+
 namespace rdmactl {
 namespace {
 
 constexpr std::size_t kChunk = 64 * 1024;
-
-// Closes the descriptor it owns; move-only.
-class UniqueFd {
- public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  UniqueFd& operator=(UniqueFd&&) = delete;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Error not_a_regular_file(const std::string& name, mode_t mode) {
   return make_error(ErrorKind::kInvalidSpec,
