@@ -343,6 +343,7 @@ Result<std::vector<Difference>> Engine::differences_now(
   SnapshotScope scope;
   scope.related = false;  // the snapshot before holds the related netdevs already
   scope.sysctl_netdevs.emplace();  // the same sysctls as before, no more
+  scope.skip_missing = true;       // a netdev gone since is a difference, not a failure to look
   for (const NetdevSnapshot& n : snapshot_before_->netdevs) {
     ifindexes.push_back(n.ifindex);
     if (n.sysctls_read) scope.sysctl_netdevs->insert(n.ifindex);
@@ -411,10 +412,16 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
   // field writes its own value back.
   std::unordered_map<std::string, Change*> change_of;  // resource + field -> the report's change
   for (Change& c : report.changes) change_of.emplace(c.resource + '\n' + c.field, &c);
-  // The refused reverts of changes whose own write failed: where the failure is the target
-  // refusing every write (an immutable file, a read-only attribute) the field never changed, and
-  // the check below, not the refusal, says whether it was restored.
-  std::unordered_map<Change*, std::string> refused_reverts;
+  // Reverts whose write returned an error. The check below, not the error, says whether the field
+  // is back: where the target refuses every write (an immutable file, a read-only attribute) the
+  // field of a failed change never changed; and a revert's restore from the snapshot can fail on a
+  // part that the comparison with the snapshot then finds as before (the kernel brought a route
+  // back with its address). Only a field that does not show its old value is a failed rollback.
+  struct Refused {
+    std::string error;
+    bool was_applied = false;  // else the change's own write had failed
+  };
+  std::unordered_map<Change*, Refused> refused_reverts;
   auto write_reverts = [&](const std::vector<Change*>* only) {
     const std::unordered_set<const Change*> wanted = only ? std::unordered_set<const Change*>(only->begin(), only->end())
                                                          : std::unordered_set<const Change*>();
@@ -453,16 +460,14 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
         const Change& revert = *todo[next + k].first;
         Change* change = todo[next + k].second;
         const Result<void>& result = batch.results[k];
-        if (!result && change->status == ChangeStatus::kFailed) {
-          refused_reverts[change] = result.error().to_string();
+        if (!result) {
+          const bool applied = change->status == ChangeStatus::kApplied ||
+                               (refused_reverts.count(change) && refused_reverts[change].was_applied);
+          refused_reverts[change] = Refused{result.error().to_string(), applied};
           spdlog::warn("rollback of {} failed: {} (the check that follows says whether its old value stands)",
                        describe(revert), result.error().to_string());
           written.push_back(change);
-          continue;
-        }
-        if (!result) {
-          change->error += (change->error.empty() ? "" : "; ") + std::string("rollback failed: ") + result.error().to_string();
-          spdlog::error("rollback of {} failed: {}", describe(revert), result.error().to_string());
+          if (applied) change->status = ChangeStatus::kRolledBack;  // unless the check finds it otherwise
           continue;
         }
         refused_reverts.erase(change);
@@ -533,11 +538,15 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
   }
   // A refused revert of a failed change is a failure only where its field did not come back (or
   // could not be observed).
+  // A change whose revert reported an error and whose field is not back: it keeps the value apply
+  // gave it (applied), or stays failed, and says why. Returns whether it was one.
   auto report_refused = [&](Change* change) {
     auto refused = refused_reverts.find(change);
-    if (refused == refused_reverts.end()) return;
-    change->error += (change->error.empty() ? "" : "; ") + std::string("rollback failed: ") + refused->second;
+    if (refused == refused_reverts.end()) return false;
+    change->error += (change->error.empty() ? "" : "; ") + std::string("rollback failed: ") + refused->second.error;
+    if (refused->second.was_applied) change->status = ChangeStatus::kApplied;
     refused_reverts.erase(refused);
+    return true;
   };
   if (!checked) {
     for (Change& change : report.changes) report_refused(&change);
@@ -545,11 +554,17 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
     return;
   }
   for (Change* change : checked->not_restored) {
-    report_refused(change);
+    if (report_refused(change) && change->status == ChangeStatus::kApplied) continue;
     const std::string why = "rollback did not restore " + json_text(change->current);
     spdlog::error("{}: {}", describe(*change), why);
     if (change->status == ChangeStatus::kRolledBack) change->status = ChangeStatus::kFailed;
     change->error += (change->error.empty() ? "" : "; ") + why;
+  }
+  // The reverts that reported an error but whose field is back: said, not failed.
+  for (auto& [change, refused] : refused_reverts) {
+    if (change->status != ChangeStatus::kRolledBack) continue;
+    change->note += (change->note.empty() ? "" : "; ") + std::string("its revert reported \"") + refused.error +
+                    "\", but it shows its old value";
   }
   for (const Change& left : checked->collateral) {
     Error e = make_error(ErrorKind::kVerification,

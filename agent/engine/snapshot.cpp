@@ -32,12 +32,27 @@ constexpr SysctlDir kSysctlDirs[] = {{"net.ipv4.conf", "/proc/sys/net/ipv4/conf"
 
 // ifi_flags that follow the carrier, not a write: they are the operstate's business.
 constexpr unsigned kCarrierFlags = IFF_RUNNING | IFF_LOWER_UP | IFF_DORMANT;
-// IPv6 address flags that duplicate address detection clears by itself.
-constexpr std::uint32_t kDadFlags = IFA_F_TENTATIVE | IFA_F_OPTIMISTIC;
+// The address flags a request sets (IFA_F_NODAD, IFA_F_HOMEADDRESS, IFA_F_MANAGETEMPADDR,
+// IFA_F_NOPREFIXROUTE, IFA_F_MCAUTOJOIN: inet6_rtm_newaddr/inet_rtm_newaddr take these): the only
+// flags a snapshot compares and a restore gives. The others the kernel decides and changes by
+// itself: tentative and optimistic until duplicate address detection ends (addrconf_dad_completed),
+// dadfailed after it, deprecated when the preferred lifetime runs out, permanent with an infinite
+// lifetime, secondary by order; the lifetimes and the order are compared on their own.
+constexpr std::uint32_t kRequestFlags =
+    IFA_F_NODAD | IFA_F_HOMEADDRESS | IFA_F_MANAGETEMPADDR | IFA_F_NOPREFIXROUTE | IFA_F_MCAUTOJOIN;
 // Duplicate address detection takes dad_transmits (1) * retrans_time (1 s) plus a random delay of
 // up to rtr_solicit_delay (1 s) on a link that just came up: wait up to 4 s for it, polling.
 constexpr int kDadPolls = 40;
 constexpr std::chrono::milliseconds kDadPoll{100};
+
+// Routes the kernel makes and removes by itself, which no write of rdmactl's gives back: those of
+// an address and a link (the prefix, local, broadcast and multicast routes: fib_magic and
+// fib_add_ifaddr for IPv4, addrconf_prefix_route, addrconf_add_mroute and addrconf_f6i_alloc for
+// IPv6, all RTPROT_KERNEL; the IPv6 local route appears only once DAD ends) and those learnt from
+// router advertisements (rt6_add_dflt_router, rt6_add_route_info: RTPROT_RA, with an expiry, back
+// with the next advertisement). A snapshot neither keeps nor compares them: they follow the
+// addresses and links, which it does compare.
+bool kernel_maintained(const RouteInfo& r) { return r.protocol == RTPROT_KERNEL || r.protocol == RTPROT_RA; }
 
 std::string sysctl_key(const SysctlDir& dir, const std::string& netdev, const std::string& leaf) {
   return std::string(dir.dotted) + "." + netdev + "." + leaf;
@@ -81,10 +96,14 @@ bool same_lifetime(std::uint32_t before, std::uint32_t after, std::chrono::secon
   return std::llabs(static_cast<long long>(after) - expected) <= kLifetimeSlack.count();
 }
 
-std::string flags_text(const AddressInfo& a) {
+std::string flags_text(std::uint32_t flags) {
+  AddressInfo a;
+  a.flags = flags;
   const std::string names = a.flag_names();
   return names.empty() ? "none" : names;
 }
+
+std::string flags_text(const AddressInfo& a) { return flags_text(a.flags); }
 
 // Whether two observations of one address differ in anything but the lifetimes and DAD.
 void compare_address(const std::string& netdev, const AddressInfo& b, const AddressInfo& a,
@@ -93,10 +112,11 @@ void compare_address(const std::string& netdev, const AddressInfo& b, const Addr
   auto add = [&](const std::string& text, bool settles = false) {
     out.push_back({netdev, "address", b.cidr, where + ": " + text, settles});
   };
-  // IPv4 decides secondary by order and subnet; a difference there shows as an order difference too.
-  if (b.flags != a.flags) {
-    const bool dad_only = ((b.flags ^ a.flags) & ~kDadFlags) == 0;
-    add("flags " + flags_text(b) + " before, " + flags_text(a) + " now", dad_only && b.family == AF_INET6);
+  // Only the flags a request gives: an address journaled while still in duplicate address
+  // detection (tentative, without the local route the kernel adds when DAD ends) is the same
+  // address a second later, and no write can give it back its tentative flag.
+  if ((b.flags ^ a.flags) & kRequestFlags) {
+    add("flags " + flags_text(b.flags & kRequestFlags) + " before, " + flags_text(a.flags & kRequestFlags) + " now");
   }
   if (b.scope != a.scope) add("scope " + std::to_string(b.scope) + " before, " + std::to_string(a.scope) + " now");
   if (b.peer != a.peer) add("peer \"" + b.peer + "\" before, \"" + a.peer + "\" now");
@@ -139,7 +159,8 @@ void compare_netdev(const NetdevSnapshot& b, const NetdevSnapshot& a, std::chron
     out.push_back({b.name, what, "", res + " " + text, settles});
   };
   auto ifname = [&](int index) { return index == 0 ? std::string("none") : name_of(index); };
-  if (b.name != a.name) add("name", "name: " + b.name + " before, " + a.name + " now");
+  // Not the name: rdmactl never renames a netdev and cannot give one its name back; the same
+  // ifindex renamed is the same netdev (the recovery of a journal says so, journal.h JournalMatch).
   if (b.kind != a.kind) add("kind", "kind: \"" + b.kind + "\" before, \"" + a.kind + "\" now");
   if (b.mtu != a.mtu) add("mtu", "mtu: " + std::to_string(b.mtu) + " before, " + std::to_string(a.mtu) + " now");
   if ((b.flags & IFF_UP) != (a.flags & IFF_UP)) {
@@ -310,12 +331,6 @@ Result<std::vector<AddressInfo>> addresses_on(RouteSocket& route, int ifindex, b
 
 bool same_address(const AddressInfo& a, const AddressInfo& b) { return a.family == b.family && a.cidr == b.cidr; }
 
-// The address flags a request sets (IFA_F_NODAD, IFA_F_HOMEADDRESS, IFA_F_MANAGETEMPADDR,
-// IFA_F_NOPREFIXROUTE, IFA_F_MCAUTOJOIN: inet6_rtm_newaddr/inet_rtm_newaddr take these); the
-// others (secondary, tentative, deprecated, permanent, dadfailed) the kernel decides.
-constexpr std::uint32_t kRequestFlags =
-    IFA_F_NODAD | IFA_F_HOMEADDRESS | IFA_F_MANAGETEMPADDR | IFA_F_NOPREFIXROUTE | IFA_F_MCAUTOJOIN;
-
 // Whether one address has what a request gave the other: its flags, peer, broadcast, label,
 // scope, prefix route metric and protocol (not the lifetimes, which count down).
 bool same_attributes(const AddressInfo& a, const AddressInfo& b) {
@@ -403,9 +418,9 @@ Result<void> restore_routes(RouteSocket& route, const Snapshot& before, const st
   }
   std::vector<const RouteInfo*> wanted_routes;
   for (const RouteInfo& r : before.routes) {
-    // The kernel's own routes (prefix, local, broadcast, multicast) come back with their
-    // addresses and links; adding them by hand would make copies the kernel does not own.
-    if (r.protocol == RTPROT_KERNEL) continue;
+    // The kernel's own routes come back with their addresses and links; adding them by hand would
+    // make copies the kernel does not own (a journal of an older rdmactl may still hold them).
+    if (kernel_maintained(r)) continue;
     const bool ours = only.empty() || prefsrcs.count(r.prefsrc) ||
                       std::any_of(only.begin(), only.end(), [&](int index) { return r.through(index); });
     if (ours) wanted_routes.push_back(&r);
@@ -516,6 +531,7 @@ Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::
   snap.netdevs.reserve(ids.size());
   for (const int index : ids) {
     const LinkInfo* link = topology.find(index);
+    if (link == nullptr && scope.skip_missing) continue;
     if (link == nullptr) {
       return make_error(ErrorKind::kNotFound, "snapshot: no netdev with ifindex " + std::to_string(index),
                         "ifindex " + std::to_string(index));
@@ -544,6 +560,7 @@ Result<Snapshot> take_snapshot(RouteSocket& route, const HostFs& fs, const std::
   }
   snap.index_netdevs();
   auto routes = route.dump_routes([&](const RouteInfo& r) {
+    if (kernel_maintained(r)) return false;
     const bool through = std::any_of(r.nexthops.begin(), r.nexthops.end(),
                                      [&](const RouteNexthop& h) { return chosen.count(h.ifindex) > 0; });
     return through || (!r.prefsrc.empty() && locals.count(r.prefsrc) > 0);
@@ -744,8 +761,12 @@ std::vector<Difference> compare_snapshots(const Snapshot& before, const Snapshot
   }
   std::multiset<std::string> was;
   std::multiset<std::string> is;
-  for (const RouteInfo& r : before.routes) was.insert(r.describe(name_of));
-  for (const RouteInfo& r : after.routes) is.insert(r.describe(name_of));
+  for (const RouteInfo& r : before.routes) {
+    if (!kernel_maintained(r)) was.insert(r.describe(name_of));
+  }
+  for (const RouteInfo& r : after.routes) {
+    if (!kernel_maintained(r)) is.insert(r.describe(name_of));
+  }
   for (const std::string& route : was) {
     if (was.count(route) > is.count(route)) {
       out.push_back({"", "route", route, "route " + route + " is gone"});
@@ -770,20 +791,16 @@ std::vector<Difference> unexplained(const std::vector<Difference>& differences, 
   auto explains = [&](const Change& c, const Difference& d) {
     const std::string netdev = c.resource.rfind("netdev/", 0) == 0 ? c.resource.substr(7) : std::string();
     if (netdev.empty()) return false;
-    const bool kernel_route_here = d.what == "route" && d.item.find(" dev " + netdev + " ") != std::string::npos &&
-                                   d.item.find(" proto kernel ") != std::string::npos;
     if (c.field == "mtu") {
       return d.netdev == netdev && (d.what == "mtu" || (d.what == "sysctl" && d.item == "net.ipv6.conf." + netdev + ".mtu"));
     }
     if (c.field == "state") {
-      if (kernel_route_here) return true;
       if (d.netdev != netdev) return false;
       if (d.what == "state" || d.what == "operstate" || d.what == "flags") return true;
       // Bringing a link up makes its link-local address and runs DAD on the others.
       return d.what == "address" && (d.item.rfind("fe80:", 0) == 0 || d.settles);
     }
     if (c.field == "addresses") {
-      if (kernel_route_here) return true;
       if (d.netdev != netdev) return false;
       if (d.what == "address order") return true;
       return d.what == "address" && (listed(c.current, d.item) != listed(c.desired, d.item) || d.settles);

@@ -12,7 +12,7 @@
 // down drops its routes and IPv6 addresses. So a snapshot holds, per netdev and for the netdevs
 // whose MTU follows theirs: the link's attributes, every address with all its attributes, the
 // sysctls under net.ipv4/ipv6.conf/neigh.<dev>, and the routes (every table) through them or with
-// one of their addresses as prefsrc.
+// one of their addresses as prefsrc, but for those the kernel makes and removes by itself.
 //
 // The engine takes one before its first write (the journal keeps it), from the link and address
 // dumps the plan was made from plus one route dump, and compares it with one taken after a
@@ -93,6 +93,9 @@ struct SnapshotScope {
   bool sysctls = true;  // read net.ipv4/ipv6.conf/neigh.<dev>
   // With `sysctls`: read them only for these ifindexes (nullopt: for every netdev of the snapshot).
   std::optional<std::set<int>> sysctl_netdevs;
+  // An ifindex the host no longer has is left out (the comparison then says it is gone) instead of
+  // failing the snapshot: one netdev deleted must not hide what differs on the others.
+  bool skip_missing = false;
 };
 
 // Takes a snapshot of `ifindexes` from a link and an address dump already made (the pass's) and one
@@ -136,14 +139,17 @@ struct Difference {
   bool settles = false;
 };
 
-// Everything that differs between two snapshots of the same netdevs, in words. Address lifetimes
-// count down between the two: a lifetime that went down by the time between them (give or take a
-// second or two) is the same.
+// Everything that differs between two snapshots of the same netdevs, in words, of what rdmactl can
+// write back and the kernel keeps: not the address flags the kernel sets by itself (tentative
+// during duplicate address detection, deprecated, dadfailed), nor the routes it makes from the
+// addresses and links (RTPROT_KERNEL) or learns from router advertisements (RTPROT_RA). Address
+// lifetimes count down between the two: a lifetime that went down by the time between them (give
+// or take a second or two) is the same.
 std::vector<Difference> compare_snapshots(const Snapshot& before, const Snapshot& after);
 // The differences that none of `applied` explains: a netdev's mtu change explains its mtu (and
 // net.ipv6.conf.<dev>.mtu), a state change its state, operstate, flags and link-local addresses,
-// an addresses change the addresses it added or removed, their order and the kernel's own routes
-// of the netdev. What is left is a side effect.
+// an addresses change the addresses it added or removed and their order. What is left is a side
+// effect.
 std::vector<Difference> unexplained(const std::vector<Difference>& differences, const std::vector<Change>& applied);
 // The texts, one per difference.
 std::vector<std::string> describe(const std::vector<Difference>& differences);

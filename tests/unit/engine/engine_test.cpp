@@ -204,7 +204,8 @@ TEST_F(EngineTest, ARevertThatFailsIsReportedOnItsChange) {
   EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
   EXPECT_EQ(report.changes[1].error, "fake/b: injected failure writing b=2 (Input/output error)");
   EXPECT_EQ(device_.knobs.at("a"), "2");
-  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1"}));
+  // The way back is tried a second time before the engine gives up on it.
+  EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1", "a=1"}));
   EXPECT_TRUE(report.rolled_back);
   EXPECT_TRUE(report.has_failures());
 }
@@ -327,6 +328,25 @@ TEST_F(EngineTest, ARefusedRevertOfAHalfWrittenChangeIsARollbackFailure) {
   // The way back is tried a second time before the engine gives up on it.
   EXPECT_EQ(device_.applied, (std::vector<std::string>{"a=2", "b=2", "b=1", "a=1", "b=1"}));
   EXPECT_EQ(device_.knobs.at("b"), "2");
+}
+
+// A revert whose write reports an error but whose field shows its old value afterwards (a
+// restore that failed on a part the kernel put back by itself) is a rollback that worked: the
+// change is rolled back, with the error as a note, and the host is reported restored (issue 24:
+// a fully restored host was reported "rollback failed").
+TEST_F(EngineTest, ARevertThatReportsAnErrorButRestoredItsFieldIsRolledBackWithANote) {
+  device_.fail_writes = {"b=2"};
+  device_.half_writes = {"a=1"};
+  Report report = engine_->apply(platform_, spec_, "n1");
+  ASSERT_EQ(report.changes.size(), 2u);
+  EXPECT_EQ(report.changes[0].status, ChangeStatus::kRolledBack) << report.changes[0].error;
+  EXPECT_EQ(report.changes[0].error, "");
+  EXPECT_EQ(report.changes[0].note,
+            "its revert reported \"fake/a: injected failure after writing a=1 (Input/output error)\", but it shows its "
+            "old value");
+  EXPECT_EQ(report.changes[1].status, ChangeStatus::kFailed);
+  EXPECT_TRUE(report.errors.empty()) << report.errors[0].to_string();
+  EXPECT_EQ(device_.knobs, (std::map<std::string, std::string>{{"a", "1"}, {"b", "1"}, {"c", "1"}}));
 }
 
 TEST_F(EngineTest, AValueThatSettlesLatePassesVerifyOnARetry) {
