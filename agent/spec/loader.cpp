@@ -2,6 +2,7 @@
 // parse the YAML, check it against the schema, run the semantic checks, and report every problem
 // at once, in file order.
 #include <openssl/evp.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <variant>
 
 #include "agent/spec/input.h"
@@ -27,6 +29,13 @@ constexpr const char* kStdinName = "<stdin>";
 // loop or multiply (`a: &x [*x]`, "billion laughs") from exhausting the stack or the CPU.
 constexpr std::size_t kMaxDepth = 64;
 constexpr std::size_t kMaxNodes = 200000;
+// yaml-cpp holds every token of a flow collection that could be a mapping key ([...] or {...}, and
+// a whole JSON document) until it has read the collection's end: about 250 bytes a token, before
+// any value is counted (4 MiB of "[[a,a,..." took 550 MB, of "[[[[..." 945 MB). So the characters
+// that open flow collections and separate their entries are counted in the text first, wherever
+// they are (quoted and commented ones too): a spec with more is refused before yaml-cpp sees it.
+// 300,000 of them hold the tokens to about 100 MB, and leave room for a JSON spec of 150,000 values.
+constexpr std::size_t kMaxFlowIndicators = 300000;
 // A file full of bad bytes would give one problem per line; the first ones say what is wrong.
 constexpr std::size_t kMaxTextProblems = 20;
 
@@ -168,8 +177,83 @@ class ShapeCheck {
   std::optional<Diagnostic> problem_;
 };
 
+// Counts values and nesting while yaml-cpp parses, before it builds a node: the document yaml-cpp
+// would build costs about 500 bytes a value (4 MiB of "[a,a,...]" took 940 MB and 5 s), so a
+// document past kMaxNodes values or kMaxDepth levels is refused by this pass, which stops the
+// parse where it passes the bound and holds nothing. Aliases count once here; ShapeCheck counts
+// them as expanded once the document is built.
+class ValueCounter : public YAML::EventHandler {
+ public:
+  struct Exceeded {
+    YAML::Mark mark;
+    std::string message;
+  };
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { value(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { value(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    value(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    open(mark);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    open(mark);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void value(const YAML::Mark& mark) {
+    if (++values_ > kMaxNodes) throw Exceeded{mark, "the spec has more than " + std::to_string(kMaxNodes) + " values"};
+  }
+  void open(const YAML::Mark& mark) {
+    value(mark);
+    if (++depth_ > kMaxDepth) {
+      throw Exceeded{mark, "the spec nests deeper than " + std::to_string(kMaxDepth) + " levels"};
+    }
+  }
+
+  std::size_t values_ = 0;
+  std::size_t depth_ = 0;
+};
+
+// nullopt when the text is within the bounds (or is not YAML: the parse that follows says so).
+std::optional<Diagnostic> count_values(const std::string& text, const std::string& file) {
+  std::size_t indicators = 0;
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if ((c == '[' || c == '{' || c == ',') && ++indicators > kMaxFlowIndicators) {
+      return diagnostic_at(file, Position{line, static_cast<int>(i - line_start + 1)},
+                           "the spec has more than " + std::to_string(kMaxFlowIndicators) +
+                               " of the characters [ { , (flow collections and their entries): the YAML parser holds "
+                               "a flow collection whole before it reads it; write a spec this large in block style");
+    }
+  }
+  std::istringstream in(text);
+  ValueCounter counter;
+  try {
+    YAML::Parser parser(in);
+    while (parser.HandleNextDocument(counter)) {
+    }
+  } catch (const ValueCounter::Exceeded& e) {
+    return diagnostic_at(file, Position{e.mark.line + 1, e.mark.column + 1}, e.message);
+  } catch (const YAML::Exception&) {
+    // A syntax error: LoadAll reports it with its position.
+  }
+  return std::nullopt;
+}
+
 // The one YAML document of the spec, or the reason there is none.
 std::variant<YAML::Node, Diagnostic> parse_document(const std::string& text, const std::string& file) {
+  if (auto problem = count_values(text, file)) return *problem;
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);

@@ -165,6 +165,9 @@ std::optional<std::string> netdev_name_problem(const std::string& name) {
 
 std::optional<std::string> rdma_device_problem(const std::string& name) {
   if (name.empty()) return "an RDMA device name must not be empty";
+  // A device is a directory of /sys/class/infiniband: "." and ".." are that directory and its
+  // parent, never a device (plan refuses them as rdma_sysfs.cpp is_safe_device_name does).
+  if (name == "." || name == "..") return in_quotes(name) + " is not a valid RDMA device name";
   if (name.size() > kMaxRdmaDeviceName) {
     return in_quotes(name) + " is longer than " + std::to_string(kMaxRdmaDeviceName) +
            " characters, the limit for RDMA device names";

@@ -1,6 +1,8 @@
 // HostState to and from the JSON of `show --format json`, and selector resolution.
 #include "agent/state/state.h"
 #include "agent/core/json_text.h"
+#include "agent/spec/input.h"
+#include "agent/spec/text.h"
 
 #include <fstream>
 #include <sstream>
@@ -330,15 +332,24 @@ Result<HostState> host_state_from_json(const json& json_state) {
 }
 
 Result<HostState> load_host_state(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_errno_error("cannot read the recorded state", errno, path);
-  std::stringstream text;
-  text << in.rdbuf();
+  // A recorded state is another machine's output: a regular file (not a FIFO nobody writes, not
+  // /dev/zero), read within a bound, parsed within a nesting bound.
+  auto text = read_regular_file(path, kMaxStateBytes, "the recorded state " + escape_for_display(path));
+  if (!text) {
+    Error e = text.error();
+    e.where = path;
+    return e;
+  }
   json parsed;
   try {
-    parsed = json::parse(text.str());
+    parsed = json::parse(*text, [](int depth, json::parse_event_t, json&) {
+      if (depth > kMaxStateDepth) throw std::length_error("nested deeper than " + std::to_string(kMaxStateDepth) + " levels");
+      return true;
+    });
   } catch (const json::parse_error& e) {
     return make_error(ErrorKind::kInvalidSpec, std::string("not valid JSON: ") + e.what(), path);
+  } catch (const std::length_error& e) {
+    return make_error(ErrorKind::kInvalidSpec, std::string("not a recorded state: ") + e.what(), path);
   }
   auto state = host_state_from_json(parsed);
   if (!state) {

@@ -134,6 +134,10 @@ nlohmann::json to_json(const HostState& state);
 // Parses a recorded state (`show --format json`). Unknown fields are ignored so that states
 // recorded by newer versions still load; wrong types are errors naming the JSON path.
 Result<HostState> host_state_from_json(const nlohmann::json& json);
+// A recorded state is at most this large (a host with thousands of netdevs records a few MB) and
+// nests no deeper (it is a few levels deep).
+inline constexpr std::size_t kMaxStateBytes = 16u << 20;
+inline constexpr int kMaxStateDepth = 32;
 Result<HostState> load_host_state(const std::string& path);
 
 }  // namespace rdmactl

@@ -256,6 +256,9 @@ const std::vector<InvalidCase> kCases = {
      "\"mlx5\\x1b0\" is not a valid RDMA device name: it contains the control character 0x1b"},
     {"NetdevNameDotDot", kHeader + "defaults:\n  interfaces:\n    - name: \"..\"\n", 7, 13,
      "defaults.interfaces[0].name", "\"..\" is not a valid netdev name"},
+    // Issue 24 item 7: validate accepted it, plan refused it.
+    {"RdmaDeviceDotDot", kHeader + "defaults:\n  interfaces:\n    - rdmaDevice: \"..\"\n", 7, 19,
+     "defaults.interfaces[0].rdmaDevice", "\"..\" is not a valid RDMA device name"},
     {"EmptyMatch", kHeader + "nodes:\n  - match: \"\"\n", 6, 12, "nodes[0].match", "must not be empty"},
     {"EmptyMatchList", kHeader + "nodes:\n  - match: []\n", 6, 12, "nodes[0].match",
      "must not be an empty list"},
@@ -346,8 +349,9 @@ const std::vector<InvalidCase> kCases = {
      "defaults.interfaces[0].qos.pfc[1]", "expected an integer, got a list"},
     {"AliasLoop", kHeader + "defaults: &d\n  sysctl: *d\n", 5, 11, "",
      "an alias here refers to a node that contains it"},
-    // Shown at the 63rd '[' (column 74), the one that holds the 64th level.
-    {"TooDeep", kHeader + "metadata2: " + std::string(70, '[') + std::string(70, ']') + "\n", 5, 74, "",
+    // Shown at the 64th '[' (column 75), which opens the 65th level (the document's mapping is the
+    // first): the parse stops there, before any node is built.
+    {"TooDeep", kHeader + "metadata2: " + std::string(70, '[') + std::string(70, ']') + "\n", 5, 75, "",
      "the spec nests deeper than 64 levels"},
     {"InterfacesNotAList", kHeader + "defaults:\n  interfaces:\n    rdmaDevice: mlx5_0\n", 7, 5,
      "defaults.interfaces", "expected a list, got a mapping"},
