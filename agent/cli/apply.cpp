@@ -112,6 +112,12 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptio
         stopped_by = signal;
         break;
       }
+      // A hangup is the lost session --confirm exists for: the wait goes on, and the changes are
+      // reverted at the deadline unless `rdmactl confirm` runs from a new session.
+      if (signal == SIGHUP) {
+        spdlog::warn("SIGHUP (the session hung up?) ignored while waiting for `rdmactl confirm`: the changes are "
+                     "reverted at {} unless confirmed", *pending.confirm_deadline);
+      }
       auto now = read_journal(fs);
       if (now && *now && (*now)->confirmed) {
         spdlog::info("confirmed: the changes stay");
@@ -180,24 +186,32 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   }
 
   install_interrupt_handlers();
-  auto lock = HostLock::acquire((*platform)->fs(), *lock_timeout, this_command_line());
+  auto lock = HostLock::acquire(*lock_timeout, this_command_line());
   if (!lock) return report_error(lock.error());
   const AuditLog audit((*platform)->fs(), node, cli_user(), this_command_line());
   engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
     audit.record(c, action, r);
   });
-  // A run killed half-way is undone before anything else.
-  auto recovered = recover_interrupted(engine, **platform, opts.keep_interrupted);
-  if (!recovered) return report_error(recovered.error());
-  if (*recovered) {
-    std::cerr << render_report(**recovered, Format::kText) << std::flush;
-    if ((*recovered)->count(ChangeStatus::kFailed) > 0) return kExitFailed;
+  // A run killed half-way is undone before anything else; this run's report says what was done.
+  RecoveryOutcome recovered = recover_interrupted(engine, **platform, opts.keep_interrupted);
+  if (recovered.blocking) {
+    Report report;
+    report.kind = "ApplyReport";
+    report.node = node;
+    report.spec_file = spec->file;
+    report.spec_sha256 = spec->sha256;
+    report.recovery = std::move(recovered.recovery);
+    report.errors.push_back(*recovered.blocking);
+    report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::cout << render_report(report, *format) << std::flush;
+    return report_error(*recovered.blocking);
   }
 
   arm_engine(engine, **platform, *spec, node, audit);
   Report report = engine.apply(**platform, node_spec, node);
   report.spec_file = spec->file;
   report.spec_sha256 = spec->sha256;
+  report.recovery = std::move(recovered.recovery);
   const bool converged = !report.has_failures();
   if (!converged || report.changes.empty()) {
     // Rolled back (or nothing written): the journal has done its part.
@@ -233,7 +247,8 @@ void register_apply(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("--confirm", opts->confirm,
                   "Keep the changes only if `rdmactl confirm` runs within this time (e.g. 120s); else revert");
   sub->add_flag("--keep-interrupted", opts->keep_interrupted,
-                "Report the changes of an earlier apply that was killed half-way instead of rolling them back");
+                "Report the changes of an earlier apply that was killed half-way instead of rolling them back "
+                "(a journal that cannot be read is set aside)");
   sub->footer(
       "Changes are applied in a fixed order (firmware link type, IPoIB mode, MTU and link state,\n"
       "addresses, QoS, ECN, RoCE, subnet manager, sysctl), then the host\n"
@@ -245,14 +260,18 @@ void register_apply(CLI::App& app, const GlobalOptions& global, Command& command
       "One writer at a time: apply holds a lock per host (network namespace) under /run/rdmactl and\n"
       "waits for it up to --lock-timeout, then fails naming the holder. Before its first write it\n"
       "records the old values in /var/lib/rdmactl (fsync'd): if it is killed half-way, the next apply\n"
-      "(or serve) rolls that back first. SIGTERM, SIGINT and SIGHUP finish the current change, roll\n"
-      "back and exit 1. Every write is appended to /var/log/rdmactl/audit.jsonl.\n\n"
+      "(or serve) rolls that back first, and this run's report says so (`recovery`); a journal left\n"
+      "in another network namespace or boot (its inode number reused) is set aside, never replayed.\n"
+      "SIGTERM, SIGINT and SIGHUP finish the current change, roll back and exit 1. Every write is\n"
+      "appended to /var/log/rdmactl/audit.jsonl.\n\n"
       "Before the first write apply also takes a snapshot of every netdev it touches (and of their\n"
       "macvlans, vlans, bridge or bond): addresses with their flags, routes, sysctls. A rollback\n"
       "puts all of it back and is checked against it; after a verified apply, what changed that no\n"
       "change explains (a route that went with a link taken down) is reported as a side effect.\n\n"
       "--confirm 120s: for changes that can cut you off (addresses, MTU, link state): apply, then\n"
-      "wait; unless `rdmactl confirm` runs in time (from a new session), everything is reverted.\n\n"
+      "wait; unless `rdmactl confirm` runs in time (from a new session), everything is reverted.\n"
+      "During the wait SIGINT and SIGTERM revert at once; SIGHUP (the SSH session that dropped) is\n"
+      "ignored: the wait goes on, since a lost session is what --confirm is for.\n\n"
       "Exit codes: 0 converged (and the self-test passed or had nothing to test), 3 converged except\n"
       "changes waiting for a reboot, 1 failed (and rolled back: a rollback is always exit 1), the\n"
       "self-test failed, the lock was not free, or --confirm timed out; 65 invalid spec.\n\n"

@@ -501,7 +501,12 @@ void Agent::reconcile_once(const std::string& why) {
   }
   last_result_ = classify(outcome->report, settings_.dry_run);
   last_error_.clear();
-  if (last_result_ == "degraded") {
+  blocked_ = outcome->blocked;
+  if (!blocked_.empty()) last_result_ = "degraded";  // the host is not as the spec says, and stays so
+  if (!blocked_.empty()) {
+    ++failures_;
+    last_error_ = blocked_;
+  } else if (last_result_ == "degraded") {
     ++failures_;
     const std::string reason = outcome->report.rollback_reason();
     last_error_ = "apply was rolled back, because " + (reason.empty() ? std::string("of a failure") : reason);
@@ -558,6 +563,10 @@ nlohmann::json Agent::selftest_now() {
 
 bool Agent::ready(std::string* reason) const {
   std::lock_guard status(status_mutex_);
+  if (!blocked_.empty()) {
+    if (reason) *reason = "no apply can run: " + blocked_;
+    return false;
+  }
   if (finished_once_) return true;
   if (reason) {
     if (reconciles_ == 0) {
@@ -604,7 +613,8 @@ nlohmann::json Agent::status_json() const {
     }
   }
   out["errors"] = errors;
-  out["ready"] = finished_once_;
+  out["ready"] = finished_once_ && blocked_.empty();
+  out["blocked"] = blocked_.empty() ? nlohmann::json(nullptr) : nlohmann::json(blocked_);
   return out;
 }
 
@@ -647,8 +657,13 @@ std::string Agent::metrics_text() const {
   out.family("rdmactl_spec_valid", "gauge", "1 when the spec file last loaded without errors.");
   out.sample("rdmactl_spec_valid", node, spec_valid_ ? 1 : 0);
   out.family("rdmactl_degraded", "gauge",
-             "1 when the last reconcile's apply was rolled back: the host is as it was, not as the spec says.");
+             "1 when the last reconcile's apply was rolled back, or could not run because an interrupted apply's "
+             "journal could not be replayed: the host is not as the spec says.");
   out.sample("rdmactl_degraded", node, last_result_ == "degraded" ? 1 : 0);
+  out.family("rdmactl_recovery_blocked", "gauge",
+             "1 when an interrupted apply's journal could not be replayed: no apply runs until someone acts "
+             "(/v1/status \"blocked\" says why).");
+  out.sample("rdmactl_recovery_blocked", node, blocked_.empty() ? 0 : 1);
   if (last_observed_) prom_ports(out, *last_observed_);
   return out.text();
 }

@@ -67,6 +67,9 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text, ZeroDu
 struct ReconcileOutcome {
   Report report;                     // Plan (dry-run) or ApplyReport, with its self-test
   std::optional<HostState> observed;  // the host as last observed, when observing worked
+  // Why no apply can run until someone acts (an interrupted run's journal that cannot be
+  // replayed); "" when none. The agent is then degraded and not ready.
+  std::string blocked;
 };
 
 // One reconcile, as the agent asks for it.
@@ -195,6 +198,7 @@ class Agent {
   std::string last_trigger_;
   std::string last_error_;
   bool finished_once_ = false;
+  std::string blocked_;  // ReconcileOutcome::blocked of the last reconcile
   uint64_t reconciles_ = 0;
   uint64_t failures_ = 0;
 

@@ -67,7 +67,7 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
   outcome.report.kind = "ApplyReport";
   outcome.report.node = node_;
   const HostFs fs(root_);
-  auto lock = HostLock::acquire(fs, kAgentLockWait, this_command_line() + " (reconcile: " + request.trigger + ")");
+  auto lock = HostLock::acquire(kAgentLockWait, this_command_line() + " (reconcile: " + request.trigger + ")");
   if (!lock) {
     Error e = lock.error();
     e.message = "not reconciling: " + e.message + "; the next trigger (timer, spec change, POST /v1/reconcile) tries again";
@@ -80,18 +80,35 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
   engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
     audit.record(c, action, r);
   });
+  RecoveryOutcome recovered;
   {
     Platform platform{HostFs(root_)};
-    auto recovered = recover_interrupted(engine, platform, false);
-    if (!recovered) {
-      outcome.report.errors.push_back(recovered.error());
-      return std::nullopt;  // never apply over a host a killed run left half-restored
+    recovered = recover_interrupted(engine, platform, false);
+  }
+  if (recovered.blocking) {
+    // Never apply over a host a killed run left half-restored. The agent is degraded and not
+    // ready until someone acts; meanwhile it still plans, so that the drift shows in the metrics.
+    outcome.blocked = recovered.blocking->to_string();
+    Platform platform{HostFs(root_)};
+    std::optional<HostState> observed;
+    if (auto state = engine.observe(platform, &request.node_spec, node_); state) {
+      outcome.report = engine.plan(request.node_spec, *state);
+      observed = std::move(*state);
     }
-    if (*recovered) spdlog::warn("{}", render_report(**recovered, Format::kText));
+    outcome.report.kind = "ApplyReport";
+    outcome.report.node = node_;
+    outcome.report.recovery = std::move(recovered.recovery);
+    outcome.report.errors.insert(outcome.report.errors.begin(), *recovered.blocking);
+    return observed;
   }
   Platform platform{HostFs(root_)};
   arm_engine(engine, platform, request.spec, node_, audit);
   outcome.report = engine.apply(platform, request.node_spec, node_);
+  outcome.report.recovery = std::move(recovered.recovery);
+  if (outcome.report.recovery) {
+    spdlog::warn("before reconciling: the journal of {}: {}", outcome.report.recovery->interrupted,
+                 outcome.report.recovery->outcome);
+  }
   // Converged or rolled back, the journal has done its part (the agent has no --confirm).
   if (auto removed = remove_journal(platform.fs()); !removed) outcome.report.errors.push_back(removed.error());
   return engine.observed();

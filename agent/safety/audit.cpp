@@ -15,9 +15,16 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "agent/platform/own_files.h"
 #include "agent/safety/journal.h"
 
 namespace rdmactl {
+namespace {
+
+constexpr const char* kAuditDirectory = "/var/log/rdmactl";
+constexpr const char* kAuditFile = "audit.jsonl";
+
+}  // namespace
 
 AuditLog::AuditLog(const HostFs& fs, std::string node, std::string who, std::string command)
     : fs_(fs), node_(std::move(node)), who_(std::move(who)), command_(std::move(command)) {}
@@ -35,14 +42,16 @@ void AuditLog::record(const Change& change, std::string_view action, const Resul
   if (!command_.empty()) line["command"] = command_;
   // Replacement characters instead of an exception for bytes that are not UTF-8 in a value.
   const std::string text = json_text(line) + "\n";
-  const std::string path = fs_.path("/var/log/rdmactl/audit.jsonl");
+  const std::string dir = fs_.path(kAuditDirectory);
+  const std::string path = dir + "/" + kAuditFile;
   if (fd_ < 0 && !open_failed_) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-    if (fd_ < 0) {
+    // Not through a link planted in its place (own_files.h).
+    auto opened = open_own_file(dir, kAuditFile, O_WRONLY | O_CREAT | O_APPEND, 0640, 0750);
+    if (opened) {
+      fd_ = opened->release();
+    } else {
       open_failed_ = true;  // said once, not once a line
-      spdlog::warn("audit log {}: cannot open: {}", path, std::strerror(errno));
+      spdlog::warn("audit log: {}", opened.error().to_string());
     }
   }
   // One write(2) of the whole line: O_APPEND keeps concurrent lines whole.

@@ -17,6 +17,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/platform/own_files.h"
+#include "agent/safety/netns_identity.h"
+
 namespace rdmactl {
 namespace {
 
@@ -31,9 +34,12 @@ std::string now_text() {
   return text;
 }
 
-// "pid 1234 (rdmactl apply -f fabric.yaml), since 2026-12-01T10:00:00Z", from the lock file.
-std::string holder_of(const std::string& path) {
-  std::ifstream in(path);
+// "pid 1234 (rdmactl apply -f fabric.yaml), since 2026-12-01T10:00:00Z", from the lock file, read
+// through the descriptor this run has open (the path might name another file by now).
+std::string holder_of(int fd) {
+  char buffer[4096];
+  const ssize_t n = ::pread(fd, buffer, sizeof buffer - 1, 0);
+  std::istringstream in(std::string(buffer, n > 0 ? static_cast<size_t>(n) : 0));
   std::string pid, command, since;
   std::getline(in, pid);
   std::getline(in, command);
@@ -43,12 +49,6 @@ std::string holder_of(const std::string& path) {
 }
 
 }  // namespace
-
-std::string netns_id() {
-  struct stat st {};
-  if (::stat("/proc/self/ns/net", &st) != 0) return "host";
-  return std::to_string(static_cast<unsigned long long>(st.st_ino));
-}
 
 std::string this_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -66,14 +66,16 @@ std::string this_command_line() {
   return out.empty() ? "rdmactl" : out;
 }
 
-Result<HostLock> HostLock::acquire(const HostFs& fs, std::chrono::milliseconds timeout, const std::string& command) {
-  const std::string dir = fs.path("/run/rdmactl");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return make_errno_error("cannot create the lock directory", ec.value(), dir);
-  const std::string path = dir + "/lock-" + netns_id();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return make_errno_error("cannot open the host lock", errno, path);
+Result<HostLock> HostLock::acquire(std::chrono::milliseconds timeout, const std::string& command) {
+  const std::string name = "lock-" + netns_id();
+  const std::string path = std::string(kLockDirectory) + "/" + name;
+  auto opened = open_own_file(kLockDirectory, name, O_RDWR | O_CREAT, 0644, 0755);
+  if (!opened) {
+    Error e = opened.error();
+    e.message = "cannot open the host lock: " + e.message;
+    return e;
+  }
+  const int fd = opened->release();
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool told = false;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -83,7 +85,7 @@ Result<HostLock> HostLock::acquire(const HostFs& fs, std::chrono::milliseconds t
       return make_errno_error("cannot lock", err, path);
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      const std::string holder = holder_of(path);
+      const std::string holder = holder_of(fd);
       ::close(fd);
       return make_error(ErrorKind::kTimeout,
                         "another rdmactl is changing this host: " + holder +
@@ -96,7 +98,7 @@ Result<HostLock> HostLock::acquire(const HostFs& fs, std::chrono::milliseconds t
                         path);
     }
     if (!told) {
-      spdlog::info("waiting for the host lock: {}", holder_of(path));
+      spdlog::info("waiting for the host lock: {}", holder_of(fd));
       told = true;
     }
     std::this_thread::sleep_for(kPoll);

@@ -2,17 +2,20 @@
 // revert, the agent while it reconciles, the recovery of an interrupted run) holds it; plan, show
 // and doctor never take it.
 //
-// The lock is flock(2) on /run/rdmactl/lock-<netns> (under --root), where <netns> is the inode of
-// the caller's network namespace (/proc/self/ns/net): two namespaces are two hosts. The holder
-// writes its pid, command line and start time into the file, so that a run that waits names it.
-// flock is released by the kernel when the holder dies, however it dies.
+// The lock is flock(2) on /run/rdmactl/lock-<netns>, where <netns> is the inode of the caller's
+// network namespace (/proc/self/ns/net): two namespaces are two hosts. It belongs to what is
+// written, the namespace, so it is the host's /run whatever --root says: two runs with different
+// fixture roots still write one namespace through rtnetlink. (A live namespace's inode is its own:
+// only a deleted one's is reused, and nobody holds that one's lock any more.) The holder writes its
+// pid, command line and start time into the file, so that a run that waits names it. flock is
+// released by the kernel when the holder dies, however it dies. The directory and the file are
+// opened without following symbolic links, and the directory must belong to root or to us.
 #pragma once
 
 #include <chrono>
 #include <string>
 
 #include "agent/core/result.h"
-#include "agent/platform/host_fs.h"
 
 namespace rdmactl {
 
@@ -20,14 +23,14 @@ namespace rdmactl {
 // to finish, short enough for an Ansible or Salt run to fail with a clear message.
 constexpr std::chrono::seconds kDefaultLockTimeout{120};
 
-// "4026531840": the inode of this process's network namespace; "host" when it cannot be read.
-std::string netns_id();
+// Where the locks are: the host's /run/rdmactl, never under --root.
+inline constexpr const char* kLockDirectory = "/run/rdmactl";
 
 class HostLock {
  public:
   // Waits up to `timeout` (0: do not wait) for the lock; then fails (kTimeout) naming the holder's
   // pid, command and start time. `command` is what this run writes for others to read.
-  static Result<HostLock> acquire(const HostFs& fs, std::chrono::milliseconds timeout, const std::string& command);
+  static Result<HostLock> acquire(std::chrono::milliseconds timeout, const std::string& command);
   HostLock(HostLock&& other) noexcept;
   HostLock& operator=(HostLock&& other) noexcept;
   HostLock(const HostLock&) = delete;

@@ -30,60 +30,178 @@ void install_interrupt_handlers() {
   for (int signal : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(signal, &action, nullptr);
 }
 
-Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& platform, bool keep) {
-  const HostFs& fs = platform.fs();
-  auto found = read_journal(fs);
-  if (!found) return found.error();
-  if (!*found) return std::optional<Report>();
-  Journal& journal = **found;
-  const std::string who = "pid " + std::to_string(journal.pid) + " (" + journal.command + "), started " + journal.started;
-  if (journal.confirm_deadline && journal.confirmed) {
-    spdlog::info("a confirmed apply ({}) left its journal: dropping it", who);
-    if (auto r = remove_journal(fs); !r) return r.error();
-    return std::optional<Report>();
+namespace {
+
+std::string who_of(const Journal& journal) {
+  return "pid " + std::to_string(journal.pid) + " (" + journal.command + "), started " + journal.started;
+}
+
+// The interrupted run's spec for this host's netdevs: interfaces selected by a renamed netdev's
+// name select it by its name now; those of a gone netdev are left out (a netdev that has its name
+// now is another one, and must not be "restored").
+void match_spec(NodeSpec& spec, const JournalMatch& match) {
+  std::erase_if(spec.interfaces, [&](const InterfaceSpec& i) {
+    return i.selector.kind == Selector::Kind::kName && match.gone.count(i.selector.value) > 0;
+  });
+  for (InterfaceSpec& i : spec.interfaces) {
+    if (i.selector.kind != Selector::Kind::kName) continue;
+    if (auto it = match.renamed.find(i.selector.value); it != match.renamed.end()) i.selector.value = it->second;
   }
-  Report report;
-  report.kind = "ApplyReport";
-  report.node = journal.node;
-  report.spec_file = journal.spec_file;
+}
+
+std::vector<std::string> match_notes(const JournalMatch& match) {
+  std::vector<std::string> notes;
+  for (const auto& [was, now] : match.renamed) {
+    notes.push_back("netdev/" + was + " is named " + now + " now (the same netdev: ifindex, kind and MAC as "
+                    "journaled): restored under its new name");
+  }
+  for (const auto& [name, why] : match.gone) notes.push_back(why + ": nothing of it is restored");
+  return notes;
+}
+
+// The --keep-interrupted report: which of the killed run's changes are on the host. The journal
+// (written before the first) cannot say; the host can: a change its spec no longer plans is on the
+// host, one it still plans from the same old value was not made.
+void classify_kept(Engine& engine, Platform& platform, const Journal& journal, const NodeSpec& node_spec,
+                   std::vector<Change>& changes) {
+  auto now = engine.observe(platform, &node_spec, journal.node);
+  if (!now) {
+    spdlog::warn("cannot observe the host to tell which of the interrupted run's changes it made: {}",
+                 now.error().to_string());
+    return;
+  }
+  const Report left = engine.plan(node_spec, *now);
+  const ChangeIndex still(left.changes);
+  for (Change& c : changes) {
+    const Change* planned = still.find(c);
+    if (planned == nullptr) {
+      c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
+    } else if (planned->status == ChangeStatus::kPendingReboot) {
+      c.status = ChangeStatus::kPendingReboot;
+    } else if (planned->current != c.current) {
+      // Changed since, by the killed run half-way or by someone else: not this run's failure.
+      c.note = "the host shows " + json_text(planned->current) + ", neither the old nor the new value";
+    }
+  }
+}
+
+// Why a recovery report is not a clean rollback ("" when it is).
+std::string recovery_failure(const Report& report) {
+  for (const Change& c : report.changes) {
+    if (c.status == ChangeStatus::kFailed || c.status == ChangeStatus::kApplied) {
+      return c.resource + " " + c.field + ": " + (c.error.empty() ? std::string("not restored") : c.error);
+    }
+  }
+  return report.errors.empty() ? std::string() : report.errors.front().to_string();
+}
+
+}  // namespace
+
+RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool keep) {
+  RecoveryOutcome out;
+  const HostFs& fs = platform.fs();
+  auto elsewhere = pending_journal_elsewhere(fs);
+  if (!elsewhere) {
+    out.blocking = elsewhere.error();
+    return out;
+  }
+  if (*elsewhere) {
+    out.blocking = make_error(
+        ErrorKind::kPlatform,
+        "an apply killed half-way in this network namespace with another --root left its journal " + **elsewhere +
+            ", not rolled back yet: nothing is applied before it is (run rdmactl apply with that --root, or with "
+            "--keep-interrupted to keep its changes); a namespace has one pending journal, whatever the --root");
+    return out;
+  }
+  auto found = read_journal(fs);
+  if (!found) {
+    if (!keep) {
+      Error e = found.error();
+      e.message = "cannot read the journal an interrupted apply may have left: " + e.message +
+                  "; nothing is applied before it is dealt with (`rdmactl apply --keep-interrupted` sets a damaged "
+                  "journal aside)";
+      out.blocking = std::move(e);
+      return out;
+    }
+    Recovery recovery;
+    recovery.outcome = "set-aside";
+    recovery.reason = "it cannot be read (" + found.error().to_string() + ")";
+    auto aside = set_aside_journal(fs);
+    if (!aside) {
+      out.blocking = aside.error();
+      return out;
+    }
+    recovery.notes.push_back("set aside as " + *aside);
+    spdlog::warn("--keep-interrupted: the unreadable journal is set aside as {}", *aside);
+    out.recovery = std::move(recovery);
+    return out;
+  }
+  if (!*found) return out;
+  Journal& journal = **found;
+  Recovery recovery;
+  recovery.interrupted = who_of(journal);
+  recovery.changes = journal.changes;
+  auto spec = load_spec_text(journal.spec_text, journal.spec_file);
+  if (spec) recovery.spec_sha256 = spec->sha256;
+
+  // Never replayed into a namespace that only has its inode number.
+  if (auto foreign = netns_mismatch(journal.netns, this_netns())) {
+    recovery.outcome = "set-aside";
+    recovery.reason = *foreign;
+    auto aside = set_aside_journal(fs);
+    if (!aside) {
+      out.blocking = aside.error();
+      return out;
+    }
+    recovery.notes.push_back("set aside as " + *aside);
+    spdlog::warn("the journal of {} is not replayed: {}; set aside as {}", recovery.interrupted, *foreign, *aside);
+    out.recovery = std::move(recovery);
+    return out;
+  }
+  if (journal.confirm_deadline && journal.confirmed) {
+    spdlog::info("a confirmed apply ({}) left its journal: dropping it", recovery.interrupted);
+    recovery.outcome = "dropped";
+    for (Change& c : recovery.changes) c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
+    if (auto r = remove_journal(fs); !r) out.blocking = r.error();
+    out.recovery = std::move(recovery);
+    return out;
+  }
+
+  // Its netdevs, by ifindex, kind and MAC, before any write.
+  auto links = platform.links();
+  if (!links) {
+    out.blocking = links.error();
+    return out;
+  }
+  const JournalMatch match = match_netdevs(journal, **links);
+  recovery.notes = match_notes(match);
+  for (const std::string& note : recovery.notes) spdlog::warn("{}", note);
+  apply_match(journal, match);
+  std::optional<NodeSpec> node_spec;
+  if (spec) {
+    node_spec = merge_for_node(*spec, journal.node);
+    match_spec(*node_spec, match);
+  }
+
   if (keep) {
     spdlog::warn("an apply that did not finish ({}) left a journal; --keep-interrupted: its changes stay as they are",
-                 who);
-    report.changes = journal.changes;
-    // Which of its changes the killed run made, the journal (written before the first) cannot
-    // say; the host can: a change its spec no longer plans is on the host, one it still plans
-    // from the same old value was not made.
-    if (auto spec = load_spec_text(journal.spec_text, journal.spec_file); spec) {
-      report.spec_sha256 = spec->sha256;
-      const NodeSpec node_spec = merge_for_node(*spec, journal.node);
-      if (auto now = engine.observe(platform, &node_spec, journal.node); now) {
-        const Report left = engine.plan(node_spec, *now);
-        const ChangeIndex still(left.changes);
-        for (Change& c : report.changes) {
-          const Change* planned = still.find(c);
-          if (planned == nullptr) {
-            c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
-          } else if (planned->status == ChangeStatus::kPendingReboot) {
-            c.status = ChangeStatus::kPendingReboot;
-          } else if (planned->current != c.current) {
-            // Changed since, by the killed run half-way or by someone else: not this run's failure.
-            c.note = "the host shows " + json_text(planned->current) + ", neither the old nor the new value";
-          }
-        }
-      } else {
-        spdlog::warn("cannot observe the host to tell which of the interrupted run's changes it made: {}",
-                     now.error().to_string());
-      }
-    }
-    report.errors.push_back(make_error(ErrorKind::kPlatform, "kept as it was left by the interrupted run " + who));
-    if (auto r = remove_journal(fs); !r) return r.error();
-    return std::optional<Report>(std::move(report));
+                 recovery.interrupted);
+    recovery.outcome = "kept";
+    recovery.changes = journal.changes;
+    if (node_spec) classify_kept(engine, platform, journal, *node_spec, recovery.changes);
+    if (auto r = remove_journal(fs); !r) out.blocking = r.error();
+    out.recovery = std::move(recovery);
+    return out;
   }
-  spdlog::warn("an apply that did not finish ({}) left a journal: rolling its changes back first", who);
-  auto spec = load_spec_text(journal.spec_text, journal.spec_file);
+  spdlog::warn("an apply that did not finish ({}) left a journal: rolling its changes back first", recovery.interrupted);
   if (!spec) {
-    return make_error(ErrorKind::kPlatform, "the interrupted run's spec (in its journal) does not load: " +
-                                                spec.error().to_string() + "; `rdmactl apply --keep-interrupted` drops it");
+    out.blocking = make_error(ErrorKind::kPlatform, "the interrupted run's spec (in its journal) does not load: " +
+                                                        spec.error().to_string() +
+                                                        "; `rdmactl apply --keep-interrupted` drops it");
+    recovery.outcome = "failed";
+    recovery.reason = out.blocking->message;
+    out.recovery = std::move(recovery);
+    return out;
   }
   std::optional<Snapshot> snapshot;
   if (journal.snapshot.is_object()) {
@@ -95,21 +213,25 @@ Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& plat
                    loaded.error().to_string());
     }
   }
-  report = engine.recover(platform, merge_for_node(*spec, journal.node), journal.node, journal.before,
-                          journal.changes, journal.revert_plan, std::move(snapshot));
-  report.spec_file = journal.spec_file;
-  report.spec_sha256 = spec->sha256;
-  report.errors.insert(report.errors.begin(),
-                       make_error(ErrorKind::kPlatform, "rolled back what the interrupted run " + who + " changed"));
-  // A change still "applied" after the rollback is one whose revert failed.
-  if (report.count(ChangeStatus::kFailed) > 0 || report.count(ChangeStatus::kApplied) > 0 ||
-      report.errors.size() > 1) {
-    return make_error(ErrorKind::kVerification,
-                      "the interrupted run " + who + " could not be rolled back entirely; its journal " +
-                          fs.path(journal_path()) + " stays (`rdmactl apply --keep-interrupted` drops it)");
+  const Report report = engine.recover(platform, *node_spec, journal.node, journal.before, journal.changes,
+                                       journal.revert_plan, std::move(snapshot));
+  recovery.changes = report.changes;
+  const std::string failure = recovery_failure(report);
+  if (!failure.empty()) {
+    recovery.outcome = "failed";
+    recovery.reason = failure;
+    out.blocking = make_error(ErrorKind::kVerification,
+                              "the interrupted run " + recovery.interrupted + " could not be rolled back entirely (" +
+                                  failure + "); its journal " + fs.path(journal_path()) +
+                                  " stays, and nothing is applied before it is dealt with (`rdmactl apply "
+                                  "--keep-interrupted` drops it)");
+    out.recovery = std::move(recovery);
+    return out;
   }
-  if (auto r = remove_journal(fs); !r) return r.error();
-  return std::optional<Report>(std::move(report));
+  recovery.outcome = "rolled-back";
+  if (auto r = remove_journal(fs); !r) out.blocking = r.error();
+  out.recovery = std::move(recovery);
+  return out;
 }
 
 void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec, const std::string& node,
@@ -123,6 +245,7 @@ void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     };
     Journal journal;
+    journal.netns = this_netns();
     journal.pid = static_cast<int>(::getpid());
     journal.command = this_command_line();
     journal.started = iso8601_now();

@@ -15,12 +15,24 @@
 
 namespace rdmactl {
 
+// What recover_interrupted found and did.
+struct RecoveryOutcome {
+  std::optional<Recovery> recovery;  // nullopt: no journal of an interrupted run was found
+  // Set when nothing may be applied before someone acts: a journal that cannot be read or whose
+  // reverts did not all take (it stays), or one that a run with another --root left in this
+  // namespace. The agent is then degraded and not ready, with this as the reason.
+  std::optional<Error> blocking;
+};
+
 // If a journal was left by an earlier run that never finished, undo it: its reverts are written
-// and checked against the spec it recorded. Returns that recovery's report (nullopt: there was
-// none). `keep`: report the interrupted run's changes (status planned) without undoing them, and
-// drop the journal. A journal whose changes were confirmed (apply --confirm, then rdmactl confirm)
-// is dropped. A recovery that could not restore everything keeps the journal and is an error.
-Result<std::optional<Report>> recover_interrupted(Engine& engine, Platform& platform, bool keep);
+// and checked against the spec it recorded. First it makes sure the journal is this namespace's
+// (netns_identity.h: else it is set aside, renamed beside itself, and not replayed) and finds its
+// netdevs by ifindex (journal.h JournalMatch: renamed ones are restored under their new name, gone
+// ones left alone, and an impostor with a journaled name never touched). `keep`: report the
+// interrupted run's changes without undoing them, and drop the journal (a damaged one too). A
+// journal whose changes were confirmed (apply --confirm, then rdmactl confirm) is dropped. A
+// recovery that could not restore everything keeps the journal and is blocking.
+RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool keep);
 
 // Arms `engine` for one apply: the journal written before its first write, every write to the
 // audit log, and the interrupt flag. `spec`, `platform` and `audit` must outlive the apply.

@@ -20,6 +20,17 @@ std::string Report::rollback_reason() const {
   return errors.empty() ? std::string() : errors.front().to_string();
 }
 
+nlohmann::json to_json(const Recovery& recovery) {
+  nlohmann::json out = {{"interrupted", recovery.interrupted},
+                        {"outcome", recovery.outcome},
+                        {"spec", {{"sha256", recovery.spec_sha256}}},
+                        {"changes", nlohmann::json::array()},
+                        {"notes", recovery.notes}};
+  if (!recovery.reason.empty()) out["reason"] = recovery.reason;
+  for (const Change& c : recovery.changes) out["changes"].push_back(to_json(c));
+  return out;
+}
+
 nlohmann::json to_json(const Report& report) {
   nlohmann::json out = {{"apiVersion", "rdmactl/v1"},
                         {"kind", report.kind},
@@ -36,6 +47,7 @@ nlohmann::json to_json(const Report& report) {
     out["summary"]["rolledBack"] = report.count(ChangeStatus::kRolledBack);
     out["summary"]["pendingReboot"] = report.count(ChangeStatus::kPendingReboot);
     out["sideEffects"] = report.side_effects;
+    if (report.recovery) out["recovery"] = to_json(*report.recovery);
   }
   out["errors"] = nlohmann::json::array();
   for (const Error& e : report.errors) {

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -295,6 +296,12 @@ Result<std::string> TestNamespace::sysctl(const std::string& key) const {
   const int code = exec({"sysctl", "-n", key}, &out, &err);
   if (code != 0) return command_error({"ip", "netns", "exec", name_, "sysctl", "-n", key}, code, err);
   return trimmed(out);
+}
+
+std::string TestNamespace::inode() const {
+  struct stat st {};
+  if (::stat(("/run/netns/" + name_).c_str(), &st) != 0) return "?";
+  return std::to_string(static_cast<unsigned long long>(st.st_ino));
 }
 
 Result<int> TestNamespace::ifindex(const std::string& netdev) const {

@@ -100,6 +100,8 @@ class TestNamespace {
   Result<std::string> sysctl(const std::string& key) const;
   // The ifindex of a netdev in the namespace, from `ip -j link show`.
   Result<int> ifindex(const std::string& netdev) const;
+  // The namespace's inode number, as rdmactl names its lock and journal after it ("4026532173").
+  std::string inode() const;
 
   // Runs `fn` on a new thread that has entered the namespace (setns is per thread), and waits.
   // Sockets opened there stay bound to the namespace after the thread ends, so a RouteSocket

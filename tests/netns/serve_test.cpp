@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -270,6 +271,46 @@ TEST_F(ServeEndToEnd, DriftByHandIsRepairedOnTheKernelsNotificationNotAfterAFail
   EXPECT_EQ(veth0_mtu(), 1400) << "a notification retried a failed apply\n" << agent_log();
   write_spec("");  // a spec change still reconciles
   EXPECT_TRUE(eventually([&] { return veth0_mtu() == 9000; }, kReconcileWait)) << agent_log();
+  stop_agent();
+}
+
+// Issue 24 item 1: a journal the agent cannot replay (here a damaged one) stops every apply, and
+// the agent says so everywhere an operator looks: /readyz 503 with the reason, /v1/status blocked
+// and degraded, rdmactl_degraded and rdmactl_recovery_blocked 1, and the drift it cannot repair in
+// rdmactl_drift_changes (the old agent said ready, not degraded, no drift). Once the journal is
+// dealt with, the next reconcile converges and the agent is ready again.
+TEST_F(ServeEndToEnd, AJournalThatCannotBeReplayedMakesTheAgentDegradedAndNotReady) {
+  ns_name_ = ns().name();
+  const std::string journal = tree_.root() + "/var/lib/rdmactl/journal-" + ns().inode() + ".json";
+  tree_.write("/var/lib/rdmactl/journal-" + ns().inode() + ".json", "{\"kind\": \"ApplyJournal\", damaged");
+  start_agent(agent_args({}, {}, {"--root", tree_.root()}));
+  ASSERT_TRUE(eventually(
+                  [&] {
+                    const auto status = nlohmann::json::parse(http("GET", "/v1/status").body, nullptr, false);
+                    return status.is_object() && status["reconciles"] >= 1;
+                  },
+                  kReadyWait))
+      << agent_log();
+  const HttpAnswer ready = http("GET", "/readyz");
+  EXPECT_EQ(ready.status, 503) << ready.body;
+  EXPECT_NE(ready.body.find("no apply can run: "), std::string::npos) << ready.body;
+  EXPECT_NE(ready.body.find("journal"), std::string::npos) << ready.body;
+  const auto status = nlohmann::json::parse(http("GET", "/v1/status").body);
+  EXPECT_EQ(status["lastReconcile"]["result"], "degraded") << status.dump(1);
+  EXPECT_TRUE(status["blocked"].is_string()) << status.dump(1);
+  EXPECT_FALSE(status["ready"].get<bool>()) << status.dump(1);
+  const std::string metrics = http("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("rdmactl_degraded{node=\"serve-node\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_recovery_blocked{node=\"serve-node\"} 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_drift_changes{node=\"serve-node\"} 2"), std::string::npos) << metrics;  // mtu, state
+  EXPECT_EQ(veth0_mtu(), 1500) << "nothing applied over a journal that cannot be replayed";
+  EXPECT_EQ(http("GET", "/healthz").status, 200) << "alive: a restart would not help";
+
+  ASSERT_TRUE(std::filesystem::remove(journal));
+  EXPECT_EQ(http("POST", "/v1/reconcile", kToken).status, 202);
+  EXPECT_TRUE(eventually([&] { return http("GET", "/readyz").status == 200; }, kReconcileWait)) << agent_log();
+  EXPECT_EQ(veth0_mtu(), 9000) << agent_log();
+  EXPECT_NE(http("GET", "/metrics").body.find("rdmactl_recovery_blocked{node=\"serve-node\"} 0"), std::string::npos);
   stop_agent();
 }
 
