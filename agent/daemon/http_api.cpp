@@ -1,4 +1,5 @@
-// The agent's HTTP API on cpp-httplib (see http_api.h).
+// The agent's HTTP API on cpp-httplib (see http_api.h): its endpoints and their checks. How
+// connections are held and served is ApiServer's (http_server.h).
 //
 // Debian builds cpp-httplib as a shared library with OpenSSL, zlib and brotli support; its
 // pkg-config Cflags define the matching CPPHTTPLIB_* macros, which CMake passes to every file that
@@ -12,7 +13,6 @@
 #include <httplib.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,16 +22,10 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <exception>
-#include <functional>
-#include <mutex>
-#include <system_error>
-#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -45,12 +39,6 @@ constexpr const char* kJson = "application/json";
 // Prometheus text exposition format 0.0.4.
 constexpr const char* kPromText = "text/plain; version=0.0.4; charset=utf-8";
 constexpr std::chrono::seconds kStartDeadline{5};
-// Connections the kernel queues before the accept loop takes them.
-constexpr int kListenBacklog = 256;
-// How often a connection waiting for its next request looks whether the server stops.
-constexpr std::chrono::milliseconds kStopCheck{50};
-
-using Clock = std::chrono::steady_clock;
 
 void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
@@ -60,236 +48,6 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
 void send_error(httplib::Response& res, int status, const std::string& message) {
   send_json(res, status, {{"error", message}});
 }
-
-// Set by a handler (on the connection's worker thread) when the connection must close after this
-// answer: a request refused before its announced body was read, whose bytes would otherwise be
-// parsed as the next request.
-thread_local bool t_close_after_answer = false;
-
-// poll() for `events` up to `timeout` (EINTR restarts with the time left): > 0 ready, 0 timed out.
-int wait_socket(int fd, short events, std::chrono::milliseconds timeout) {
-  const auto until = Clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-    pollfd pfd{fd, events, 0};
-    const int rc = ::poll(&pfd, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc > 0 && (pfd.revents & (POLLERR | POLLNVAL))) return -1;
-    return rc;
-  }
-}
-
-std::chrono::milliseconds until(Clock::time_point deadline) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-}
-
-void socket_address(int fd, bool peer, std::string& ip, int& port) {
-  sockaddr_storage addr{};
-  socklen_t length = sizeof addr;
-  const int rc = peer ? ::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &length)
-                      : ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  if (rc != 0) return;
-  std::array<char, NI_MAXHOST> host{};
-  std::array<char, NI_MAXSERV> service{};
-  if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), length, host.data(), host.size(), service.data(),
-                    service.size(), NI_NUMERICHOST | NI_NUMERICSERV) == 0) {
-    ip = host.data();
-    port = std::atoi(service.data());
-  }
-}
-
-// One connection as cpp-httplib's Stream, with the bounds its own SocketStream lacks: a request
-// may take kRequestReadDeadline and kMaxRequestHead + the body bound in all (its own stream only
-// times each read, so a client sending a header line every few seconds, or headers without end,
-// held a worker and memory for as long as it liked); an answer, kResponseWriteDeadline from its
-// first byte. A read or write past a bound fails, httplib gives up on the request, and the
-// connection closes (exhausted()).
-class BoundedStream final : public httplib::Stream {
- public:
-  BoundedStream(int sock, size_t body_limit) : sock_(sock), request_budget_(kMaxRequestHead + body_limit) {}
-
-  // Whether the next request's first byte is here or comes within `wait`.
-  bool request_waiting(std::chrono::milliseconds wait) const {
-    return begin_ < end_ || wait_socket(sock_, POLLIN, wait) > 0;
-  }
-  // A request begins: its budget, read deadline and (later) write deadline start afresh.
-  void begin_request() {
-    budget_ = request_budget_;
-    read_deadline_ = Clock::now() + kRequestReadDeadline;
-    writing_ = false;
-  }
-  bool exhausted() const { return exhausted_; }
-
-  bool is_readable() const override {
-    return begin_ < end_ || wait_socket(sock_, POLLIN, std::min<std::chrono::milliseconds>(
-                                                            kRequestReadTimeout, until(read_deadline_))) > 0;
-  }
-  bool is_writable() const override {
-    const auto deadline = writing_ ? write_deadline_ : Clock::now() + kResponseWriteDeadline;
-    return wait_socket(sock_, POLLOUT, std::min<std::chrono::milliseconds>(kResponseWriteTimeout, until(deadline))) > 0;
-  }
-
-  ssize_t read(char* ptr, size_t size) override {
-    if (begin_ == end_) {
-      const auto left = until(read_deadline_);
-      if (left.count() <= 0 || wait_socket(sock_, POLLIN, std::min<std::chrono::milliseconds>(kRequestReadTimeout, left)) <= 0) {
-        return give_up();
-      }
-      const ssize_t n = ::recv(sock_, buffer_.data(), buffer_.size(), 0);
-      if (n <= 0) return n;  // 0: the client closed; httplib ends the request
-      begin_ = 0;
-      end_ = static_cast<size_t>(n);
-    }
-    if (budget_ == 0) return give_up();
-    const size_t n = std::min({size, end_ - begin_, budget_});
-    std::memcpy(ptr, buffer_.data() + begin_, n);
-    begin_ += n;
-    budget_ -= n;
-    return static_cast<ssize_t>(n);
-  }
-
-  ssize_t write(const char* ptr, size_t size) override {
-    if (!writing_) {
-      writing_ = true;
-      write_deadline_ = Clock::now() + kResponseWriteDeadline;
-    }
-    const auto left = until(write_deadline_);
-    if (left.count() <= 0 || wait_socket(sock_, POLLOUT, std::min<std::chrono::milliseconds>(kResponseWriteTimeout, left)) <= 0) {
-      return give_up();
-    }
-    const ssize_t n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
-    if (n < 0) exhausted_ = true;
-    return n;
-  }
-
-  void get_remote_ip_and_port(std::string& ip, int& port) const override { socket_address(sock_, true, ip, port); }
-  void get_local_ip_and_port(std::string& ip, int& port) const override { socket_address(sock_, false, ip, port); }
-  socket_t socket() const override { return sock_; }
-
- private:
-  ssize_t give_up() {
-    exhausted_ = true;
-    return -1;
-  }
-
-  int sock_;
-  size_t request_budget_;
-  size_t budget_ = 0;
-  Clock::time_point read_deadline_{};
-  Clock::time_point write_deadline_{};
-  bool writing_ = false;
-  bool exhausted_ = false;
-  // Read ahead: httplib reads a request line and headers a byte at a time.
-  std::array<char, 4096> buffer_{};
-  size_t begin_ = 0;
-  size_t end_ = 0;
-};
-
-// cpp-httplib's Server with each connection served through BoundedStream. process_and_close_socket
-// is the library's hook for this (its SSLServer overrides it the same way); process_request, which
-// parses, routes and answers one request, is the library's own.
-class BoundedServer final : public httplib::Server {
- public:
-  // cpp-httplib 0.11 listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into
-  // Debian's library): a burst of connections overflows it, and the kernel drops the SYNs beyond,
-  // which the clients (a probe among them) retry only after 1, 3, 7 s. listen() again on the bound
-  // socket sets the backlog (Linux: inet_listen on a listening socket only updates it).
-  bool widen_backlog() { return ::listen(svr_sock_, kListenBacklog) == 0; }
-
- private:
-  bool process_and_close_socket(socket_t sock) override {
-    bool served_ok = false;
-    try {
-      BoundedStream stream(sock, payload_max_length_);
-      for (size_t served = 0; served < kKeepAliveMaxRequests && next_request(stream); ++served) {
-        stream.begin_request();
-        t_close_after_answer = false;
-        bool connection_closed = false;
-        served_ok = process_request(stream, served + 1 == kKeepAliveMaxRequests, connection_closed, nullptr);
-        if (!served_ok || connection_closed || t_close_after_answer || stream.exhausted()) break;
-      }
-    } catch (const std::exception& e) {
-      spdlog::error("HTTP API connection: {}", e.what());
-    }
-    ::shutdown(sock, SHUT_RDWR);
-    ::close(sock);
-    return served_ok;
-  }
-
-  // Waits up to kIdleTimeout for a request, in short steps, so that stop() is not kept waiting.
-  bool next_request(const BoundedStream& stream) const {
-    const auto deadline = Clock::now() + kIdleTimeout;
-    while (svr_sock_ != INVALID_SOCKET) {
-      const auto left = until(deadline);
-      if (left.count() <= 0) return false;
-      if (stream.request_waiting(std::min(left, kStopCheck))) return true;
-    }
-    return false;
-  }
-};
-
-// At most `limit` worker threads, each started when a connection finds none idle: a quiet agent
-// keeps a few, a crowd of slow clients gets `limit` of them and waits in the queue beyond.
-class LazyThreadPool final : public httplib::TaskQueue {
- public:
-  explicit LazyThreadPool(size_t limit) : limit_(limit) {}
-  ~LazyThreadPool() override { shutdown(); }
-
-  void enqueue(std::function<void()> job) override {
-    std::unique_lock lock(mutex_);
-    if (idle_ < jobs_.size() + 1 && threads_.size() < limit_) {
-      try {
-        threads_.emplace_back([this] { work(); });
-      } catch (const std::system_error& e) {
-        // Out of threads (RLIMIT_NPROC, memory): the ones there are serve the queue. With none,
-        // this thread serves the connection, so that its socket is answered and closed.
-        spdlog::warn("HTTP API: cannot start a worker thread: {}", e.what());
-        if (threads_.empty()) {
-          lock.unlock();
-          job();
-          return;
-        }
-      }
-    }
-    jobs_.push_back(std::move(job));
-    lock.unlock();
-    cv_.notify_one();
-  }
-
-  void shutdown() override {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
-
- private:
-  void work() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      ++idle_;
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      --idle_;
-      if (jobs_.empty()) return;  // stopping, and every accepted connection served
-      std::function<void()> job = std::move(jobs_.front());
-      jobs_.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
-  }
-
-  const size_t limit_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<std::thread> threads_;
-  size_t idle_ = 0;
-  bool stopping_ = false;
-};
 
 // The endpoints and the methods each takes (HEAD with GET, as cpp-httplib serves it).
 struct Endpoint {
@@ -317,7 +75,7 @@ httplib::Server::HandlerResponse refuse(httplib::Response& res, int status, cons
   send_error(res, status, message);
   if (close) {
     res.set_header("Connection", "close");
-    t_close_after_answer = true;
+    ApiServer::close_after_answer();
   }
   return httplib::Server::HandlerResponse::Handled;
 }
@@ -440,14 +198,16 @@ bool is_loopback_host(const std::string& host) {
 }
 
 Result<std::string> read_token_file(const std::string& path, bool insecure) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: a FIFO in the token file's place would block open(2) until someone wrote it; it is
+  // refused below, as a device is, before anything is read from it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return make_errno_error("read the token file", errno, path);
   struct stat st {};
   std::string bytes;
   int read_errno = 0;
   if (::fstat(fd, &st) != 0) {
     read_errno = errno;
-  } else {
+  } else if (S_ISREG(st.st_mode)) {
     char chunk[1024];
     while (bytes.size() <= kMaxTokenFileBytes) {
       const ssize_t n = ::read(fd, chunk, sizeof chunk);
@@ -503,7 +263,7 @@ bool bearer_token_matches(std::string_view authorization, std::string_view token
 }
 
 HttpApi::HttpApi(Agent& agent, ApiSettings settings)
-    : agent_(agent), settings_(std::move(settings)), server_(std::make_unique<BoundedServer>()) {}
+    : agent_(agent), settings_(std::move(settings)), server_(std::make_unique<ApiServer>()) {}
 
 HttpApi::~HttpApi() { stop(); }
 
@@ -521,7 +281,8 @@ Result<std::unique_ptr<HttpApi>> HttpApi::bind(Agent& agent, ApiSettings setting
     } else {
       api->port_ = at.port;
     }
-    if (!static_cast<BoundedServer&>(*api->server_).widen_backlog()) {
+    if (auto started = api->server_->start_rooms(); !started) return started.error();
+    if (!api->server_->widen_backlog()) {
       spdlog::warn("HTTP API: cannot raise the listen backlog to {}: {}", kListenBacklog, std::strerror(errno));
     }
     return api;
@@ -555,14 +316,15 @@ void HttpApi::stop() {
 
 void HttpApi::routes() {
   httplib::Server& s = *server_;
-  // The bounds of http_api.h. BoundedStream applies the request and answer deadlines and budgets on
-  // top of these; the payload bound is also httplib's own check of a Content-Length.
+  // The bounds of http_server.h, as httplib knows them: ApiServer applies its own deadlines and
+  // budgets; httplib sends the keep-alive pair in each answer's Keep-Alive header, ApiServer closes
+  // a connection after keep_alive_max_count requests, and both bound a body by the payload length
+  // (ApiServer in what its waiting room reads, httplib in its own check of a Content-Length).
   s.set_keep_alive_timeout(kIdleTimeout.count());
   s.set_keep_alive_max_count(kKeepAliveMaxRequests);
   s.set_read_timeout(kRequestReadTimeout);
   s.set_write_timeout(kResponseWriteTimeout);
   s.set_payload_max_length(kMaxRequestBody);
-  s.new_task_queue = [] { return new LazyThreadPool(kApiThreads); };
   s.set_pre_routing_handler(check_request);
   // cpp-httplib's default sets SO_REUSEPORT, with which a second agent binds the same port and the
   // kernel splits connections between the two. SO_REUSEADDR only: a restart still rebinds at

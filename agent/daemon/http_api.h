@@ -1,21 +1,19 @@
 // The agent's HTTP API (CONTRACT.md, "The agent's HTTP API"): probes, Prometheus metrics, status,
 // a fresh plan, the observed state, and two authenticated actions (reconcile, self-test).
 //
-// cpp-httplib serves it on its own thread pool; handlers only read the Agent's snapshots or ask it
-// for work, so the API never blocks a reconcile and a reconcile never blocks /healthz. cpp-httplib
-// may throw (std::bad_alloc, a std::system_error from a thread); that is caught here, at the
-// boundary, and becomes a 500 or an Error.
+// Handlers only read the Agent's snapshots or ask it for work, so the API never blocks a reconcile
+// and a reconcile never blocks /healthz or /readyz (Agent::ready takes only the status mutex, which
+// no reconcile holds while it works). cpp-httplib may throw (std::bad_alloc, a std::system_error
+// from a thread); that is caught here, at the boundary, and becomes a 500 or an Error.
 //
-// Hostile or broken clients are bounded (the constants below): a request's line and headers, its
-// body (none for GET: 413), the time to send them and to take the answer, how long an idle
-// connection is kept, and the worker threads. cpp-httplib 0.11 (Debian 12) bounds none of the
-// first three by itself (one client's endless headers grew the agent by the megabyte), so each
-// connection runs through a stream of ours that enforces them (http_api.cpp). Every known path
-// answers other methods 405 with Allow; unknown paths 404; bodies are refused before any is read.
+// Hostile or broken clients are bounded. The connections (http_server.h): a request's line and
+// headers (431), the time to send them and the body (408), the connections waiting for their
+// request, the workers, and a lane of its own for the probes, so that slow clients cannot hold
+// /healthz back. The requests (here): every known path answers other methods 405 with Allow;
+// unknown paths 404; bodies are refused from what the head announces, before any is read (413).
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -25,34 +23,15 @@
 
 #include "agent/core/result.h"
 #include "agent/daemon/agent.h"
-
-namespace httplib {
-class Server;
-}
+#include "agent/daemon/http_server.h"
 
 namespace rdmactl {
 
 constexpr const char* kDefaultApiHost = "127.0.0.1";
 constexpr int kDefaultApiPort = 9473;
 
-// Bounds of the HTTP API (see above). The POST bodies are unused: a small bound is no limit on use.
+// The POST bodies are unused: a small bound is no limit on use.
 constexpr size_t kMaxRequestBody = 64 * 1024;
-// Request line and headers together; curl sends about 100 bytes, nginx allows 32 KiB.
-constexpr size_t kMaxRequestHead = 32 * 1024;
-// From a request's first byte until its head and body are in; and between two reads of it.
-constexpr std::chrono::seconds kRequestReadDeadline{5};
-constexpr std::chrono::seconds kRequestReadTimeout{2};
-// From an answer's first byte until it is sent; and for each write.
-constexpr std::chrono::seconds kResponseWriteDeadline{10};
-constexpr std::chrono::seconds kResponseWriteTimeout{5};
-// How long a connection waits for its next request (its first too). Short: stop() waits for kept
-// connections, and serve promises to stop within about a second.
-constexpr std::chrono::seconds kIdleTimeout{1};
-constexpr size_t kKeepAliveMaxRequests = 20;
-// Worker threads, started as connections need them: each holds one connection at a time, for at
-// most the bounds above, so a crowd of silent or slow clients delays /healthz by seconds, not for
-// as long as they like.
-constexpr size_t kApiThreads = 32;
 // A bearer token guessable in a lifetime is no guard: at least this many bytes (openssl rand -hex 32
 // gives 64); and a file this long is not a token.
 constexpr size_t kMinTokenBytes = 16;
@@ -103,7 +82,7 @@ class HttpApi {
 
   Agent& agent_;
   ApiSettings settings_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<ApiServer> server_;
   int port_ = 0;
   std::thread thread_;
   std::atomic<bool> listen_returned_{false};
