@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "agent/platform/netlink.h"
+#include "agent/spec/text.h"
 
 namespace rdmactl::cli {
 
@@ -47,14 +48,15 @@ Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::s
 }
 
 int print_spec_error(const Error& error) {
-  for (const Diagnostic& d : error.diagnostics) std::cerr << d.to_string() << "\n";
-  std::cerr << "rdmactl: " << (error.diagnostics.empty() ? error.to_string() : error.message) << "\n";
+  // Messages carry names from the host and the command line: never a raw control byte on a terminal.
+  for (const Diagnostic& d : error.diagnostics) std::cerr << escape_for_display(d.to_string()) << "\n";
+  std::cerr << "rdmactl: " << escape_for_display(error.diagnostics.empty() ? error.to_string() : error.message) << "\n";
   return exit_code_for(error.kind);
 }
 
 
 int report_error(const Error& error) {
-  std::cerr << "rdmactl: " << error.to_string();
+  std::cerr << "rdmactl: " << escape_for_display(error.to_string());
   if (error.kind == ErrorKind::kPermission) std::cerr << " (rdmactl needs root for this)";
   std::cerr << "\n";
   return exit_code_for(error.kind);

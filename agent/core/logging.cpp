@@ -1,9 +1,13 @@
 // spdlog to stderr; the JSON format writes one object per line, escaped by nlohmann-json, so that
-// log shippers (journald, Fluent Bit, Loki) can parse it.
+// log shippers (journald, Fluent Bit, Loki) can parse it. The text format escapes the message
+// (escape_for_display): messages carry names from the host (netdevs, namespaces, sysctl values)
+// that may hold any bytes, and a terminal or `journalctl` would act on an escape sequence.
 #include "agent/core/logging.h"
 #include "agent/core/json_text.h"
+#include "agent/spec/text.h"
 
 #include <spdlog/formatter.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -38,16 +42,28 @@ class JsonFormatter final : public spdlog::formatter {
   std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
 };
 
+// The text format's %* : the message with control characters and bytes that are not UTF-8 escaped,
+// line feeds too, so that one record is one line whatever a message carries. One flag of the
+// pattern, rather than every call site escaping its arguments, so that no message is missed.
+class EscapedMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string text = escape_for_display(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<EscapedMessage>(); }
+};
+
 }  // namespace
 
 Result<void> setup_logging(const std::string& level, const std::string& format) {
   const auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") {
-    return make_error(ErrorKind::kUsage,
-                      "unknown log level \"" + level + "\" (trace, debug, info, warn, error, off)");
+    return make_error(ErrorKind::kUsage, "unknown log level \"" + escape_for_display(level) +
+                                             "\" (trace, debug, info, warn, error, off)");
   }
   if (format != "text" && format != "json") {
-    return make_error(ErrorKind::kUsage, "unknown log format \"" + format + "\" (text, json)");
+    return make_error(ErrorKind::kUsage, "unknown log format \"" + escape_for_display(format) + "\" (text, json)");
   }
   spdlog::drop("rdmactl");
   // https://no-color.org: NO_COLOR set and not empty turns colour off; otherwise spdlog colours
@@ -58,7 +74,9 @@ Result<void> setup_logging(const std::string& level, const std::string& format) 
   if (format == "json") {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
-    logger->set_pattern("%^%l%$: %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<EscapedMessage>('*').set_pattern("%^%l%$: %*");
+    logger->set_formatter(std::move(formatter));
   }
   logger->set_level(parsed);
   spdlog::set_default_logger(logger);

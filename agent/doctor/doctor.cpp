@@ -3,6 +3,7 @@
 // show_gids, ibdev2netdev, lspci -vv and perfquery.
 #include "agent/doctor/doctor.h"
 #include "agent/core/json_text.h"
+#include "agent/spec/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -676,7 +677,7 @@ std::string render_doctor_text(const DoctorReport& report) {
   } else {
     out << report.findings.size() << " finding(s).\n";
   }
-  return out.str();
+  return escape_lines_for_display(out.str());  // names come from the host: never a raw control byte
 }
 
 }  // namespace rdmactl

@@ -3,7 +3,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <map>
 #include <set>
+
+#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace {
@@ -16,54 +19,101 @@ void emit_netdev_fields(YAML::Emitter& out, const NetdevState& n) {
   out << YAML::EndSeq;
 }
 
+std::string in_quotes(std::string_view text) { return "\"" + escape_for_display(text) + "\""; }
+
 }  // namespace
 
-std::string export_spec(const HostState& state) {
-  YAML::Emitter out;
-  out << YAML::Comment("Exported by `rdmactl export` from node " + state.node +
-                       ": `rdmactl plan` of this spec on that node shows no drift.");
-  out << YAML::BeginMap;
-  out << YAML::Key << "apiVersion" << YAML::Value << "rdmactl/v1";
-  out << YAML::Key << "kind" << YAML::Value << "FabricSpec";
-  out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
-      << (state.node.empty() ? std::string("exported") : state.node) << YAML::EndMap;
-  out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
-  out << YAML::Key << "match" << YAML::Value << YAML::DoubleQuoted << state.node;
+std::optional<std::string> spec_text_problem(std::string_view text, bool allow_tab) {
+  if (const auto at = first_invalid_utf8(text)) {
+    return "has the byte " + byte_text(static_cast<unsigned char>(text[*at])) + ", which is not UTF-8";
+  }
+  if (const auto at = first_control_byte(text, allow_tab)) {
+    return "has the control character " + byte_text(static_cast<unsigned char>(text[*at]));
+  }
+  // UTF-8 text, so a C2 byte here starts a character: U+0080-U+009F, which a terminal may act on
+  // (U+009B is CSI) and the loader refuses.
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (is_c1_control(text, i)) return "has the control character " + escape_for_display(text.substr(i, 2));
+  }
+  return std::nullopt;
+}
 
-  out << YAML::Key << "interfaces" << YAML::Value << YAML::BeginSeq;
+std::string export_spec(const HostState& state, std::vector<std::string>* left_out) {
+  std::vector<std::string> skipped;
+  YAML::Emitter body;
+  body << YAML::BeginMap;
+  body << YAML::Key << "apiVersion" << YAML::Value << "rdmactl/v1";
+  body << YAML::Key << "kind" << YAML::Value << "FabricSpec";
+  body << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value
+       << (state.node.empty() ? std::string("exported") : state.node) << YAML::EndMap;
+  body << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  body << YAML::Key << "match" << YAML::Value << YAML::DoubleQuoted << state.node;
+
+  body << YAML::Key << "interfaces" << YAML::Value << YAML::BeginSeq;
   std::set<std::string> exported;
   for (const DeviceState& d : state.devices) {
     for (const PortState& p : d.ports) {
       const NetdevState* n = p.netdev.empty() ? nullptr : state.find_netdev(p.netdev);
       if (!n || exported.count(n->name)) continue;
       exported.insert(n->name);
-      out << YAML::BeginMap;
-      out << YAML::Key << "rdmaDevice" << YAML::Value << d.name;
-      out << YAML::Key << "port" << YAML::Value << p.port;
-      emit_netdev_fields(out, *n);
-      out << YAML::EndMap;
+      // The netdev is selected by the device's name, never its own: only the device's must fit.
+      if (const auto problem = spec_text_problem(d.name)) {
+        skipped.push_back("the netdev " + in_quotes(n->name) + " of RDMA device " + in_quotes(d.name) + " port " +
+                          std::to_string(p.port) + ": the device's name " + *problem);
+        continue;
+      }
+      body << YAML::BeginMap;
+      body << YAML::Key << "rdmaDevice" << YAML::Value << d.name;
+      body << YAML::Key << "port" << YAML::Value << p.port;
+      emit_netdev_fields(body, *n);
+      body << YAML::EndMap;
     }
   }
   if (exported.empty()) {
     for (const NetdevState& n : state.netdevs) {
       if (n.name == "lo") continue;
-      out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name;
-      emit_netdev_fields(out, n);
-      out << YAML::EndMap;
+      if (const auto problem = spec_text_problem(n.name)) {
+        skipped.push_back("the netdev " + in_quotes(n.name) + ": its name " + *problem);
+        continue;
+      }
+      body << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name;
+      emit_netdev_fields(body, n);
+      body << YAML::EndMap;
     }
   }
-  out << YAML::EndSeq;
+  body << YAML::EndSeq;
 
-  if (!state.sysctl.empty()) {
-    out << YAML::Key << "sysctl" << YAML::Value << YAML::BeginMap;
-    for (const auto& [key, value] : state.sysctl) {
-      out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+  std::map<std::string, std::string> sysctl;
+  for (const auto& [key, value] : state.sysctl) {
+    // Tabs pass in a value: the kernel prints vectors with them (tcp_rmem), and the spec takes them.
+    if (const auto problem = spec_text_problem(key)) {
+      skipped.push_back("the sysctl " + in_quotes(key) + ": its key " + *problem);
+    } else if (const auto value_problem = spec_text_problem(value, /*allow_tab=*/true)) {
+      skipped.push_back("the sysctl " + key + ": its value " + in_quotes(value) + " " + *value_problem);
+    } else {
+      sysctl.emplace(key, value);
     }
-    out << YAML::EndMap;
   }
-  out << YAML::EndMap << YAML::EndSeq;
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  if (!sysctl.empty()) {
+    body << YAML::Key << "sysctl" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, value] : sysctl) {
+      body << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+    }
+    body << YAML::EndMap;
+  }
+  body << YAML::EndMap << YAML::EndSeq;
+  body << YAML::EndMap;
+
+  std::string heading = "Exported by `rdmactl export` from node " + escape_for_display(state.node) +
+                        ": `rdmactl plan` of this spec on that node shows no drift.";
+  if (!skipped.empty()) {
+    heading += "\nLeft out, as a spec holds only UTF-8 text without control characters (rdmactl leaves them as they are):";
+    for (const std::string& s : skipped) heading += "\n  " + s;
+  }
+  YAML::Emitter out;
+  out << YAML::Comment(heading);
+  if (left_out) *left_out = std::move(skipped);
+  return std::string(out.c_str()) + "\n" + body.c_str() + "\n";
 }
 
 }  // namespace rdmactl

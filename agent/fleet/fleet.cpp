@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "agent/core/json_text.h"
+#include "agent/spec/text.h"
 #include "agent/report/prom.h"
 
 namespace rdmactl {
@@ -86,7 +87,7 @@ std::string render_text(const FleetReport& r) {
     }
     for (const FleetNode* n : listed) out << "\n" << indent(render_report(n->plan, Format::kText), "  ");
   }
-  return out.str();
+  return escape_lines_for_display(out.str());  // names and messages from recorded states
 }
 
 // The fleet's own cases: one per check, failing with its findings, one per state file that did not load.

@@ -17,6 +17,8 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/if.h>
+#include <linux/magic.h>
+#include <linux/nsfs.h>
 #include <netlink/attr.h>
 #include <netlink/errno.h>
 #include <netlink/handlers.h>
@@ -27,8 +29,11 @@
 #include <netlink/route/link.h>
 #include <netlink/socket.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -41,6 +46,7 @@
 #include <utility>
 
 #include "agent/core/cidr.h"
+#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace {
@@ -1149,35 +1155,73 @@ int RouteEvents::drain() {
   return seen;
 }
 
+namespace {
+
+// What the file open at `fd` is when it is not a network namespace, as "a FIFO"; nullopt when it
+// is one. `ip netns add` creates /run/netns/<name> and bind-mounts the namespace on it: an nsfs
+// inode, which fs/nsfs.c makes a regular file (__ns_get_path: S_IFREG | S_IRUGO) on the pseudo
+// file system of NSFS_MAGIC (nsfs_init_fs_context), and whose NS_GET_NSTYPE ioctl answers the
+// namespace's CLONE_NEW* type (ns_ioctl). The ioctl is asked only once the file is known to be
+// nsfs: on a device it could mean something else.
+std::optional<std::string> netns_file_problem(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::string("a file that cannot be examined (") + std::strerror(errno) + ")";
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "a device";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (!S_ISREG(st.st_mode)) return "not a regular file";
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return std::string("a file that cannot be examined (") + std::strerror(errno) + ")";
+  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) {
+    return "a plain file, with no namespace mounted on it";
+  }
+  const int type = ::ioctl(fd, NS_GET_NSTYPE);
+  // Before Linux 4.11 there is no NS_GET_NSTYPE (ENOTTY): setns(CLONE_NEWNET) checks the type.
+  if (type >= 0 && type != CLONE_NEWNET) return "a namespace of another kind";
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<void> enter_netns(const std::string& name) {
+  // The name is the user's and may hold any bytes: messages show it escaped (escape_for_display).
+  const std::string shown = escape_for_display(name);
   // Same rule as iproute2: a name is one path component under /run/netns.
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
-    return make_error(ErrorKind::kUsage, "\"" + name + "\" is not a network namespace name");
+    return make_error(ErrorKind::kUsage, "\"" + shown + "\" is not a network namespace name");
   }
   const std::string path = std::string(kNetnsRunDir) + "/" + name;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const std::string shown_path = std::string(kNetnsRunDir) + "/" + shown;
+  // O_NONBLOCK: open(2) of a FIFO waits for a writer, for ever. O_NOCTTY: a terminal device put
+  // there must not become ours. Neither matters to setns.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT) {
-      return make_errno_error("network namespace \"" + name + "\" not found (ip netns list)", err, path);
+      return make_errno_error("network namespace \"" + shown + "\" not found (ip netns list)", err, shown_path);
     }
-    return make_errno_error("open network namespace \"" + name + "\"", err, path);
+    return make_errno_error("open network namespace \"" + shown + "\"", err, shown_path);
+  }
+  if (const auto problem = netns_file_problem(fd)) {
+    ::close(fd);
+    return make_error(ErrorKind::kNotFound,
+                      "\"" + shown + "\" is " + *problem + ", not a network namespace (ip netns list)", shown_path);
   }
   if (setns(fd, CLONE_NEWNET) != 0) {
     const int err = errno;
     ::close(fd);
-    return make_errno_error("enter network namespace \"" + name + "\" (setns)", err, path);
+    return make_errno_error("enter network namespace \"" + shown + "\" (setns)", err, shown_path);
   }
   ::close(fd);
 
   // The rest mirrors iproute2's netns_switch: a private mount namespace whose /sys is a sysfs
   // mounted from inside the new network namespace, so /sys/class/net lists its netdevs.
   if (unshare(CLONE_NEWNS) != 0) {
-    return make_errno_error("unshare the mount namespace", errno, path);
+    return make_errno_error("unshare the mount namespace", errno, shown_path);
   }
   // Slave, not private: mounts made on the host still arrive; ours never leak back.
   if (mount("", "/", "none", MS_SLAVE | MS_REC, nullptr) != 0) {
-    return make_errno_error("mount --make-rslave /", errno, path);
+    return make_errno_error("mount --make-rslave /", errno, shown_path);
   }
   unsigned long mount_flags = 0;
   if (umount2("/sys", MNT_DETACH) != 0) {
@@ -1187,7 +1231,7 @@ Result<void> enter_netns(const std::string& name) {
     if (statvfs("/sys", &fs) == 0 && (fs.f_flag & ST_RDONLY)) mount_flags = MS_RDONLY;
   }
   if (mount(name.c_str(), "/sys", "sysfs", mount_flags, nullptr) != 0) {
-    return make_errno_error("mount sysfs on /sys", errno, path);
+    return make_errno_error("mount sysfs on /sys", errno, shown_path);
   }
   // iproute2 also bind-mounts /etc/netns/<name>/* over /etc; rdmactl reads no per-namespace
   // resolver or hosts configuration, so that step is left out.

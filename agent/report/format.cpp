@@ -3,6 +3,7 @@
 #include "agent/report/format.h"
 #include "agent/core/json_text.h"
 #include "agent/report/prom.h"
+#include "agent/spec/text.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -23,24 +24,52 @@ namespace {
 
 using nlohmann::json;
 
-YAML::Node to_yaml_node(const json& value) {
+// A string as the JSON form carries it: bytes that are not UTF-8 become U+FFFD exactly where
+// json_text() puts them (nlohmann's error_handler_t::replace, whose rules for a broken sequence
+// are its own), by dumping the string and parsing it back; so the YAML and JSON forms of a report
+// or a state say the same thing, and yaml-cpp, which writes a plain scalar byte for byte, never
+// writes a byte that is not UTF-8.
+std::string as_json_carries(const std::string& text) {
+  if (!first_invalid_utf8(text)) return text;
+  const json back = json::parse(json_text(json(text)), nullptr, /*allow_exceptions=*/false);
+  return back.is_string() ? back.get<std::string>() : escape_for_display(text);
+}
+
+// yaml-cpp double-quotes a string with a C0 or C1 control character and escapes it ("\x1b",
+// emitterutils.cpp WriteDoubleQuotedString), but writes DEL as it is, and DEL is outside YAML's
+// printable set (YAML 1.2, 5.1 c-printable): a string with one is written with every character
+// above 0x7e escaped, which parses back to the same text.
+void emit_string(YAML::Emitter& out, const std::string& text) {
+  const std::string carried = as_json_carries(text);
+  if (carried.find('\x7f') != std::string::npos) out << YAML::EscapeNonAscii;
+  out << carried;
+}
+
+// Emitted value by value rather than through a YAML::Node, so that each string can be written as
+// emit_string says; other scalars go through a YAML::Node as before, for the same text.
+void emit_yaml(YAML::Emitter& out, const json& value) {
   switch (value.type()) {
-    case json::value_t::object: {
-      YAML::Node node(YAML::NodeType::Map);
-      for (const auto& [key, item] : value.items()) node[key] = to_yaml_node(item);
-      return node;
-    }
-    case json::value_t::array: {
-      YAML::Node node(YAML::NodeType::Sequence);
-      for (const auto& item : value) node.push_back(to_yaml_node(item));
-      return node;
-    }
-    case json::value_t::string: return YAML::Node(value.get<std::string>());
-    case json::value_t::boolean: return YAML::Node(value.get<bool>());
-    case json::value_t::number_integer: return YAML::Node(value.get<long long>());
-    case json::value_t::number_unsigned: return YAML::Node(value.get<unsigned long long>());
-    case json::value_t::number_float: return YAML::Node(value.get<double>());
-    default: return YAML::Node(YAML::NodeType::Null);
+    case json::value_t::object:
+      out << YAML::BeginMap;
+      for (const auto& [key, item] : value.items()) {
+        out << YAML::Key;
+        emit_string(out, key);
+        out << YAML::Value;
+        emit_yaml(out, item);
+      }
+      out << YAML::EndMap;
+      return;
+    case json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& item : value) emit_yaml(out, item);
+      out << YAML::EndSeq;
+      return;
+    case json::value_t::string: emit_string(out, value.get_ref<const std::string&>()); return;
+    case json::value_t::boolean: out << YAML::Node(value.get<bool>()); return;
+    case json::value_t::number_integer: out << YAML::Node(value.get<long long>()); return;
+    case json::value_t::number_unsigned: out << YAML::Node(value.get<unsigned long long>()); return;
+    case json::value_t::number_float: out << YAML::Node(value.get<double>()); return;
+    default: out << YAML::Node(YAML::NodeType::Null); return;
   }
 }
 
@@ -97,8 +126,10 @@ std::optional<std::string> show_map_change(const json& current, const json& desi
 }
 
 std::string xml_escape(const std::string& text) {
+  // XML 1.0 has no place for C0 control characters (not even as &#x1b;) or bytes that are not
+  // UTF-8: they are shown escaped first, as in every text output.
   std::string out;
-  for (char c : text) {
+  for (char c : escape_lines_for_display(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -110,6 +141,57 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
+// The changes grouped by resource, in order of first mention (table order), each line indented
+// by `indent`. (An index of each resource's changes: a plan of thousands of netdevs renders in
+// one pass.)
+void render_changes(std::ostream& out, const std::vector<Change>& changes, bool plan, const std::string& indent) {
+  std::vector<std::string> resources;
+  std::unordered_map<std::string, std::vector<const Change*>> changes_of;
+  for (const Change& c : changes) {
+    auto [it, first] = changes_of.try_emplace(c.resource);
+    if (first) resources.push_back(c.resource);
+    it->second.push_back(&c);
+  }
+  for (const std::string& resource : resources) {
+    out << indent << resource << "\n";
+    for (const Change* change : changes_of[resource]) {
+      const Change& c = *change;
+      if (auto rows = show_map_change(c.current, c.desired)) {
+        out << indent << "  ~ " << c.field << ": " << *rows;
+      } else {
+        out << indent << "  ~ " << c.field << ": " << show_value(c.current) << " -> " << show_value(c.desired);
+      }
+      std::string notes = plan && c.status == ChangeStatus::kPlanned ? "" : change_status_name(c.status);
+      if (c.disruptive) notes += std::string(notes.empty() ? "" : ", ") + "disruptive";
+      if (c.requires_) notes += std::string(notes.empty() ? "" : ", ") + "requires " + *c.requires_;
+      if (!c.via.empty()) notes += std::string(notes.empty() ? "" : ", ") + "via " + c.via;
+      if (!notes.empty()) out << "  (" << notes << ")";
+      out << "\n";
+      if (!c.note.empty()) out << indent << "    " << c.note << "\n";
+      if (!c.error.empty()) out << indent << "    " << c.error << "\n";
+    }
+  }
+}
+
+// What the run did first about an interrupted run's journal (Report::recovery).
+void render_recovery(std::ostream& out, const Recovery& r) {
+  const std::string who = r.interrupted.empty() ? std::string("(its journal could not be read)") : r.interrupted;
+  out << "  Before this run: ";
+  if (r.outcome == "rolled-back") {
+    out << "rolled back what the interrupted run " << who << " changed\n";
+  } else if (r.outcome == "kept") {
+    out << "kept as it was left by the interrupted run " << who << " (--keep-interrupted)\n";
+  } else if (r.outcome == "dropped") {
+    out << "the interrupted run " << who << " had been confirmed: its journal was dropped\n";
+  } else if (r.outcome == "set-aside") {
+    out << "the journal of the interrupted run " << who << " was set aside, not replayed: " << r.reason << "\n";
+  } else {
+    out << "the interrupted run " << who << " could not be rolled back: " << r.reason << "\n";
+  }
+  render_changes(out, r.changes, false, "    ");
+  for (const std::string& note : r.notes) out << "    note: " << note << "\n";
+}
+
 std::string render_text(const Report& report) {
   std::ostringstream out;
   const bool plan = report.kind == "Plan";
@@ -119,34 +201,8 @@ std::string render_text(const Report& report) {
   }
   out << "\n";
   for (const Error& e : report.errors) out << "  error: " << e.to_string() << "\n";
-  // Changes come in table order; the report groups them by resource, in order of first mention.
-  // (An index of each resource's changes: a plan of thousands of netdevs renders in one pass.)
-  std::vector<std::string> resources;
-  std::unordered_map<std::string, std::vector<const Change*>> changes_of;
-  for (const Change& c : report.changes) {
-    auto [it, first] = changes_of.try_emplace(c.resource);
-    if (first) resources.push_back(c.resource);
-    it->second.push_back(&c);
-  }
-  for (const std::string& resource : resources) {
-    out << "  " << resource << "\n";
-    for (const Change* change : changes_of[resource]) {
-      const Change& c = *change;
-      if (auto rows = show_map_change(c.current, c.desired)) {
-        out << "    ~ " << c.field << ": " << *rows;
-      } else {
-        out << "    ~ " << c.field << ": " << show_value(c.current) << " -> " << show_value(c.desired);
-      }
-      std::string notes = plan && c.status == ChangeStatus::kPlanned ? "" : change_status_name(c.status);
-      if (c.disruptive) notes += std::string(notes.empty() ? "" : ", ") + "disruptive";
-      if (c.requires_) notes += std::string(notes.empty() ? "" : ", ") + "requires " + *c.requires_;
-      if (!c.via.empty()) notes += std::string(notes.empty() ? "" : ", ") + "via " + c.via;
-      if (!notes.empty()) out << "  (" << notes << ")";
-      out << "\n";
-      if (!c.note.empty()) out << "      " << c.note << "\n";
-      if (!c.error.empty()) out << "      " << c.error << "\n";
-    }
-  }
+  if (report.recovery) render_recovery(out, *report.recovery);
+  render_changes(out, report.changes, plan, "  ");
   const size_t n = report.changes.size();
   if (!report.errors.empty() && n == 0) {
     out << report.errors.size() << " error(s); nothing planned.\n";
@@ -191,7 +247,10 @@ std::string render_text(const Report& report) {
       out << "\n";
     }
   }
-  return out.str();
+  // Resource names, values and messages come from the host (a netdev is named with any bytes
+  // dev_valid_name lets through, net/core/dev.c) and from files: escaped here, once, whatever
+  // field carried them, so that nothing a terminal acts on reaches it.
+  return escape_lines_for_display(out.str());
 }
 
 }  // namespace
@@ -375,7 +434,7 @@ std::string render_state_text(const HostState& state) {
   }
   out << "sysctl:\n";
   for (const auto& [key, value] : state.sysctl) out << "  " << key << " = " << value << "\n";
-  return out.str();
+  return escape_lines_for_display(out.str());  // as render_text: names and values are the host's
 }
 
 }  // namespace
@@ -413,7 +472,7 @@ Result<Format> parse_format(const std::string& name) {
 
 std::string json_to_yaml(const json& value) {
   YAML::Emitter out;
-  out << to_yaml_node(value);
+  emit_yaml(out, value);
   return std::string(out.c_str()) + "\n";
 }
 

@@ -102,4 +102,17 @@ std::string escape_for_display(std::string_view text) {
   return out;
 }
 
+std::string escape_lines_for_display(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = text.find_first_of("\n\t", start);
+    out += escape_for_display(text.substr(start, end - start));  // to the end when end is npos
+    if (end == std::string_view::npos) return out;
+    out += text[end];
+    start = end + 1;
+  }
+}
+
 }  // namespace rdmactl

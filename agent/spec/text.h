@@ -32,6 +32,11 @@ std::optional<std::size_t> first_control_byte(std::string_view text, bool allow_
 // "\x1b", "\xff"), so that a message about a value is itself valid UTF-8 and safe on a terminal.
 std::string escape_for_display(std::string_view text);
 
+// escape_for_display for text of many lines (a report, `show`): line feeds and tabs are kept, as
+// the renderers lay text out with them and the kernel prints vector sysctl values with tabs; every
+// other control character or byte that is not UTF-8 is escaped, whatever field it came from.
+std::string escape_lines_for_display(std::string_view text);
+
 // "0x1b", for messages about one byte.
 std::string byte_text(unsigned char c);
 

@@ -87,6 +87,7 @@ TEST_F(Recovery, AKilledApplyJournaledDuringDuplicateAddressDetectionIsRolledBac
   EXPECT_EQ(apply_json(spec(9000, false), report, &err), 0) << report.dump(1) << err;
   EXPECT_EQ(report["recovery"]["outcome"], "rolled-back") << report.dump(1);
   EXPECT_EQ(report["recovery"]["changes"][0]["status"], "rolled-back") << report.dump(1);
+  EXPECT_EQ(report["recovery"]["spec"]["sha256"].get<std::string>().size(), 64u) << report.dump(1);
   EXPECT_EQ(report["changes"][0]["status"], "applied") << report.dump(1);
   EXPECT_FALSE(fs::exists(journal_file()));
   EXPECT_EQ(mtu(), 9000);

@@ -95,7 +95,17 @@ TEST(Format, JsonReportsMatchTheReportSchema) {
   tested.selftest = to_json(sample_selftest(SelftestResult::Outcome::kPassed, ""));
   Report skipped = tested;
   skipped.selftest = to_json(SelftestReport{{}, SelftestResult::Outcome::kSkipped, "no RDMA device on this host"});
-  for (const Report& r : {plan, applied, tested, skipped}) {
+  Report recovered = tested;
+  Recovery recovery;
+  recovery.interrupted = "pid 4711 (rdmactl apply -f fabric.yaml), started 2026-12-04T10:00:00Z";
+  recovery.outcome = "rolled-back";
+  recovery.spec_sha256 = std::string(64, 'b');
+  recovery.changes = plan.changes;
+  recovery.changes[0].status = ChangeStatus::kRolledBack;
+  recovery.notes = {"netdev/eth0 is named eth9 now (the same netdev: ifindex, kind and MAC as journaled): restored "
+                    "under its new name"};
+  recovered.recovery = recovery;
+  for (const Report& r : {plan, applied, tested, skipped, recovered}) {
     const nlohmann::json report = to_json(r);
     valijson::Validator validator;
     valijson::ValidationResults results;
@@ -132,6 +142,33 @@ TEST(Format, TextIsTheDriftReport) {
   Report empty = sample_report();
   empty.changes.clear();
   EXPECT_NE(render_report(empty, Format::kText).find("No drift"), std::string::npos);
+}
+
+// The run after an interrupted one says, in every form, what it did about the journal first.
+TEST(Format, TheRecoveryBeforeAnApplyIsInItsReport) {
+  Report report = sample_report();
+  report.kind = "ApplyReport";
+  report.changes.clear();
+  Recovery recovery;
+  recovery.interrupted = "pid 4711 (rdmactl apply -f fabric.yaml), started 2026-12-04T10:00:00Z";
+  recovery.outcome = "set-aside";
+  recovery.reason = "it was written before the host last booted";
+  recovery.changes = sample_report().changes;
+  recovery.notes = {"set aside as /var/lib/rdmactl/journal-1.json.set-aside-2026-12-04T100000Z"};
+  report.recovery = recovery;
+  EXPECT_EQ(render_report(report, Format::kText),
+            "Apply for node gpu-01 (spec fabric.yaml, sha256 0123456789ab)\n"
+            "  Before this run: the journal of the interrupted run pid 4711 (rdmactl apply -f fabric.yaml), started "
+            "2026-12-04T10:00:00Z was set aside, not replayed: it was written before the host last booted\n"
+            "    netdev/ens1f0np0\n"
+            "      ~ mtu: 1500 -> 9000  (planned, disruptive)\n"
+            "    sysctl/net.ipv4.tcp_ecn\n"
+            "      ~ value: 2 -> 1  (planned)\n"
+            "    note: set aside as /var/lib/rdmactl/journal-1.json.set-aside-2026-12-04T100000Z\n"
+            "No drift: the host matches the spec.\n");
+  const nlohmann::json json = nlohmann::json::parse(render_report(report, Format::kJson));
+  EXPECT_EQ(json["recovery"]["outcome"], "set-aside");
+  EXPECT_EQ(json["recovery"]["changes"].size(), 2u);
 }
 
 // Issue 14 item 5: a test case per managed field, drifted or not, so the count is stable run to run.
