@@ -67,6 +67,7 @@ void merge_node_spec(NodeSpec& base, const NodeSpec& over) {
   override_with(base.subnet_manager.enabled, over.subnet_manager.enabled);
   override_with(base.subnet_manager.priority, over.subnet_manager.priority);
   override_with(base.subnet_manager.port, over.subnet_manager.port);
+  override_with(base.subnet_manager.partitions, over.subnet_manager.partitions);  // the list as a whole
   for (const auto& [key, value] : over.sysctl) base.sysctl[key] = value;
   for (const auto& [key, origin] : over.sysctl_origins) base.sysctl_origins[key] = origin;
   override_with(base.selftest.enabled, over.selftest.enabled);

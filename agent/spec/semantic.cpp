@@ -8,6 +8,9 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <regex>
@@ -324,6 +327,8 @@ struct InterfaceRecord {
   Position at;
   bool has_addresses = false;
   std::vector<AddressUse> addresses;
+  Position mtu_at;        // where mtu is written, when it is
+  std::string mtu_path;
 };
 
 struct InterfacesRead {
@@ -349,6 +354,8 @@ class SpecReader {
     }
     AddressIndex default_index;
     for (std::size_t i = 0; i < default_records.size(); ++i) index_addresses(default_records[i], i, default_index);
+    check_ipoib_mtus(spec.defaults, default_records, spec.defaults.subnet_manager.partitions);
+    if (auto fabric = member(document, "fabric")) spec.fabric = read_fabric(*fabric);
     if (auto nodes = member(document, "nodes")) {
       for (const Field& entry : items(*nodes)) {
         if (!entry.value.IsMap()) continue;
@@ -359,6 +366,9 @@ class SpecReader {
         const Position at = entry.position();
         node_entry.origin = SourceMark{file_, at.line, at.column, entry.path};
         check_addresses_against_defaults(records, default_records, default_index);
+        check_ipoib_mtus(node_entry.spec, records,
+                         node_entry.spec.subnet_manager.partitions ? node_entry.spec.subnet_manager.partitions
+                                                                   : spec.defaults.subnet_manager.partitions);
         spec.nodes.push_back(std::move(node_entry));
       }
     }
@@ -412,6 +422,34 @@ class SpecReader {
     return spec;
   }
 
+  // An interface in IPoIB datagram mode carries at most its partition's IB MTU minus the 4-byte
+  // IPoIB header (ipoib_multicast.c ipoib_mcast_join_finish: mcast_mtu = IPOIB_UD_MTU(the
+  // broadcast group's MTU); ipoib_change_mtu clamps to it): the spec's default partition
+  // (P_Key 0x7fff, the one an IPoIB netdev is in unless it is a child of another P_Key) is where
+  // the spec says what that is. Plan checks the partition of each netdev's actual P_Key.
+  void check_ipoib_mtus(const NodeSpec& node, const std::vector<InterfaceRecord>& records,
+                        const std::optional<std::vector<PartitionSpec>>& partitions) {
+    if (!partitions) return;
+    const auto partition = std::find_if(partitions->begin(), partitions->end(),
+                                        [](const PartitionSpec& p) { return p.pkey == 0x7fff; });
+    if (partition == partitions->end()) return;
+    constexpr int kIpoibHeader = 4;
+    constexpr int kOpenSmDefaultMtu = 2048;  // osm_prtn_config.c new_part_conf: OSM_DEFAULT_MGRP_MTU
+    const int ib_mtu = partition->mtu.value_or(kOpenSmDefaultMtu);
+    for (std::size_t i = 0; i < node.interfaces.size() && i < records.size(); ++i) {
+      const InterfaceSpec& iface = node.interfaces[i];
+      if (!iface.mtu || iface.ipoib.mode != std::string("datagram") || *iface.mtu <= ib_mtu - kIpoibHeader) continue;
+      report(records[i].mtu_at, records[i].mtu_path,
+             "mtu " + std::to_string(*iface.mtu) + " is above what IPoIB datagram mode carries in partition " +
+                 in_quotes(partition->name) + " (" + partition->origin.path + ", line " +
+                 std::to_string(partition->origin.line) + "): its IB MTU " + std::to_string(ib_mtu) +
+                 (partition->mtu ? "" : " (OpenSM's default: the partition gives no mtu)") +
+                 " minus the 4-byte IPoIB header is " + std::to_string(ib_mtu - kIpoibHeader) +
+                 "; give the partition mtu: 4096 (4092), or set mtu " + std::to_string(ib_mtu - kIpoibHeader) +
+                 " or less");
+    }
+  }
+
   std::vector<std::string> read_match(const std::optional<Field>& match) {
     std::vector<Field> globs;
     if (match && match->value.IsSequence()) {
@@ -444,6 +482,10 @@ class SpecReader {
       record.key = interface->selector.key();
       record.description = interface->selector.describe();
       record.at = entry.position();
+      if (auto mtu = member(entry, "mtu")) {
+        record.mtu_at = mtu->position();
+        record.mtu_path = mtu->path;
+      }
       if (auto addresses = member(entry, "addresses"); addresses && addresses->value.IsSequence()) {
         record.has_addresses = true;
         const bool on_loopback =
@@ -691,7 +733,153 @@ class SpecReader {
     sm.enabled = bool_of(member(map, "enabled"));
     sm.priority = int_of(member(map, "priority"), 0, kMaxSmPriority);
     if (auto port = member(map, "port"); port && port->value.IsMap()) sm.port = read_selector(*port);
+    if (auto partitions = member(map, "partitions"); partitions && partitions->value.IsSequence()) {
+      sm.partitions = read_partitions(*partitions);
+    }
     return sm;
+  }
+
+  // What OpenSM's partitions.conf takes as a name (osm_prtn_config.c parse_name_token splits on
+  // '=', ',', ':', ';', '#' and blanks; a name of digits alone reads as a P_Key; partition names
+  // are kept in 32 bytes).
+  static std::optional<std::string> partition_name_problem(const std::string& name) {
+    const std::string shown = "partition name \"" + escape_for_display(name) + "\"";
+    if (name.size() > 31) return shown + " is longer than 31 characters, OpenSM's limit";
+    if (std::isdigit(static_cast<unsigned char>(name[0]))) {
+      return shown + " starts with a digit: OpenSM could read it as a P_Key; start it with a letter";
+    }
+    for (const char c : name) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') {
+        return shown + " has " + (c == ' ' || c == '\t' ? std::string("a blank") : "'" + escape_for_display(std::string(1, c)) + "'") +
+               ": partitions.conf separates names with = , : ; # and blanks; use letters, digits, '_', '-' and '.'";
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The rates OpenSM 3.3 has a code for in a partition's rate= (ib_types.h IB_PATH_RECORD_RATE_*,
+  // 2 to 22; osm_prtn_config.c takes the code), in Gb/s.
+  static bool is_partition_rate(double gbps) {
+    static constexpr double kRates[] = {2.5, 5, 10, 14, 20, 25, 28, 30, 40, 50, 56,
+                                        60, 80, 100, 112, 120, 168, 200, 300, 400, 600};
+    return std::find(std::begin(kRates), std::end(kRates), gbps) != std::end(kRates);
+  }
+
+  // subnetManager.partitions: the structure is the schema's; here what it cannot say: names and
+  // P_Keys given twice (OpenSM would merge the second definition of a P_Key into the first, and
+  // name its group after the first), a member given twice (as a GUID spelt two ways), rates that
+  // have no code.
+  std::vector<PartitionSpec> read_partitions(const Field& list) {
+    std::vector<PartitionSpec> out;
+    std::map<std::string, Position> names;
+    std::map<int, std::pair<std::string, Position>> pkeys;
+    for (const Field& item : items(list)) {
+      if (!item.value.IsMap()) continue;
+      PartitionSpec p;
+      const Position at = item.position();
+      p.origin = SourceMark{file_, at.line, at.column, item.path};
+      p.name = string_of(member(item, "name")).value_or("");
+      if (auto name_field = member(item, "name"); name_field && !p.name.empty()) {
+        if (auto problem = partition_name_problem(p.name)) report(name_field->position(), name_field->path, *problem);
+      }
+      const auto pkey = int_of(member(item, "pkey"), 1, 0x7fff);
+      if (p.name.empty() || !pkey) continue;  // the structural check reported it
+      p.pkey = *pkey;
+      p.ipoib = bool_of(member(item, "ipoib")).value_or(false);
+      p.mtu = int_of(member(item, "mtu"), 256, 4096);
+      p.sl = int_of(member(item, "sl"), 0, 15);
+      if (auto rate = member(item, "rate")) {
+        if (const auto gbps = yaml_number(rate->value); gbps && *gbps > 0) {
+          if (is_partition_rate(*gbps)) {
+            p.rate = *gbps;
+          } else {
+            report(rate->position(), rate->path,
+                   "rate " + rate->value.Scalar() +
+                       " Gb/s has no OpenSM rate code: one of 2.5, 5, 10, 14, 20, 25, 28, 30, 40, 50, 56, 60, 80, 100, "
+                       "112, 120, 168, 200, 300, 400, 600");
+          }
+        }
+      }
+      if (auto members_field = member(item, "members")) {
+        std::map<std::string, Position> seen;
+        for (const Field& m : members(*members_field)) {
+          std::string who = key_text(m.key).value_or("");
+          if (who.rfind("0x", 0) == 0 || who.rfind("0X", 0) == 0) {
+            char* end = nullptr;
+            const unsigned long long guid = std::strtoull(who.c_str() + 2, &end, 16);
+            if (who.size() < 3 || who.size() > 18 || *end != '\0') continue;  // the schema's pattern
+            char text[24];
+            std::snprintf(text, sizeof text, "0x%016llx", guid);
+            who = text;
+          }
+          const auto membership = yaml_string(m.value);
+          if (!membership) continue;
+          const auto [previous, fresh] = seen.emplace(who, m.key_position());
+          if (!fresh) {
+            report(m.key_position(), m.path,
+                   "member " + in_quotes(who) + " is given twice (first at " +
+                       where_relative(previous->second, m.key_position()) + ")");
+            continue;
+          }
+          p.members.push_back(PartitionMemberSpec{who, *membership});
+        }
+      }
+      if (auto name_field = member(item, "name")) {
+        const auto [previous, fresh] = names.emplace(p.name, name_field->position());
+        if (!fresh) {
+          report(name_field->position(), name_field->path,
+                 "partition " + in_quotes(p.name) + " is defined twice (first at " +
+                     where_relative(previous->second, name_field->position()) + ")");
+        }
+      }
+      if (auto pkey_field = member(item, "pkey"); pkey_field && p.pkey == 0x7fff && p.name != "Default") {
+        // osm_prtn.c: OpenSM makes the Default partition (0x7fff) before it reads the file, and a
+        // definition of the same P_Key is merged into it under its name.
+        report(pkey_field->position(), pkey_field->path,
+               "P_Key 0x7fff is OpenSM's Default partition, which keeps the name Default: name this partition "
+               "Default");
+      }
+      if (auto pkey_field = member(item, "pkey")) {
+        const auto [previous, fresh] = pkeys.emplace(p.pkey, std::pair(p.name, pkey_field->position()));
+        if (!fresh) {
+          char text[8];
+          std::snprintf(text, sizeof text, "0x%04x", p.pkey);
+          report(pkey_field->position(), pkey_field->path,
+                 std::string("P_Key ") + text + " is also partition " + in_quotes(previous->second.first) + "'s (at " +
+                     where_relative(previous->second.second, pkey_field->position()) +
+                     "): OpenSM would merge the two into one partition; give each partition its own P_Key");
+        }
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  std::optional<FabricExpectation> read_fabric(const Field& map) {
+    if (!map.value.IsMap()) return std::nullopt;
+    FabricExpectation fabric;
+    const Position at = map.position();
+    fabric.origin = SourceMark{file_, at.line, at.column, map.path};
+    if (auto width = string_of(member(map, "linkWidth")); width && width->size() >= 2 && width->back() == 'x') {
+      const auto lanes = int_text(width->substr(0, width->size() - 1));
+      if (lanes) fabric.link_width = *lanes;
+    }
+    fabric.link_speed = string_of(member(map, "linkSpeed"));
+    fabric.switches = int_of(member(map, "switches"), 0, std::numeric_limits<int>::max());
+    fabric.cas = int_of(member(map, "cas"), 0, std::numeric_limits<int>::max());
+    fabric.subnet_managers = int_of(member(map, "subnetManagers"), 0, std::numeric_limits<int>::max());
+    if (auto thresholds = member(map, "thresholds")) {
+      for (const Field& t : members(*thresholds)) {
+        const auto value = yaml_int(t.value);
+        if (value && *value >= 0) fabric.thresholds[key_text(t.key).value_or("")] = static_cast<uint64_t>(*value);
+      }
+    }
+    return fabric;
+  }
+
+  static std::optional<int> int_text(const std::string& text) {
+    if (text.empty() || text.size() > 3 || !std::all_of(text.begin(), text.end(), ::isdigit)) return std::nullopt;
+    return std::stoi(text);
   }
 
   // Values are kept as text, as /proc/sys takes them; booleans become 1 and 0.

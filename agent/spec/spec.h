@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -85,10 +86,29 @@ struct InterfaceSpec {
   }
 };
 
+// One partition of OpenSM's partitions.conf (subnetManager.partitions): its line is
+// `name=pkey[, ipoib][, mtu=CODE][, rate=CODE][, sl=N] : member=membership, ... ;`.
+struct PartitionMemberSpec {
+  std::string who;         // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF, or a port GUID "0x" + 16 hex digits
+  std::string membership;  // full, limited or both
+};
+struct PartitionSpec {
+  std::string name;
+  int pkey = 0;                // 0x0001-0x7fff (the membership bit is the members' business)
+  bool ipoib = false;          // OpenSM creates the IPoIB broadcast group in it
+  std::optional<int> mtu;      // bytes: 256, 512, 1024, 2048 or 4096
+  std::optional<double> rate;  // Gb/s, one OpenSM has a code for
+  std::optional<int> sl;       // 0-15
+  std::vector<PartitionMemberSpec> members;
+  SourceMark origin;           // the list item, for messages
+};
+
 struct SubnetManagerSpec {
   std::optional<bool> enabled;
   std::optional<int> priority;  // 0-15
   std::optional<Selector> port;
+  // The whole of partitions.conf's definitions, in order; unset: the file is not managed.
+  std::optional<std::vector<PartitionSpec>> partitions;
 };
 
 struct SelftestSpec {
@@ -112,6 +132,21 @@ struct NodeEntry {
   SourceMark origin;
 };
 
+// What the InfiniBand fabric should be (`fabric:`, top level beside defaults): `rdmactl fabric`
+// reports where the subnet it scans differs. Every field is optional; without linkWidth and
+// linkSpeed a link is compared with what both of its ends support.
+struct FabricExpectation {
+  std::optional<int> link_width;          // lanes: 1, 2, 4, 8 or 12 (the spec writes "4x")
+  std::optional<std::string> link_speed;  // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR or XDR
+  std::optional<int> switches;            // how many switches the subnet has
+  std::optional<int> cas;                 // how many channel adapters (HCAs) it has
+  std::optional<int> subnet_managers;     // how many ports run an SM (IsSM), master included
+  // PortCounters name as ibqueryerrors spells it (SymbolErrorCounter, ...) -> the most allowed;
+  // a counter not named keeps ibqueryerrors' default (0: any error is a finding).
+  std::map<std::string, uint64_t> thresholds;
+  SourceMark origin;  // the `fabric` mapping, for messages
+};
+
 struct FabricSpec {
   std::string file;    // as given on the command line ("-" shows as "<stdin>"); bytes that are
                        // not UTF-8 or are control characters shown escaped (it goes into JSON)
@@ -120,6 +155,7 @@ struct FabricSpec {
   std::string name;    // metadata.name
   NodeSpec defaults;
   std::vector<NodeEntry> nodes;
+  std::optional<FabricExpectation> fabric;
 };
 
 // A spec is a few kilobytes; anything near this is a mistake or an attack (a spec path pointed

@@ -315,6 +315,9 @@ class StructureReporter {
       duplicate_item(*target, text);
     } else if (starts_with(text, "Array should contain") || starts_with(text, "String should be")) {
       size_limit(*target, text);
+    } else if (starts_with(text, "Object should have no fewer than")) {
+      const std::size_t n = number_after(text, "no fewer than ").value_or(1);
+      at_value(*target, n == 1 ? "must not be empty" : "must have at least " + std::to_string(n) + " entries");
     } else if (starts_with(text, "Failed to match regex")) {
       pattern_mismatch(*target);
     } else {

@@ -80,7 +80,7 @@ const std::vector<InvalidCase> kCases = {
     {"MissingMetadataName", "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {labels: {team: ml}}\n", 3,
      11, "metadata", "missing required key \"name\""},
     {"UnknownTopLevelKey", kHeader + "defualts: {}\n", 5, 1, "defualts",
-     "unknown key \"defualts\" (expected one of: apiVersion, kind, metadata, defaults, nodes); did you mean "
+     "unknown key \"defualts\" (expected one of: apiVersion, kind, metadata, defaults, nodes, fabric); did you mean "
      "\"defaults\"?"},
     {"UnknownInterfaceKey", with_interface("      mut: 9000\n"), 8, 7, "defaults.interfaces[0].mut",
      "unknown key \"mut\" (expected one of: name, pci, rdmaDevice, port, linkType, mtu, state, addresses, "
