@@ -664,7 +664,10 @@ std::string Agent::metrics_text() const {
              "1 when an interrupted apply's journal could not be replayed: no apply runs until someone acts "
              "(/v1/status \"blocked\" says why).");
   out.sample("rdmactl_recovery_blocked", node, blocked_.empty() ? 0 : 1);
-  if (last_observed_) prom_ports(out, *last_observed_);
+  if (last_observed_) {
+    prom_ports(out, *last_observed_);
+    prom_subnet_manager(out, *last_observed_);
+  }
   return out.text();
 }
 

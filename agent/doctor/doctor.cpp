@@ -212,6 +212,7 @@ class Doctor {
       }
     }
     if (spec_) check_link_layers();
+    note_subnet_manager();
     return std::move(report_);
   }
 
@@ -272,6 +273,38 @@ class Doctor {
     add("error-counters", "warning", port_resource(d, p), "error counters above zero: " + raised,
         "errors on the link: check the cable and transceiver; clear with `perfquery -R` and watch whether "
         "they grow");
+  }
+
+  // Who the subnet's master SM is, as sminfo through this node's port said (show asks it; a plan of
+  // a spec that does not manage the SM does not): a failover shows here as the standby's GUID.
+  void note_subnet_manager() {
+    const nlohmann::json& sm = state_.subnet_manager;
+    if (!sm.is_object() || !sm.contains("local")) return;
+    const nlohmann::json master = sm.value("master", nlohmann::json());
+    if (!master.is_object()) {
+      const std::string why = sm.value("masterReason", std::string());
+      if (!why.empty() && why.rfind("not asked", 0) != 0) report_.notes.push_back({"subnet-manager", "no master SM seen: " + why});
+      return;
+    }
+    const std::string guid = master.value("guid", std::string());
+    std::string where;
+    for (const DeviceState& d : state_.devices) {
+      for (const PortState& p : d.ports) {
+        for (const GidEntry& g : p.gids) {
+          if (g.index != 0 || g.gid.size() < 19) continue;
+          std::string id = g.gid.substr(g.gid.size() - 19);
+          id.erase(std::remove(id.begin(), id.end(), ':'), id.end());
+          if ("0x" + id == guid) where = " (this node's OpenSM, on " + d.name + " port " + std::to_string(p.port) + ")";
+        }
+      }
+    }
+    std::string text = "master SM: " + guid + ", lid " + std::to_string(master.value("lid", 0)) + ", priority " +
+                       std::to_string(master.value("priority", 0)) + where;
+    const nlohmann::json& local = sm["local"];
+    if (where.empty() && local.value("active", nlohmann::json()) == nlohmann::json(true)) {
+      text += "; this node's OpenSM runs as a standby";
+    }
+    report_.notes.push_back({"subnet-manager", text});
   }
 
   void check_subnet_manager(const DeviceState& d, const PortState& p) {

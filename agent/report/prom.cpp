@@ -252,4 +252,47 @@ void prom_ports(PromText& out, const HostState& state) {
   }
 }
 
+void prom_subnet_manager(PromText& out, const HostState& state) {
+  const nlohmann::json& sm = state.subnet_manager;
+  if (!sm.is_object() || !sm.contains("local")) return;
+  // Not asked (the spec does not manage the SM, so no MAD went out): nothing is known.
+  if (sm.value("masterReason", std::string()).rfind("not asked", 0) == 0) return;
+  const PromLabels node = {{"node", state.node}};
+  out.family("rdmactl_subnet_manager_master", "gauge",
+             "1 when sminfo through this node's port names a master SM (its GUID, LID and priority as labels); 0 "
+             "when it names none (failover in progress, no SM, or sminfo failed).");
+  out.family("rdmactl_subnet_manager_local_active", "gauge", "1 when this node's OpenSM service is active.");
+  out.family("rdmactl_subnet_manager_local_master", "gauge", "1 when the master SM is this node's OpenSM.");
+  const nlohmann::json master = sm.value("master", nlohmann::json());
+  const bool has_master = master.is_object() && master.value("state", std::string()) == "SMINFO_MASTER";
+  if (has_master) {
+    out.sample("rdmactl_subnet_manager_master",
+               {{"node", state.node},
+                {"guid", master.value("guid", std::string())},
+                {"lid", std::to_string(master.value("lid", 0))},
+                {"priority", std::to_string(master.value("priority", 0))}},
+               1);
+  } else {
+    out.sample("rdmactl_subnet_manager_master", node, 0);
+  }
+  const nlohmann::json& local = sm["local"];
+  const bool active = local.value("active", nlohmann::json()) == nlohmann::json(true);
+  out.sample("rdmactl_subnet_manager_local_active", node, active ? 1 : 0);
+  bool local_master = false;
+  if (has_master && active) {
+    // This node's port GUIDs: the master is local when its GUID is one of them.
+    for (const DeviceState& d : state.devices) {
+      for (const PortState& p : d.ports) {
+        for (const GidEntry& g : p.gids) {
+          if (g.index != 0 || g.gid.size() < 19) continue;
+          std::string id = g.gid.substr(g.gid.size() - 19);
+          id.erase(std::remove(id.begin(), id.end(), ':'), id.end());
+          if ("0x" + id == master.value("guid", std::string())) local_master = true;
+        }
+      }
+    }
+  }
+  out.sample("rdmactl_subnet_manager_local_master", node, local_master ? 1 : 0);
+}
+
 }  // namespace rdmactl

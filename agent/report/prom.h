@@ -71,5 +71,8 @@ void prom_report(PromText& out, const Report& report);
 void prom_selftest(PromText& out, const std::string& node, const nlohmann::json& selftest, double timestamp);
 // Per port: state, rate, and the error and congestion counters of the observed state.
 void prom_ports(PromText& out, const HostState& state);
+// The subnet's master SM as this node's sminfo last saw it (none: rdmactl_subnet_manager_master
+// 0), and this node's OpenSM (running, and whether it is the master).
+void prom_subnet_manager(PromText& out, const HostState& state);
 
 }  // namespace rdmactl

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "agent/platform/command.h"
 #include "reconcilers/resource.h"
 #include "reconcilers/subnet_manager/opensm_conf.h"
+#include "reconcilers/subnet_manager/partitions.h"
 #include "reconcilers/subnet_manager/sm_tools.h"
 
 namespace rdmactl::reconcilers {
@@ -31,6 +33,10 @@ constexpr const char* kResource = "subnet-manager";
 constexpr const char* kWhere = "subnetManager";
 constexpr const char* kPriorityKey = "sm_priority";
 constexpr const char* kGuidKey = "guid";
+constexpr const char* kPartitionFileKey = "partition_config_file";
+// The config fields apply writes, in the order a plan writes them; OpenSM restarts once, after the
+// last one of a pass (a rollback reverts them in the opposite order).
+constexpr const char* kConfigFields[] = {"priority", "port", "partitions"};
 
 // How a distribution packages OpenSM: the service, the file OpenSM reads its options from, and the
 // shell variables file the service sources. Each layout takes the port and the priority elsewhere
@@ -128,7 +134,44 @@ const char* package_of(const std::string& tool) {
   return "opensm";
 }
 
-bool manages_sm(const SubnetManagerSpec& sm) { return sm.enabled || sm.priority || sm.port; }
+bool manages_sm(const SubnetManagerSpec& sm) { return sm.enabled || sm.priority || sm.port || sm.partitions; }
+
+// Where OpenSM reads its partitions: opensm.conf's partition_config_file, else the package's default
+// (osm_subnet.c: OSM_DEFAULT_PARTITION_CONFIG_FILE, /etc/opensm/partitions.conf as Debian and DOCA
+// build it; Fedora and RHEL build with --with-opensm-conf-sub-dir=rdma, /etc/rdma/partitions.conf).
+std::string partitions_file(const HostFs& fs, const Layout& layout) {
+  if (fs.exists(layout.config_file)) {
+    if (auto text = fs.read_file(layout.config_file)) {
+      if (auto value = opensm_conf_value(*text, kPartitionFileKey)) return *value;
+    }
+  }
+  return layout.kind == LayoutKind::kRhel ? "/etc/rdma/partitions.conf" : "/etc/opensm/partitions.conf";
+}
+
+// A partitions list in the state's form: each definition as rdmactl writes it (render_partition),
+// so that the file's and the spec's compare as OpenSM reads them and a plan shows the lines.
+json partitions_json(const std::vector<Partition>& partitions) {
+  json out = json::array();
+  for (const Partition& p : partitions) out.push_back(render_partition(p));
+  return out;
+}
+
+// The spec's partitions as OpenSM's: MTU in bytes -> code, rate in Gb/s -> code.
+std::vector<Partition> spec_partitions(const std::vector<PartitionSpec>& specs) {
+  std::vector<Partition> out;
+  for (const PartitionSpec& spec : specs) {
+    Partition p;
+    p.name = spec.name;
+    p.pkey = static_cast<uint16_t>(spec.pkey);
+    p.ipoib = spec.ipoib;
+    if (spec.mtu) p.flags.mtu = mtu_code_from_bytes(*spec.mtu);
+    if (spec.rate) p.flags.rate = rate_code_from_gbps(*spec.rate);
+    if (spec.sl) p.flags.sl = static_cast<uint32_t>(*spec.sl);
+    for (const PartitionMemberSpec& m : spec.members) p.members.push_back({m.who, m.membership});
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 // The port GUID of an InfiniBand port: the interface ID of its GID 0.
 std::optional<std::string> port_guid(const PortState& port) {
@@ -150,17 +193,25 @@ std::vector<std::string> ports_guids(const json& ports) {
 }
 
 // The port an OpenSM with opensm.conf's `guid` binds to: the local port with that GUID, or for
-// 0x0000000000000000 (and no guid line) the first active InfiniBand port, as OpenSM picks it.
+// 0x0000000000000000 (and no guid line) the one OpenSM picks (opensm/main.c get_port_guid): the
+// only port if there is one, else the first whose state is above DOWN (INIT and ARMED count, not
+// only ACTIVE), else the first port.
 PortRef opensm_port(const HostState& state, const json& config_guid) {
   const std::string zero = format_guid(0);
-  const bool first_active = config_guid.is_null() || config_guid == zero;
+  const bool default_port = config_guid.is_null() || config_guid == zero;
+  PortRef first;
   for (const DeviceState& d : state.devices) {
     for (const PortState& p : d.ports) {
       if (p.link_layer != "InfiniBand") continue;
-      if (first_active ? p.state == "ACTIVE" : json(port_guid(p).value_or("")) == config_guid) return {&d, &p};
+      if (!default_port) {
+        if (json(port_guid(p).value_or("")) == config_guid) return {&d, &p};
+        continue;
+      }
+      if (!first.port) first = {&d, &p};
+      if (p.state == "INIT" || p.state == "ARMED" || p.state == "ACTIVE" || p.state == "ACTIVE_DEFER") return {&d, &p};
     }
   }
-  return {};
+  return default_port ? first : PortRef{};
 }
 
 // opensm.conf values in the state's form: a number for sm_priority and a canonical GUID, or the
@@ -282,6 +333,7 @@ class SubnetManagerReconciler final : public Reconciler {
     if (!layout_) return make_error(ErrorKind::kNotSupported, not_installed(), change.resource);
     if (change.field == "enabled") return apply_enabled(state, change);
     if (change.field == "priority" || change.field == "port") return apply_config(platform.fs(), state, change);
+    if (change.field == "partitions") return apply_partitions(platform.fs(), state, change);
     return unknown_field(change);
   }
 
@@ -303,12 +355,38 @@ class SubnetManagerReconciler final : public Reconciler {
       }
     }
     local["priority"] = priority_value(read_location(fs, priority_at));
+    observe_partitions(fs, layout, local, unknown);
     if (layout.kind == LayoutKind::kDebian) {
       const auto ports = read_location(fs, port_at);
       local["ports"] = ports ? json(*ports) : json(nullptr);
     } else {
       local["guid"] = guid_value(read_location(fs, port_at));
     }
+  }
+
+  // partitions.conf: its definitions (null when there is no file: OpenSM then runs
+  // `Default=0x7fff,ipoib : ALL=full;`), or, when OpenSM would drop it, why, and its text (what a
+  // revert puts back).
+  static void observe_partitions(const HostFs& fs, const Layout& layout, json& local, json& unknown) {
+    const std::string file = partitions_file(fs, layout);
+    local["partitionsFile"] = file;
+    local["partitions"] = nullptr;
+    if (!fs.exists(file)) return;
+    auto text = fs.read_file(file);
+    if (!text) {
+      unknown["partitions"] = text.error().to_string();
+      return;
+    }
+    auto parsed = parse_partitions_conf(*text);
+    if (!parsed) {
+      const Error& e = parsed.error();
+      const int line = e.diagnostics.empty() ? 0 : e.diagnostics.front().line;
+      local["partitionsError"] = file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + e.message +
+                                 ": OpenSM drops the whole file and runs its default partition";
+      local["partitions"] = *text;  // a string: the file as it is
+      return;
+    }
+    local["partitions"] = partitions_json(parsed->partitions);
   }
 
   // The layout's unit from systemctl is-enabled and is-active; on Debian also the opensm@ instance
@@ -344,7 +422,20 @@ class SubnetManagerReconciler final : public Reconciler {
     local["active"] = *active;
     if (layout.kind == LayoutKind::kDebian && spec_ && spec_->port) {
       if (auto guid = desired_guid(state, *spec_->port)) {
-        const std::string instance = std::string("opensm@") + *guid;
+        // opensm.service starts opensm@WORD for each word of PORTS as it is spelt there
+        // (`sed -r "s/(\\w+)/opensm@\\1.service/g"`): a GUID written in capitals or without its
+        // leading zeros names an instance of that spelling.
+        std::string word = *guid;
+        if (local.value("ports", json()).is_string()) {
+          std::istringstream words(local["ports"].get<std::string>());
+          for (std::string w; words >> w;) {
+            if (canonical_guid(w) == *guid) {
+              word = w;
+              break;
+            }
+          }
+        }
+        const std::string instance = std::string("opensm@") + word;
         auto running = unit_active(instance);
         if (running) {
           local["instance"] = {{"unit", instance}, {"active", *running}};
@@ -365,7 +456,7 @@ class SubnetManagerReconciler final : public Reconciler {
     if (!port.port) port = opensm_port(state, configured_guid(local));
     out["master"] = nullptr;
     if (!port.port) {
-      out["masterReason"] = "no active InfiniBand port to ask sminfo through";
+      out["masterReason"] = "no InfiniBand port to ask sminfo through";
       return;
     }
     sminfo_argv_ = {"sminfo", "-C", port.device->name, "-P", std::to_string(port.port->port)};
@@ -471,6 +562,31 @@ class SubnetManagerReconciler final : public Reconciler {
         out.changes.push_back(std::move(change));
       }
     }
+    // partitions.conf is OpenSM's: it is written where OpenSM may run (not where the spec says
+    // enabled: false; there the partitions only tell plan what the fabric's IPoIB MTU is).
+    if (sm.partitions && sm.enabled != false) {
+      const std::vector<Partition> wanted = spec_partitions(*sm.partitions);
+      if (const auto problems = validate_partitions(wanted); !problems.empty()) {
+        const PartitionSpec& bad = (*sm.partitions)[problems.front().index];
+        out.errors.push_back(sm_error(ErrorKind::kInvalidSpec, bad.origin.path + " (" + bad.origin.file + ":" +
+                                                                   std::to_string(bad.origin.line) +
+                                                                   "): " + problems.front().message));
+        return;
+      }
+      const json current = local.value("partitions", json());
+      const json desired = partitions_json(wanted);
+      out.compared(kResource, "partitions", kName);
+      if (current != desired) {
+        Change change = make_change(kResource, "partitions", current, desired, kName, running);
+        change.via = local.value("partitionsFile", std::string("partitions.conf"));
+        std::string note;
+        if (local.contains("partitionsError")) note = local["partitionsError"].get<std::string>() + "; ";
+        if (auto missing = default_partition_note(wanted)) note += *missing + "; ";
+        note += "OpenSM reads it at its next heavy sweep: rdmactl restarts a running OpenSM";
+        change.note = note;
+        out.changes.push_back(std::move(change));
+      }
+    }
   }
 
   // The GUID of the port a selector names, as OpenSM's guid (and Debian's PORTS) take it.
@@ -532,7 +648,7 @@ class SubnetManagerReconciler final : public Reconciler {
     }
     if (guid.empty()) {
       out.errors.push_back(sm_error(ErrorKind::kNotFound,
-                                    "cannot tell this node's SM port GUID: no active InfiniBand port matches "
+                                    "cannot tell this node's SM port GUID: no InfiniBand port matches "
                                     "OpenSM's configured port (" + local.value("portFrom", std::string()) + ")"));
       return;
     }
@@ -558,8 +674,69 @@ class SubnetManagerReconciler final : public Reconciler {
     const bool enable = change.desired.get<bool>();
     // --now: enabled at boot and running (or neither) is one state, as the spec's `enabled` means.
     if (auto r = systemctl({enable ? "enable" : "disable", "--now", layout_->service}); !r) return r;
+    // Debian's opensm.service is a oneshot that stays active (RemainAfterExit) after starting its
+    // opensm@ instances, and opensm@.service has no Restart=: an instance that died stays dead
+    // while the service says active, and `enable --now` does not run it again. Start it.
+    const json& local = state.subnet_manager["local"];
+    if (enable && layout_->kind == LayoutKind::kDebian && local.contains("instance")) {
+      const std::string instance = local["instance"].value("unit", std::string());
+      auto running = unit_active(instance);
+      if (!running) return running.error();
+      if (!*running) {
+        spdlog::info("{} is not running while opensm.service is active: starting it", instance);
+        if (auto r = systemctl({"start", instance}); !r) return r;
+      }
+    }
     wait_for_election(state, spec_ && spec_->enabled == enable);
     return ok();
+  }
+
+  // partitions.conf: a list becomes the file's definitions (its comments kept), a string is written
+  // as it is (the revert of an unreadable file), null removes it (the revert of a file rdmactl made).
+  Result<void> apply_partitions(const HostFs& fs, const HostState& state, const Change& change) {
+    const std::string file = state.subnet_manager["local"].value("partitionsFile", partitions_file(fs, *layout_));
+    const bool exists = fs.exists(file);
+    std::string text;
+    if (exists) {
+      auto read = fs.read_file(file);
+      if (!read) return read.error();
+      text = std::move(read).value();
+    }
+    if (change.desired.is_null()) {
+      std::error_code ec;
+      if (exists && !std::filesystem::remove(fs.path(file), ec) && ec) {
+        return make_errno_error("remove " + fs.path(file), ec.value(), change.resource);
+      }
+    } else {
+      std::string updated;
+      if (change.desired.is_string()) {
+        updated = change.desired.get<std::string>();
+      } else if (change.desired.is_array()) {
+        std::string definitions;
+        for (const json& line : change.desired) {
+          if (!line.is_string()) return make_error(ErrorKind::kPlatform, "not a partition: " + json_text(line), change.resource);
+          definitions += line.get<std::string>() + "\n";
+        }
+        auto wanted = parse_partitions_conf(definitions);
+        if (!wanted) return make_error(ErrorKind::kPlatform, "partitions: " + wanted.error().message, change.resource);
+        updated = render_partitions_conf(text, wanted->partitions);
+        // What OpenSM will read: never a file it would drop.
+        if (auto check = parse_partitions_conf(updated); !check) {
+          return make_error(ErrorKind::kPlatform, "the partitions.conf rdmactl made would be dropped by OpenSM: " +
+                                                      check.error().message, change.resource);
+        }
+      } else {
+        return make_error(ErrorKind::kPlatform, "not partitions: " + json_text(change.desired), change.resource);
+      }
+      if (updated != text || !exists) {
+        unsigned mode = 0644;
+        std::error_code ec;
+        const auto status = std::filesystem::status(fs.path(file), ec);
+        if (exists && !ec) mode = static_cast<unsigned>(status.permissions() & std::filesystem::perms::mask);
+        if (auto r = fs.replace_file(file, updated, mode); !r) return r;
+      }
+    }
+    return restart_if_due(state, change);
   }
 
   Result<void> apply_config(const HostFs& fs, const HostState& state, const Change& change) {
@@ -603,6 +780,11 @@ class SubnetManagerReconciler final : public Reconciler {
       if (exists && !ec) mode = static_cast<unsigned>(status.permissions() & std::filesystem::perms::mask);
       if (auto r = fs.replace_file(at.file, updated, mode); !r) return r;
     }
+    return restart_if_due(state, change);
+  }
+
+  // After a config write: restart a running OpenSM once the last write of this pass is done.
+  Result<void> restart_if_due(const HostState& state, const Change& change) {
     const bool forward = is_forward(state, change);
     if (!restart_due(state, change, forward)) return ok();
     auto active = unit_active(layout_->service);
@@ -630,18 +812,21 @@ class SubnetManagerReconciler final : public Reconciler {
     return same && same->desired == change.desired;
   }
 
-  // Whether this config write is the last of its pass, so that OpenSM restarts once for both lines.
-  // A plan writes priority, then port; a rollback reverts port, then priority.
+  // Whether this config write is the last of its pass, so that OpenSM restarts once for all of them.
+  // A plan writes kConfigFields in order; a rollback reverts them in the opposite order.
   bool restart_due(const HostState& state, const Change& change, bool forward) const {
     if (!spec_) return true;
     DiffResult planned;
     config_changes(*spec_, state, planned);
-    const bool other_planned = find_field(planned.changes, change.field == "priority" ? "port" : "priority");
-    if (forward) {
-      if (spec_->enabled == false) return false;  // the service is stopped next
-      return change.field == "port" || !other_planned;
-    }
-    return change.field == "priority" || !other_planned;
+    if (forward && spec_->enabled == false) return false;  // the service is stopped next
+    const auto* begin = std::begin(kConfigFields);
+    const auto* end = std::end(kConfigFields);
+    const auto* at = std::find(begin, end, change.field);
+    if (at == end) return true;
+    // Forward: no field after this one is planned; backward: none before it.
+    const auto later = forward ? std::any_of(at + 1, end, [&](const char* f) { return find_field(planned.changes, f); })
+                               : std::any_of(begin, at, [&](const char* f) { return find_field(planned.changes, f); });
+    return !later;
   }
 
   static Result<bool> unit_active(const std::string& unit) {

@@ -152,6 +152,45 @@ TEST_F(LayoutTest, DebianFromStoppedEnablesTheOneshotWhichStartsTheInstance) {
   EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
 }
 
+// Debian's opensm.service is a oneshot that stays active after starting its instances, and
+// opensm@.service has no Restart=: an instance that died is started again by apply (systemctl
+// start opensm@GUID), where `enable --now opensm` alone did nothing and verify failed for ever.
+TEST_F(LayoutTest, DebianADeadInstanceIsStartedAgain) {
+  host("debian");
+  const NodeSpec spec = sm_spec(15);
+  ASSERT_TRUE(apply(spec).errors.empty());
+  ASSERT_EQ(running_instances(), std::vector<std::string>{kGuid});
+  // The instance's opensm dies; opensm.service stays active (RemainAfterExit).
+  fake("units/opensm@" + std::string(kGuid) + ".active", "failed\n");
+  std::filesystem::remove(tools_.state_dir() + "/sm/instances/" + kGuid);
+  const Report planned = plan(spec);
+  EXPECT_EQ(statuses(planned), std::vector<std::string>{"enabled: false -> true (planned)"});
+  const size_t calls_before = systemctl_calls().size();
+  const Report applied = apply(spec);
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(statuses(applied), std::vector<std::string>{"enabled: false -> true (applied)"});
+  const std::vector<std::string> calls = systemctl_calls();
+  EXPECT_EQ(std::vector<std::string>(calls.begin() + static_cast<std::ptrdiff_t>(calls_before), calls.end()),
+            (std::vector<std::string>{"systemctl enable --now opensm", "systemctl start opensm@0x946dae0300f14a20"}));
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+  EXPECT_TRUE(apply(spec).changes.empty());
+}
+
+// PORTS names the GUID as the admin wrote it (capitals, no leading zeros): opensm.service starts
+// opensm@ of that spelling, and rdmactl looks at that instance, not at one of its own spelling.
+TEST_F(LayoutTest, DebianPortsSpellingNamesTheInstance) {
+  host("debian");
+  tree_.write("/etc/default/opensm", "PORTS=0x946DAE0300F14A20\n");
+  tree_.write("/etc/opensm/opensm.conf", "sm_priority 15\n");
+  fake("units/opensm.state", "enabled\n");
+  const NodeSpec spec = sm_spec(15);
+  ASSERT_TRUE(apply(spec).errors.empty());
+  const HostState state = observe(spec);
+  EXPECT_EQ(state.subnet_manager["local"]["instance"]["unit"], "opensm@0x946DAE0300F14A20");
+  EXPECT_EQ(state.subnet_manager["local"]["instance"]["active"], true);
+  EXPECT_TRUE(plan(spec).changes.empty()) << testing::PrintToString(statuses(plan(spec)));
+}
+
 TEST_F(LayoutTest, DebianPortsNoneWithoutASpecPortIsAPlanError) {
   host("debian");
   tree_.write("/etc/default/opensm", "PORTS=NONE\n");

@@ -179,7 +179,7 @@ TEST_F(SubnetManagerTest, ShowObservesTheServiceTheConfigAndTheMissingMaster) {
   EXPECT_EQ(sm["local"], json::parse(R"({"layout": "doca", "service": "opensmd", "installed": true, "enabled": false,
       "active": false, "unitFileState": "disabled", "priority": 0, "priorityFrom": "/etc/opensm/opensm.conf sm_priority",
       "guid": "0x0000000000000000", "portFrom": "/etc/opensm/opensm.conf guid", "configFile": "/etc/opensm/opensm.conf",
-      "configExists": true})"));
+      "configExists": true, "partitionsFile": "/etc/opensm/partitions.conf", "partitions": null})"));
   EXPECT_TRUE(sm["master"].is_null());
   EXPECT_EQ(sm["masterReason"], "sminfo: query (asked through mlx5_0 port 1)");
   EXPECT_FALSE(sm.contains("missingTools"));
@@ -367,6 +367,104 @@ TEST_F(SubnetManagerTest, AFailedStartIsRevertedToTheSameBytes) {
   EXPECT_EQ(state_.read("/units/opensmd.state"), "disabled\n");
   EXPECT_EQ(state_.read("/units/opensmd.active"), "inactive\n");
   EXPECT_EQ(count_of(calls(), "systemctl disable --now opensmd"), 1u);
+}
+
+// subnetManager.partitions: partitions.conf where OpenSM reads it, its definitions the spec's, its
+// comments kept, OpenSM restarted once after the last config write, and what a revert puts back.
+constexpr const char* kPartitions = "/etc/opensm/partitions.conf";
+constexpr const char* kPartitionsHeader =
+    "# partitions.conf: kept by the site's change process\n"
+    "# (see man opensm, PARTITION CONFIGURATION)\n";
+
+std::vector<PartitionSpec> default_and_storage() {
+  PartitionSpec standard;
+  standard.name = "Default";
+  standard.pkey = 0x7fff;
+  standard.ipoib = true;
+  standard.mtu = 4096;
+  standard.members = {{"ALL", "full"}};
+  PartitionSpec storage;
+  storage.name = "storage";
+  storage.pkey = 0x0a12;
+  storage.rate = 200;
+  storage.members = {{"ALL_SWITCHES", "full"}, {kRemoteGuid, "both"}, {"SELF", "limited"}};
+  return {standard, storage};
+}
+
+TEST_F(SubnetManagerTest, PartitionsBecomeTheFilesDefinitionsWithItsCommentsAndOneRestart) {
+  running_sm(15, kLocalGuid);
+  tree_.write(kConf, converged_conf());
+  tree_.write(kPartitions, std::string(kPartitionsHeader) + "Default=0x7fff, ipoib : ALL=full;\n");
+  NodeSpec spec = sm_spec(true, 14);
+  spec.subnet_manager.partitions = default_and_storage();
+  const Report report = apply(spec);
+  ASSERT_TRUE(report.errors.empty()) << messages(report.errors);
+  EXPECT_EQ(statuses(report),
+            (std::vector<std::string>{
+                R"(priority: 15 -> 14 (applied))",
+                R"(partitions: ["Default=0x7fff, ipoib : ALL=full;"] -> ["Default=0x7fff, ipoib, mtu=5 : ALL=full;",)"
+                R"("storage=0x0a12, rate=17 : ALL_SWITCHES=full, 0x0002c90300001234=both, SELF=limited;"] (applied))"}));
+  EXPECT_FALSE(report.rolled_back);
+  EXPECT_EQ(tree_.read(kPartitions), std::string(kPartitionsHeader) +
+                                         "\nDefault=0x7fff, ipoib, mtu=5 : ALL=full;\n"
+                                         "storage=0x0a12, rate=17 : ALL_SWITCHES=full, 0x0002c90300001234=both, SELF=limited;\n");
+  EXPECT_EQ(count_of(calls(), "systemctl restart opensmd"), 1u) << "once, after the last of priority and partitions";
+  const std::string written = tree_.read(kPartitions);
+  const Report second = apply(spec);
+  EXPECT_TRUE(second.changes.empty()) << testing::PrintToString(statuses(second));
+  EXPECT_EQ(tree_.read(kPartitions), written);
+}
+
+TEST_F(SubnetManagerTest, PartitionsGoWhereOpensmConfSaysAndAFileRdmactlMadeIsRemovedOnRevert) {
+  tree_.write(kConf, std::string(kOpensmConf) + "partition_config_file /etc/opensm/site-partitions.conf\n");
+  NodeSpec spec = sm_spec(std::nullopt, std::nullopt, false);
+  spec.subnet_manager.partitions = default_and_storage();
+  const DiffResult d = plan(spec);
+  ASSERT_TRUE(d.errors.empty()) << messages(d.errors);
+  ASSERT_EQ(d.changes.size(), 1u);
+  const Change& change = d.changes[0];
+  EXPECT_EQ(change.via, "/etc/opensm/site-partitions.conf");
+  EXPECT_TRUE(change.current.is_null()) << "no file: OpenSM runs its default partition";
+  const HostState state = observe_for(&spec);
+  ASSERT_TRUE(reconciler_->apply(*platform_, state, change).has_value());
+  EXPECT_TRUE(std::filesystem::exists(tree_.root() + "/etc/opensm/site-partitions.conf"));
+  EXPECT_FALSE(std::filesystem::exists(tree_.root() + kPartitions));
+  ASSERT_TRUE(reconciler_->apply(*platform_, state, change.reverted()).has_value());
+  EXPECT_FALSE(std::filesystem::exists(tree_.root() + "/etc/opensm/site-partitions.conf")) << "the revert of a file rdmactl made removes it";
+}
+
+TEST_F(SubnetManagerTest, AFileOpensmWouldDropIsSaidAndItsRevertPutsTheSameBytesBack) {
+  // "all" is no keyword (they are upper case): OpenSM reads it as a GUID, fails, and drops the file.
+  const std::string broken = "Default=0x7fff, ipoib : all=full;\n";
+  tree_.write(kPartitions, broken);
+  NodeSpec spec = sm_spec(std::nullopt, std::nullopt, false);
+  spec.subnet_manager.partitions = default_and_storage();
+  const DiffResult d = plan(spec);
+  ASSERT_EQ(d.changes.size(), 1u) << messages(d.errors);
+  EXPECT_EQ(d.changes[0].current, broken) << "the file as it is: what a revert writes back";
+  EXPECT_NE(d.changes[0].note.find("/etc/opensm/partitions.conf:1: "), std::string::npos) << d.changes[0].note;
+  EXPECT_NE(d.changes[0].note.find("OpenSM drops the whole file"), std::string::npos) << d.changes[0].note;
+  const HostState state = observe_for(&spec);
+  ASSERT_TRUE(reconciler_->apply(*platform_, state, d.changes[0]).has_value());
+  EXPECT_NE(tree_.read(kPartitions), broken);
+  ASSERT_TRUE(reconciler_->apply(*platform_, state, d.changes[0].reverted()).has_value());
+  EXPECT_EQ(tree_.read(kPartitions), broken);
+}
+
+TEST_F(SubnetManagerTest, WhereTheSmIsDisabledPartitionsAreNotWritten) {
+  NodeSpec spec = sm_spec(false, std::nullopt, false);
+  spec.subnet_manager.partitions = default_and_storage();
+  const DiffResult d = plan(spec);
+  for (const Change& c : d.changes) EXPECT_NE(c.field, "partitions");
+  EXPECT_FALSE(std::filesystem::exists(tree_.root() + kPartitions));
+}
+
+TEST_F(SubnetManagerTest, WithoutADefaultPartitionThePlanSaysWhatOpensmDoes) {
+  NodeSpec spec = sm_spec(std::nullopt, std::nullopt, false);
+  spec.subnet_manager.partitions = std::vector<PartitionSpec>{default_and_storage()[1]};
+  const DiffResult d = plan(spec);
+  ASSERT_EQ(d.changes.size(), 1u) << messages(d.errors);
+  EXPECT_NE(d.changes[0].note.find("0x7fff"), std::string::npos) << d.changes[0].note;
 }
 
 TEST_F(SubnetManagerTest, MissingToolsLeaveShowWorkingAndNameThePackages) {
