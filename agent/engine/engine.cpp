@@ -138,9 +138,7 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
     spdlog::info("no drift: nothing to apply");
     return report;
   }
-  for (auto it = report.changes.rbegin(); it != report.changes.rend(); ++it) {
-    if (it->status == ChangeStatus::kPlanned) report.revert_plan.push_back(it->reverted());
-  }
+  report.revert_plan = revert_plan_for(report.changes);
 
   snapshot_before_.reset();
   platform.set_snapshot_before(nullptr);

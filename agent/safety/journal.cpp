@@ -40,14 +40,8 @@ Change change_from_json(const json& j) {
   return c;
 }
 
-// Engine::apply's revert plan: the planned changes, reverted, in reverse order.
-std::vector<Change> revert_plan_of(const std::vector<Change>& changes) {
-  std::vector<Change> out;
-  for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
-    if (it->status == ChangeStatus::kPlanned) out.push_back(it->reverted());
-  }
-  return out;
-}
+// Engine::apply's revert plan.
+std::vector<Change> revert_plan_of(const std::vector<Change>& changes) { return revert_plan_for(changes); }
 
 json changes_json(const std::vector<Change>& changes) {
   json out = json::array();

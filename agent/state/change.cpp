@@ -1,6 +1,8 @@
 // Change helpers: status names, revert and the report's JSON form.
 #include "agent/state/change.h"
 
+#include <algorithm>
+
 namespace rdmactl {
 
 const char* change_status_name(ChangeStatus status) {
@@ -37,6 +39,24 @@ nlohmann::json to_json(const Change& change) {
   if (!change.via.empty()) out["via"] = change.via;
   if (!change.note.empty()) out["note"] = change.note;
   if (!change.error.empty()) out["error"] = change.error;
+  return out;
+}
+
+std::vector<Change> revert_plan_for(const std::vector<Change>& changes) {
+  std::vector<Change> out;
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
+    if (it->status == ChangeStatus::kPlanned) out.push_back(it->reverted());
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].field != "ipoib.mode") continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (out[j].resource == out[i].resource && out[j].field == "mtu") {
+        std::rotate(out.begin() + static_cast<std::ptrdiff_t>(j), out.begin() + static_cast<std::ptrdiff_t>(i),
+                    out.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        break;
+      }
+    }
+  }
   return out;
 }
 

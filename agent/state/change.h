@@ -41,6 +41,12 @@ struct Change {
 
 nlohmann::json to_json(const Change& change);
 
+// The revert plan of a run's changes: the planned ones, reverted, in reverse order, except that a
+// netdev's `ipoib.mode` is put back before its `mtu` (as apply writes them): the kernel resets an
+// IPoIB netdev's MTU when its mode changes, and datagram mode refuses the connected-mode MTU
+// (putting back 65520 while still in datagram mode was EINVAL).
+std::vector<Change> revert_plan_for(const std::vector<Change>& changes);
+
 // A field a diff compared, whether or not it differed: the fields the spec manages on this node
 // (JUnit's test cases, one per field, so their number is the same run to run).
 struct CheckedField {

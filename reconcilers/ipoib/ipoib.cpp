@@ -2,6 +2,8 @@
 #include "reconcilers/ipoib/ipoib.h"
 
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "reconcilers/resource.h"
@@ -20,11 +22,32 @@ constexpr int kDatagramMaxMtu = kMaxIbMtu - kIpoibHeader;
 constexpr int kDatagramMinMtu = 68 + kIpoibHeader;
 // OpenSM's default IPoIB broadcast group: OSM_DEFAULT_MGRP_MTU 0x04, 2048 bytes.
 constexpr int kDefaultBroadcastMtu = 2048 - kIpoibHeader;
+// A partition without mtu= gets OpenSM's default for its broadcast group (osm_prtn_config.c
+// starts every partition's flags at mtu 4, OSM_DEFAULT_MGRP_MTU): 2048 bytes.
+constexpr int kDefaultPartitionMtu = 2048;
+// The default partition's P_Key with full membership, as an IPoIB netdev's sysfs `pkey` shows it.
+constexpr unsigned kDefaultPkey = 0xffff;
 // ipoib_ndo_init: max_mtu = IPOIB_CM_MTU (0x10000 - 0x10), for every IPoIB netdev.
 constexpr int kMaxMtu = 65520;
 // IPOIB_FLAGS_RC: the RC flag IPOIB_CM_SUPPORTED looks for in the address's first byte.
 constexpr unsigned kRcFlag = 0x80;
 constexpr const char* kEnhancedParameter = "/sys/module/ib_ipoib/parameters/ipoib_enhanced";
+// The vendor driver's version, MODULE_VERSION of its modules ("23.10-1.1.9"; the upstream kernel's
+// have none): ib_ipoib's, else mlx5_core's.
+constexpr const char* kVendorVersionFiles[] = {"/sys/module/ib_ipoib/version", "/sys/module/mlx5_core/version"};
+
+// MLNX_OFED 23.07 and later (and DOCA-OFED, which continues its numbering) run enhanced IPoIB
+// only: "IPoIB ULP Mode Deprecation: Starting from this release, MLNX_OFED supports IPoIB enhanced
+// mode only. The ability to switch back to ULP mode using ipoib_enhanced module parameter is not
+// supported" (MLNX_OFED 23.07-0.5.0.0 release notes, Changes and New Features), and the InfiniBand
+// connected transport is unsupported (24.07, Unsupported Functionalities). Versions are
+// "YY.MM-..." since 23.04 and "5.x-..." before.
+bool enhanced_only(const std::string& version) {
+  int year = 0;
+  int month = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &year, &month) != 2) return false;
+  return year > 23 || (year == 23 && month >= 7);
+}
 
 std::string mode_file(const std::string& netdev) { return "/sys/class/net/" + netdev + "/mode"; }
 
@@ -37,6 +60,20 @@ std::optional<unsigned> first_byte(const std::string& address) {
   return value;
 }
 
+// The spec's partition an IPoIB netdev is in: the one of its P_Key (sysfs `pkey`, with the
+// membership bit; 0xffff for the default partition), nullptr when the spec has none for it.
+const PartitionSpec* partition_of(const std::optional<std::vector<PartitionSpec>>& partitions, const NetdevState& n) {
+  if (!partitions) return nullptr;
+  unsigned pkey = kDefaultPkey;
+  if (const std::string text = n.ipoib->value("pkey", ""); !text.empty()) {
+    pkey = static_cast<unsigned>(std::strtoul(text.c_str(), nullptr, 16));
+  }
+  for (const PartitionSpec& p : *partitions) {
+    if (static_cast<unsigned>(p.pkey) == (pkey & 0x7fff)) return &p;
+  }
+  return nullptr;
+}
+
 // Why connected mode cannot be set on this netdev, with the way out for the driver in use.
 std::string no_connected_mode(const NetdevState& n) {
   const nlohmann::json& ipoib = *n.ipoib;
@@ -47,12 +84,20 @@ std::string no_connected_mode(const NetdevState& n) {
   std::string why = n.name + " runs enhanced IPoIB, which has no connected mode: its hardware address has no RC flag "
                     "(IPOIB_CM_SUPPORTED), which only legacy IPoIB sets (ConnectX-4 and later under mlx5 run enhanced "
                     "IPoIB). Use ipoib.mode: datagram (an MTU up to the IPoIB partition's IB MTU - 4)";
+  const std::string version = ipoib.value("driverVersion", "");
+  if (!version.empty() && enhanced_only(version)) {
+    return n.name + " cannot run connected mode: its driver, MLNX_OFED/DOCA-OFED " + version +
+           ", runs enhanced IPoIB only (from 23.07 on, ipoib_enhanced=0 no longer switches to legacy IPoIB and connected "
+           "mode is refused). Use ipoib.mode: datagram (an MTU up to the IPoIB partition's IB MTU - 4: 4092 with a "
+           "partition of mtu 4096)";
+  }
   if (ipoib.contains("ipoibEnhanced")) {
-    why += ", or, with this DOCA/MLNX-OFED driver, switch ib_ipoib to legacy IPoIB: `options ib_ipoib "
-           "ipoib_enhanced=0` in /etc/modprobe.d/ib_ipoib.conf, then reload ib_ipoib (or reboot)";
+    why += ", or, with this MLNX_OFED driver (before 23.07" + (version.empty() ? std::string() : ": " + version) +
+           "), switch ib_ipoib to legacy IPoIB: `options ib_ipoib ipoib_enhanced=0` in /etc/modprobe.d/ib_ipoib.conf, "
+           "then reload ib_ipoib (or reboot); MLNX_OFED and DOCA-OFED 23.07 and later have no legacy IPoIB";
   } else {
     why += "; with the upstream driver, legacy IPoIB on mlx5 needs a kernel built without CONFIG_MLX5_CORE_IPOIB, "
-           "or the DOCA-OFED driver with ib_ipoib ipoib_enhanced=0";
+           "or MLNX_OFED before 23.07 with ib_ipoib ipoib_enhanced=0 (23.07 and later run enhanced IPoIB only)";
   }
   return why;
 }
@@ -80,12 +125,22 @@ class IpoibReconciler final : public Reconciler {
         ipoib["mode"] = "datagram";
         ipoib["modeFile"] = false;
       }
+      // ipoib_main.c show_pkey: "0x%04x", the membership bit included (0xffff: the default partition).
+      if (auto pkey = fs.read(dir + "/pkey")) ipoib["pkey"] = *pkey;
       auto address = fs.read(dir + "/address");
       const std::optional<unsigned> flags = address ? first_byte(*address) : std::nullopt;
       ipoib["connectedMode"] = flags && (*flags & kRcFlag) != 0 && ipoib.value("modeFile", true);
       if (vendor_ipoib) {
         auto value = fs.read(kEnhancedParameter);
         ipoib["ipoibEnhanced"] = value ? *value : "";
+        for (const char* file : kVendorVersionFiles) {
+          if (auto version = fs.read(file)) {
+            ipoib["driverVersion"] = *version;
+            // Even an address with the RC flag gets no connected mode from these drivers.
+            if (enhanced_only(*version)) ipoib["connectedMode"] = false;
+            break;
+          }
+        }
       }
       n.ipoib = std::move(ipoib);
     }
@@ -147,7 +202,8 @@ class IpoibReconciler final : public Reconciler {
 
 std::unique_ptr<Reconciler> make_ipoib_reconciler() { return std::make_unique<IpoibReconciler>(); }
 
-IpoibMtuCheck check_ipoib_mtu(const InterfaceSpec& iface, const NetdevState& n) {
+IpoibMtuCheck check_ipoib_mtu(const InterfaceSpec& iface, const NetdevState& n,
+                              const std::optional<std::vector<PartitionSpec>>& partitions) {
   IpoibMtuCheck check;
   if (!iface.mtu || !n.ipoib) return check;
   const int mtu = *iface.mtu;
@@ -171,10 +227,23 @@ IpoibMtuCheck check_ipoib_mtu(const InterfaceSpec& iface, const NetdevState& n) 
   } else if (mtu < kDatagramMinMtu) {
     check.error = "mtu " + std::to_string(mtu) + " is below what IPoIB datagram mode takes (" +
                   std::to_string(kDatagramMinMtu) + ")";
+  } else if (const PartitionSpec* partition = partition_of(partitions, n)) {
+    // The spec says what the partition's broadcast group carries: above it, the kernel would
+    // clamp the MTU silently (ipoib_change_mtu takes min(new_mtu, mcast_mtu) in datagram mode).
+    const int ib_mtu = partition->mtu.value_or(kDefaultPartitionMtu);
+    if (mtu > ib_mtu - kIpoibHeader) {
+      check.error = "mtu " + std::to_string(mtu) + " is above what " + n.name + " carries in datagram mode in partition " +
+                    partition->name + " (" + partition->origin.file + ":" + std::to_string(partition->origin.line) +
+                    ", " + partition->origin.path + "): its IB MTU " + std::to_string(ib_mtu) +
+                    (partition->mtu ? "" : " (OpenSM's default, no mtu given)") + " minus the 4-byte IPoIB header is " +
+                    std::to_string(ib_mtu - kIpoibHeader) + "; give the partition mtu: 4096 (" +
+                    std::to_string(kDatagramMaxMtu) + ") or set mtu " + std::to_string(ib_mtu - kIpoibHeader) +
+                    " or less";
+    }
   } else if (mtu > kDefaultBroadcastMtu) {
     check.note = "datagram mode carries at most the IPoIB broadcast group's MTU - 4, set by the subnet manager's "
                  "partition: OpenSM's default (mtu=4, 2048) gives 2044; `mtu=5` (4096) on the partition's line in "
-                 "partitions.conf gives 4092";
+                 "partitions.conf gives 4092 (subnetManager.partitions with mtu: 4096 says so, and lets plan check it)";
   }
   return check;
 }

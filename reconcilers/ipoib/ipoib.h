@@ -43,7 +43,11 @@ struct IpoibMtuCheck {
   // and no MTU is planned for a mode the netdev will not have.
   bool mode_unavailable = false;
 };
-IpoibMtuCheck check_ipoib_mtu(const InterfaceSpec& iface, const NetdevState& n);
+// With the spec's partitions (subnetManager.partitions, merged for this node), a datagram MTU
+// above the netdev's partition's IB MTU minus 4 is an error naming the partition; without them,
+// one above OpenSM's default (2044) is a note.
+IpoibMtuCheck check_ipoib_mtu(const InterfaceSpec& iface, const NetdevState& n,
+                              const std::optional<std::vector<PartitionSpec>>& partitions = std::nullopt);
 
 // After an MTU write on an IPoIB netdev in datagram mode: why the kernel kept `got` instead of
 // `wanted` (the broadcast group's clamp), naming the partition MTU that would carry `wanted`.

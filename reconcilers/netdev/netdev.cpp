@@ -148,7 +148,7 @@ class NetdevReconciler final : public Reconciler {
       const NetdevState& n = **netdev;
       // MTU first: bringing a link up at the wrong MTU would flap it twice. On IPoIB the driver's
       // limits decide (ipoib.h): an MTU it refuses is an error, never a planned change.
-      const IpoibMtuCheck ipoib = check_ipoib_mtu(iface, n);
+      const IpoibMtuCheck ipoib = check_ipoib_mtu(iface, n, spec.subnet_manager.partitions);
       if (ipoib.error) {
         out.errors.push_back(selector_error(iface, make_error(ErrorKind::kInvalidSpec, *ipoib.error)));
       } else if (iface.mtu && !ipoib.mode_unavailable) {

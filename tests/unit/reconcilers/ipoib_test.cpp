@@ -75,6 +75,36 @@ TEST_F(IpoibTest, OnDocaTheWayOutIsIpoibEnhancedZero) {
   EXPECT_EQ((*ib0_state().ipoib)["ipoibEnhanced"], "1");
 }
 
+// MLNX_OFED 23.07 and later (DOCA-OFED) run enhanced IPoIB only: even an address with the RC flag
+// gets no connected mode, and ipoib_enhanced=0 is no way out (the 23.07 release notes).
+TEST_F(IpoibTest, OnMlnxOfed2307AndLaterConnectedModeIsRefusedWithoutTheIpoibEnhancedAdvice) {
+  tree_.write("/sys/module/ib_ipoib/parameters/ipoib_enhanced", "1\n");
+  tree_.write("/sys/module/ib_ipoib/version", "24.10-1.1.4\n");
+  legacy_ipoib();  // an address with the RC flag, as the DOCA host had
+  NodeSpec spec;
+  spec.interfaces.push_back(ib0("connected"));
+  const Report planned = plan(spec);
+  EXPECT_TRUE(planned.changes.empty()) << "connected mode is never planned on these drivers";
+  ASSERT_EQ(planned.errors.size(), 1u);
+  const std::string& why = planned.errors[0].message;
+  EXPECT_NE(why.find("MLNX_OFED/DOCA-OFED 24.10-1.1.4, runs enhanced IPoIB only"), std::string::npos) << why;
+  EXPECT_EQ(why.find("options ib_ipoib"), std::string::npos) << why;
+  EXPECT_EQ((*ib0_state().ipoib)["connectedMode"], false);
+  EXPECT_EQ((*ib0_state().ipoib)["driverVersion"], "24.10-1.1.4");
+}
+
+TEST_F(IpoibTest, BeforeMlnxOfed2307TheWayOutIsStillIpoibEnhancedZero) {
+  tree_.write("/sys/module/ib_ipoib/parameters/ipoib_enhanced", "1\n");
+  tree_.write("/sys/module/mlx5_core/version", "23.04-1.1.3\n");  // no ib_ipoib version: mlx5_core's
+  kernel_->add_ipoib_netdev("ib0", false);
+  NodeSpec spec;
+  spec.interfaces.push_back(ib0("connected"));
+  const Report planned = plan(spec);
+  ASSERT_EQ(planned.errors.size(), 1u);
+  EXPECT_NE(planned.errors[0].message.find("before 23.07: 23.04-1.1.3"), std::string::npos) << planned.errors[0].message;
+  EXPECT_NE(planned.errors[0].message.find("`options ib_ipoib ipoib_enhanced=0`"), std::string::npos);
+}
+
 TEST_F(IpoibTest, WithoutAModeFileTheKernelHasNoConnectedMode) {
   std::filesystem::remove(tree_.root() + "/sys/class/net/ib0/mode");
   legacy_ipoib();
@@ -156,6 +186,42 @@ TEST_F(IpoibTest, DatagramMtuLimitsAreErrorsAndAboveTheDefaultPartitionANote) {
   EXPECT_FALSE(check("connected", 65520).mode_unavailable);
   ASSERT_TRUE(check("connected", 65521).error.has_value());
   EXPECT_NE(check("connected", 65521).error->find("the largest IPoIB MTU, 65520"), std::string::npos);
+}
+
+// With the spec's partitions, the datagram limit is the partition's: an error naming it, where
+// without them it was only a note about OpenSM's default.
+TEST_F(IpoibTest, TheSpecsPartitionMtuBoundsADatagramMtu) {
+  const NetdevState n = ib0_state();
+  PartitionSpec standard;
+  standard.name = "Default";
+  standard.pkey = 0x7fff;
+  standard.ipoib = true;
+  standard.origin = {"fabric.yaml", 12, 7, "defaults.subnetManager.partitions[0]"};
+  std::optional<std::vector<PartitionSpec>> partitions = std::vector<PartitionSpec>{standard};
+  // No mtu: OpenSM's default, 2048.
+  auto check = reconcilers::check_ipoib_mtu(ib0("datagram", 4092), n, partitions);
+  ASSERT_TRUE(check.error.has_value());
+  EXPECT_NE(check.error->find("in partition Default (fabric.yaml:12, defaults.subnetManager.partitions[0])"),
+            std::string::npos) << *check.error;
+  EXPECT_NE(check.error->find("its IB MTU 2048 (OpenSM's default, no mtu given) minus the 4-byte IPoIB header is 2044"),
+            std::string::npos) << *check.error;
+  EXPECT_FALSE(reconcilers::check_ipoib_mtu(ib0("datagram", 2044), n, partitions).error.has_value());
+  (*partitions)[0].mtu = 4096;
+  check = reconcilers::check_ipoib_mtu(ib0("datagram", 4092), n, partitions);
+  EXPECT_FALSE(check.error.has_value());
+  EXPECT_TRUE(check.note.empty()) << "the spec says the partition carries it";
+  // A netdev of another P_Key (a child interface, pkey 0x8001) is in that partition, not Default.
+  tree_.write("/sys/class/net/ib0/pkey", "0x8001\n");
+  const NetdevState child = ib0_state();
+  EXPECT_EQ((*child.ipoib)["pkey"], "0x8001");
+  PartitionSpec storage = standard;
+  storage.name = "storage";
+  storage.pkey = 0x0001;
+  storage.mtu = 2048;
+  partitions->push_back(storage);
+  check = reconcilers::check_ipoib_mtu(ib0("datagram", 4092), child, partitions);
+  ASSERT_TRUE(check.error.has_value());
+  EXPECT_NE(check.error->find("in partition storage"), std::string::npos) << *check.error;
 }
 
 TEST_F(IpoibTest, TheClampMessageNamesThePartitionMtu) {
