@@ -102,7 +102,7 @@ TEST_F(InfinibandEndToEnd, OnDebianStagesTheLinkTypeOnceAndConvergesIpoibAndOneO
   for (const auto& c : plan["changes"]) fields.push_back(c["resource"].get<std::string>() + " " + c["field"].get<std::string>());
   EXPECT_EQ(fields, (std::vector<std::string>{"pci/0000:c1:00.0 linkType", "netdev/ib0 ipoib.mode", "netdev/ib0 mtu",
                                               "netdev/ib0 state", "subnet-manager priority", "subnet-manager port",
-                                              "subnet-manager enabled"}))
+                                              "subnet-manager partitions", "subnet-manager enabled"}))
       << out;
   EXPECT_EQ(plan["changes"][0]["requires"], "reboot");
 
@@ -120,6 +120,11 @@ TEST_F(InfinibandEndToEnd, OnDebianStagesTheLinkTypeOnceAndConvergesIpoibAndOneO
   EXPECT_NE(defaults.find(std::string("\nPORTS=\"") + kGuid + "\"\n"), std::string::npos) << defaults;
   EXPECT_NE(defaults.find("# ALL: Start opensm on all ports\n"), std::string::npos) << "the rest is kept";
   EXPECT_EQ(root_.read("/etc/opensm/opensm.conf"), "sm_priority 15\n");
+  // The example's partitions, in the file Debian's OpenSM reads (none before: made with a header).
+  const std::string partitions = root_.read("/etc/opensm/partitions.conf");
+  EXPECT_NE(partitions.find("\nDefault=0x7fff, ipoib, mtu=5 : ALL=full;\n"), std::string::npos) << partitions;
+  EXPECT_NE(partitions.find("\nstorage=0x0a12, ipoib, mtu=5 : ALL_CAS=limited, ALL_SWITCHES=full;\n"), std::string::npos)
+      << partitions;
   EXPECT_EQ(state_.read(std::string("/units/opensm@") + kGuid + ".active"), "active\n");
   EXPECT_EQ(state_.read(std::string("/sm/instances/") + kGuid), std::string("18 ") + kGuid + " 15\n");
 
