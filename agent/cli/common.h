@@ -45,6 +45,7 @@ void register_selftest(CLI::App& app, const GlobalOptions& global, Command& comm
 void register_serve(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_confirm(CLI::App& app, const GlobalOptions& global, Command& command);
 void register_switch_config(CLI::App& app, const GlobalOptions& global, Command& command);
+void register_fabric(CLI::App& app, const GlobalOptions& global, Command& command);
 // `completion bash|zsh`: the script is generated from `app` (every command registered before it runs).
 void register_completion(CLI::App& app, Command& command);
 // The completion script of `shell` ("bash" or "zsh") for `app`; empty for another shell.

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
       "  rdmactl doctor                       health checks, each finding with its fix\n"
       "  rdmactl selftest                     RDMA bandwidth and latency per port (exit 1 unless passed)\n"
       "  rdmactl export -o fabric.yaml        this host's state as a spec\n"
+      "  rdmactl fabric                       the InfiniBand subnet: links, SMs, error counters (exit 2 on findings)\n"
       "  rdmactl serve                        the agent: answers other nodes' peer self-tests\n"
       "  rdmactl completion bash|zsh          shell completion script\n\n"
       "`rdmactl COMMAND --help` explains each command with an example.");
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
   register_serve(app, global, command);
   register_confirm(app, global, command);
   register_switch_config(app, global, command);
+  register_fabric(app, global, command);
   register_completion(app, command);  // last: its script lists the commands registered before it
 
   try {

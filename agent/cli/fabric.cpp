@@ -1,0 +1,88 @@
+// rdmactl fabric: the InfiniBand subnet seen from one of this node's ports, and its findings.
+#include <iostream>
+
+#include "agent/cli/common.h"
+#include "agent/core/json_text.h"
+#include "agent/fabric/checks.h"
+#include "agent/fabric/cli.h"
+#include "agent/fabric/discover.h"
+#include "agent/fabric/format.h"
+
+namespace rdmactl::cli {
+
+int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
+  // libibumad reads the host's /sys/class/infiniband and /dev/infiniband itself: --root and
+  // --netns do not apply to a fabric scan.
+  auto format = parse_format_for(options.format, {Format::kText, Format::kJson, Format::kJunit, Format::kProm});
+  if (!format) return report_error(format.error());
+  if (options.port < 0 || options.port > 254) {
+    return report_error(make_error(ErrorKind::kUsage, "--port: a port number is 1..254 (0: the first ACTIVE one)"));
+  }
+  std::optional<FabricSpec> spec;
+  if (!options.spec.empty()) {
+    auto loaded = load_spec(options.spec);
+    if (!loaded) return print_spec_error(loaded.error());
+    spec = std::move(loaded).value();
+  }
+  const FabricExpectation* expect = spec && spec->fabric ? &*spec->fabric : nullptr;
+
+  fabric::DiscoverOptions discover;
+  discover.ca = options.ca;
+  discover.port = options.port;
+  auto scan = fabric::discover_fabric(discover);
+  if (!scan) return report_error(scan.error());
+  const std::vector<fabric::FabricFinding> findings = fabric::check_fabric(*scan, expect);
+
+  switch (*format) {
+    case Format::kJson: std::cout << json_text(fabric::fabric_json(*scan, findings), 2) << "\n"; break;
+    case Format::kJunit: std::cout << fabric::render_fabric_junit(*scan, findings); break;
+    case Format::kProm: std::cout << fabric::render_fabric_prom(*scan, findings); break;
+    default: std::cout << fabric::render_fabric_text(*scan, findings); break;
+  }
+  std::cout << std::flush;
+  if (*format == Format::kProm) return kExitOk;
+  return findings.empty() ? kExitOk : kExitDrift;
+}
+
+void register_fabric(CLI::App& app, const GlobalOptions& global, Command& command) {
+  auto opts = std::make_shared<FabricOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "fabric", "Scan the InfiniBand subnet from this node: switches, CAs, links, subnet managers, error counters");
+  sub->add_option("--ca", opts->ca, "Local device to scan from (default: the first with an ACTIVE InfiniBand port)")
+      ->type_name("DEV");
+  sub->add_option("--port", opts->port, "Its port (default: its first ACTIVE port)")->type_name("N");
+  sub->add_option("-f,--file", opts->spec,
+                  "A spec whose `fabric:` gives linkWidth, linkSpeed, switches, cas, subnetManagers, thresholds")
+      ->type_name("SPEC");
+  sub->add_option("--format", opts->format, "text (default), json, junit or prom")->type_name("text|json|junit|prom");
+  sub->footer(
+      "Discovers the subnet through libibnetdisc (as ibnetdiscover), asks every port with the IsSM\n"
+      "capability for its SMInfo (as sminfo) and reads every port's PortCounters (as ibqueryerrors).\n"
+      "It only reads: no Set, no counter reset. Needs access to /dev/infiniband/umad* (root, or the\n"
+      "rdma group where udev grants it).\n\n"
+      "Checks, each finding with its fix:\n"
+      "  port-state         a link whose end is not Active/LinkUp while its peer is up\n"
+      "  link-width         narrower than both ends support (1x instead of 4x), or than fabric.linkWidth\n"
+      "  link-speed         slower than both ends support (HDR on an NDR link), or than fabric.linkSpeed\n"
+      "  error-counters     SymbolErrorCounter, LinkErrorRecoveryCounter, LinkDownedCounter, PortRcvErrors,\n"
+      "                     PortRcvRemotePhysicalErrors, PortXmitDiscards, LocalLinkIntegrityErrors,\n"
+      "                     ExcessiveBufferOverrunErrors, VL15Dropped above fabric.thresholds (default 0,\n"
+      "                     as ibqueryerrors)\n"
+      "  subnet-manager     no master SM, two masters, other than fabric.subnetManagers SMs\n"
+      "  duplicate-guid     one node or port GUID at two places\n"
+      "  unresponsive-node  a LinkUp port whose peer does not answer (missing from the scan)\n"
+      "  node-description   a node description left at its default (empty, \"... Mellanox Technologies\")\n"
+      "  node-count         other than fabric.switches / fabric.cas\n\n"
+      "Exit codes: 0 healthy, 2 findings (prom: always 0, the metrics carry them), 1 the subnet could not\n"
+      "be scanned (no InfiniBand port, libibumad failure), 64 usage, 65 an invalid -f SPEC.\n\n"
+      "Examples:\n"
+      "  rdmactl fabric\n"
+      "  rdmactl fabric --ca mlx5_0 --port 1 --format json > fabric.json\n"
+      "  rdmactl fabric -f fabric.yaml --format junit > fabric-junit.xml\n"
+      "  rdmactl fabric --format prom > /var/lib/prometheus/node-exporter/rdmactl_fabric.prom");
+  sub->callback([opts, &global, &command] {
+    command = [opts, &global] { return run_fabric(*opts, global); };
+  });
+}
+
+}  // namespace rdmactl::cli

@@ -1,0 +1,26 @@
+// `rdmactl fabric` as a function, so that tests and other front ends run the command without the
+// CLI: agent/cli/fabric.cpp registers it (register_fabric, declared in agent/cli/common.h).
+#pragma once
+
+#include <string>
+
+#include "agent/cli/common.h"
+
+namespace rdmactl::cli {
+
+struct FabricOptions {
+  std::string ca;              // --ca: local device; empty: the first with an ACTIVE InfiniBand port
+  int port = 0;                // --port: its port; 0: the first ACTIVE one
+  std::string spec;            // -f: a spec whose `fabric:` says what the subnet should be
+  std::string format = "text"; // text, json, junit or prom
+};
+
+// Scans, checks and prints the report to standard output. Returns the exit code: 0 healthy,
+// 2 findings (prom: always 0, its metrics carry the findings), 1 the subnet could not be scanned,
+// 64 a wrong --format, 65 an invalid spec.
+int run_fabric(const FabricOptions& options, const GlobalOptions& global);
+
+// Registers `fabric` on `app` (also to be declared beside the other commands in common.h).
+void register_fabric(CLI::App& app, const GlobalOptions& global, Command& command);
+
+}  // namespace rdmactl::cli

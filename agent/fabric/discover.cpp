@@ -1,0 +1,382 @@
+// Discovery through rdma-core's libibnetdisc (topology), libibmad (SMInfo, NodeInfo, PortCounters)
+// and libibumad (the local devices). See discover.h.
+#include "agent/fabric/discover.h"
+
+#include <infiniband/ibnetdisc.h>
+#include <infiniband/mad.h>
+#include <infiniband/umad.h>
+
+#include <endian.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "agent/fabric/encoding.h"
+
+namespace rdmactl::fabric {
+namespace {
+
+// PerfMgt ClassPortInfo:CapabilityMask bit AllPortSelect (IBA 16.1.2; rdma-core
+// libibmad/iba_types.h IB_PM_ALL_PORT_SELECT, not in the installed <infiniband/mad.h>): a switch
+// that has it sums every port's counters for PortSelect 0xFF.
+constexpr uint16_t kPmAllPortSelect = 1 << 8;
+constexpr int kAllPorts = 0xFF;
+
+// The libibmad fields of error_counter_names(), in the same order.
+constexpr MAD_FIELDS kCounterFields[] = {
+    IB_PC_ERR_SYM_F,      IB_PC_LINK_RECOVERS_F,  IB_PC_LINK_DOWNED_F,    IB_PC_ERR_RCV_F,       IB_PC_ERR_PHYSRCV_F,
+    IB_PC_XMT_DISCARDS_F, IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F};
+
+struct FabricDeleter {
+  void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
+};
+struct MadPortDeleter {
+  void operator()(ibmad_port* p) const { mad_rpc_close_port(p); }
+};
+
+// NodeDescription is 64 bytes, NUL-padded when shorter (IBA 14.2.5.2).
+std::string node_description(const char* bytes, std::size_t size) {
+  return std::string(bytes, strnlen(bytes, size));
+}
+
+int field(const uint8_t* info, MAD_FIELDS f) {
+  return static_cast<int>(mad_get_field(const_cast<uint8_t*>(info), 0, f));
+}
+
+// The local device and port: checked here, before libibnetdisc, so that "no InfiniBand port" says
+// what there is instead of libibnetdisc's "can't open MAD port".
+struct LocalPort {
+  std::string ca;
+  int port = 0;
+  uint64_t guid = 0;
+};
+
+Result<LocalPort> local_port(const DiscoverOptions& options) {
+  if (umad_init() < 0) return make_error(ErrorKind::kPlatform, "libibumad: umad_init failed");
+  char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
+  std::memset(names, 0, sizeof names);
+  const int count = umad_get_cas_names(names, UMAD_MAX_DEVICES);
+  auto none = [] {
+    return make_error(ErrorKind::kNotFound,
+                      "no InfiniBand port: libibumad finds no RDMA device (/sys/class/infiniband is empty or "
+                      "the ib_umad module is not loaded)");
+  };
+  if (count <= 0) return none();
+  std::vector<std::string> devices;
+  std::vector<std::string> ib_ports;  // "dev/port"
+  for (int i = 0; i < count; ++i) {
+    const std::string name(names[i], strnlen(names[i], UMAD_CA_NAME_LEN));
+    umad_ca_t ca{};
+    // When /sys/class/infiniband cannot be read, umad_get_cas_names still returns one name, its
+    // default "mthca0" (umad.c umad_get_cas_names, def_ca_name): only a device that opens counts.
+    if (umad_get_ca(name.c_str(), &ca) < 0) continue;
+    devices.push_back(name);
+    for (int p = 0; p <= ca.numports && p < UMAD_CA_MAX_PORTS; ++p) {
+      if (!ca.ports[p]) continue;
+      const std::string layer = ca.ports[p]->link_layer;
+      // libibumad umad.c resolve_ca_port: "InfiniBand" or "IB" (sysfs link_layer; older kernels
+      // have none, which libibumad reads as "IB").
+      if (layer == "InfiniBand" || layer == "IB") ib_ports.push_back(name + "/" + std::to_string(p));
+    }
+    umad_release_ca(&ca);
+  }
+  if (devices.empty()) return none();
+  auto join = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+    return out;
+  };
+  if (!options.ca.empty() && std::find(devices.begin(), devices.end(), options.ca) == devices.end()) {
+    return make_error(ErrorKind::kNotFound,
+                      "no InfiniBand port: no RDMA device " + options.ca + " (devices: " + join(devices) + ")",
+                      options.ca);
+  }
+  if (ib_ports.empty()) {
+    return make_error(ErrorKind::kNotFound, "no InfiniBand port: devices " + join(devices) +
+                                                " have only Ethernet (RoCE) ports; `rdmactl fabric` scans an "
+                                                "InfiniBand subnet");
+  }
+  umad_port_t port{};
+  if (umad_get_port(options.ca.empty() ? nullptr : options.ca.c_str(), options.port, &port) < 0) {
+    const std::string wanted = (options.ca.empty() ? std::string("any device") : options.ca) +
+                               (options.port ? " port " + std::to_string(options.port) : std::string());
+    return make_error(ErrorKind::kNotFound,
+                      "no InfiniBand port: " + wanted + " has none usable (InfiniBand ports: " + join(ib_ports) + ")",
+                      options.ca);
+  }
+  LocalPort out{port.ca_name, port.portnum, be64toh(port.port_guid)};
+  const std::string layer = port.link_layer;
+  const unsigned phys = port.phys_state;
+  umad_release_port(&port);
+  if (layer != "InfiniBand" && layer != "IB") {
+    return make_error(ErrorKind::kNotFound,
+                      "no InfiniBand port: " + out.ca + " port " + std::to_string(out.port) + " is " + layer +
+                          " (InfiniBand ports: " + join(ib_ports) + ")",
+                      out.ca);
+  }
+  if (static_cast<int>(phys) != kPhysLinkUp) {
+    return make_error(ErrorKind::kPlatform,
+                      out.ca + " port " + std::to_string(out.port) + " has no link (physical state " +
+                          phys_state_name(static_cast<int>(phys)) + "): nothing to scan from it",
+                      out.ca);
+  }
+  return out;
+}
+
+FabricPort to_port(const ibnd_node_t* node, const ibnd_port_t* port) {
+  FabricPort p;
+  const uint8_t* info = port->info;
+  p.number = port->portnum;
+  p.guid = port->guid;
+  p.lid = port->base_lid;
+  p.state = field(info, IB_PORT_STATE_F);
+  p.phys_state = field(info, IB_PORT_PHYS_STATE_F);
+  p.width_active = field(info, IB_PORT_LINK_WIDTH_ACTIVE_F);
+  p.width_supported = field(info, IB_PORT_LINK_WIDTH_SUPPORTED_F);
+  p.width_enabled = field(info, IB_PORT_LINK_WIDTH_ENABLED_F);
+  p.speed_active = field(info, IB_PORT_LINK_SPEED_ACTIVE_F);
+  p.speed_supported = field(info, IB_PORT_LINK_SPEED_SUPPORTED_F);
+  p.speed_enabled = field(info, IB_PORT_LINK_SPEED_ENABLED_F);
+  // A switch's CapabilityMask is valid only on port 0 (iblinkinfo.c print_port; ibnetdisc.c
+  // ibnd_get_agg_linkspeedext_field reads the extended speeds only when it has
+  // IsExtendedSpeedsSupported).
+  const uint8_t* cap_info = info;
+  if (node->type == IB_NODE_SWITCH) cap_info = node->ports[0] ? node->ports[0]->info : nullptr;
+  p.cap_mask = cap_info ? static_cast<uint32_t>(field(cap_info, IB_PORT_CAPMASK_F)) : 0;
+  if (p.cap_mask & kCapHasExtSpeeds) {
+    p.ext_speed_active = field(info, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+    p.ext_speed_supported = field(info, IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
+    p.ext_speed_enabled = field(info, IB_PORT_LINK_SPEED_EXT_ENABLED_F);
+  }
+  return p;
+}
+
+class Queries {
+ public:
+  Queries(ibmad_port* port, int timeout_ms) : port_(port), timeout_(timeout_ms) {}
+
+  // SMInfo of the SM behind the port a directed route ends at.
+  void sminfo(ib_portid_t path, SubnetManager& sm) {
+    uint8_t data[IB_SMP_DATA_SIZE] = {};
+    if (!smp_query_via(data, &path, IB_ATTR_SMINFO, 0, timeout_, port_)) {
+      sm.error = "no answer to SMInfo (no SM runs behind this port any more, or it does not answer)";
+      return;
+    }
+    uint64_t guid = 0;
+    mad_decode_field(data, IB_SMINFO_GUID_F, &guid);
+    sm.guid = guid;
+    sm.activity_count = mad_get_field(data, 0, IB_SMINFO_ACT_F);
+    sm.priority = static_cast<int>(mad_get_field(data, 0, IB_SMINFO_PRIO_F));
+    sm.state = static_cast<int>(mad_get_field(data, 0, IB_SMINFO_STATE_F));
+    sm.answered = true;
+  }
+
+  // NodeInfo and NodeDescription of whatever answers at the end of `path`.
+  void whois(ib_portid_t path, DanglingPort& d) {
+    uint8_t info[IB_SMP_DATA_SIZE] = {};
+    if (!smp_query_via(info, &path, IB_ATTR_NODE_INFO, 0, timeout_, port_)) {
+      d.error = "no answer to NodeInfo";
+      return;
+    }
+    d.answered = true;
+    d.type = static_cast<NodeType>(mad_get_field(info, 0, IB_NODE_TYPE_F));
+    d.node_guid = mad_get_field64(info, 0, IB_NODE_GUID_F);
+    d.port_guid = mad_get_field64(info, 0, IB_NODE_PORT_GUID_F);
+    d.port = static_cast<int>(mad_get_field(info, 0, IB_NODE_LOCAL_PORT_F));
+    char desc[IB_SMP_DATA_SIZE + 1] = {};
+    if (smp_query_via(desc, &path, IB_ATTR_NODE_DESC, 0, timeout_, port_)) {
+      d.description = node_description(desc, IB_SMP_DATA_SIZE);
+    }
+  }
+
+  // The error counters of `portnum` (or kAllPorts) behind `lid`; false when the PMA did not answer.
+  bool counters(int lid, int portnum, std::map<std::string, uint64_t>& out) {
+    uint8_t pc[1024] = {};
+    ib_portid_t portid{};
+    ib_portid_set(&portid, lid, 0, 0);
+    if (!pma_query_via(pc, &portid, portnum, timeout_, IB_GSI_PORT_COUNTERS, port_)) return false;
+    const auto& names = error_counter_names();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      uint32_t value = 0;
+      mad_decode_field(pc, kCounterFields[i], &value);
+      out[names[i]] = value;
+    }
+    return true;
+  }
+
+  // PerfMgt ClassPortInfo:CapabilityMask (ibqueryerrors.c query_cap_mask: bytes 2-3, big-endian).
+  std::optional<uint16_t> pm_cap_mask(int lid) {
+    uint8_t pc[1024] = {};
+    ib_portid_t portid{};
+    ib_portid_set(&portid, lid, 0, 0);
+    if (!pma_query_via(pc, &portid, 0, timeout_, CLASS_PORT_INFO, port_)) return std::nullopt;
+    return static_cast<uint16_t>((pc[2] << 8) | pc[3]);
+  }
+
+ private:
+  ibmad_port* port_;
+  int timeout_;
+};
+
+void read_counters(Queries& q, FabricScan& scan) {
+  for (FabricNode& node : scan.nodes) {
+    auto fail_all = [&](const std::string& why) {
+      for (FabricPort& p : node.ports) {
+        if (p.number == 0) continue;
+        p.counters_error = why;
+        ++scan.counters_failed;
+      }
+    };
+    if (node.type == NodeType::kSwitch) {
+      // ibqueryerrors.c print_node: a switch is reached at its LID (port 0); every port is read
+      // through it; with AllPortSelect one query sums them all, and only a sum above zero is worth
+      // reading port by port.
+      const FabricPort* port0 = node.port(0);
+      if (node.lid == 0 || !port0 || port0->state != kPortActive) {
+        fail_all("the switch has no LID or is not Active: its PMA is reached by LID only");
+        continue;
+      }
+      bool read_each = true;
+      const auto cap = q.pm_cap_mask(node.lid);
+      if (cap && (*cap & kPmAllPortSelect) && q.counters(node.lid, kAllPorts, node.all_port_counters)) {
+        read_each = std::any_of(node.all_port_counters.begin(), node.all_port_counters.end(),
+                                [](const auto& kv) { return kv.second > 0; });
+      }
+      for (FabricPort& p : node.ports) {
+        if (p.number == 0) continue;
+        if (!read_each) {
+          for (const std::string& name : error_counter_names()) p.counters[name] = 0;  // all sums are 0
+          continue;
+        }
+        if (!q.counters(node.lid, p.number, p.counters)) {
+          p.counters_error = "no answer to PortCounters";
+          ++scan.counters_failed;
+        }
+      }
+    } else {
+      for (FabricPort& p : node.ports) {
+        if (p.lid == 0 || p.state != kPortActive) {
+          p.counters_error = "the port has no LID or is not Active: its PMA is reached by LID only";
+          ++scan.counters_failed;
+        } else if (!q.counters(p.lid, p.number, p.counters)) {
+          p.counters_error = "no answer to PortCounters";
+          ++scan.counters_failed;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<FabricScan> discover_fabric(const DiscoverOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  auto local = local_port(options);
+  if (!local) return std::move(local).error();
+
+  ibnd_config_t config{};
+  config.timeout_ms = static_cast<unsigned>(options.timeout_ms);
+  config.retries = static_cast<unsigned>(options.retries);
+  std::vector<char> ca_name(local->ca.begin(), local->ca.end());
+  ca_name.push_back('\0');
+  std::unique_ptr<ibnd_fabric_t, FabricDeleter> fabric(
+      ibnd_discover_fabric(ca_name.data(), local->port, nullptr, &config));
+  if (!fabric) {
+    return make_error(ErrorKind::kPlatform,
+                      "libibnetdisc could not discover the subnet from " + local->ca + " port " +
+                          std::to_string(local->port) + " (ibnd_discover_fabric failed; see its messages above)",
+                      local->ca);
+  }
+
+  FabricScan scan;
+  scan.ca = local->ca;
+  scan.ca_port = local->port;
+  scan.local_guid = local->guid;
+  scan.mads = fabric->total_mads_used;
+  std::map<const ibnd_node_t*, std::size_t> index;
+  std::vector<const ibnd_node_t*> order;
+  for (ibnd_node_t* n = fabric->nodes; n; n = n->next) {
+    index[n] = order.size();
+    order.push_back(n);
+  }
+  for (const ibnd_node_t* n : order) {
+    FabricNode node;
+    node.type = static_cast<NodeType>(n->type);
+    node.guid = n->guid;
+    node.description = node_description(n->nodedesc, IB_SMP_DATA_SIZE);
+    node.num_ports = n->numports;
+    node.lid = n->type == IB_NODE_SWITCH ? n->smalid : 0;
+    for (int p = 0; p <= n->numports; ++p) {
+      const ibnd_port_t* port = n->ports ? n->ports[p] : nullptr;
+      if (!port) continue;
+      FabricPort fp = to_port(n, port);
+      if (port->remoteport && port->remoteport->node) {
+        fp.peer = PortRef{index.at(port->remoteport->node), port->remoteport->portnum};
+      }
+      if (node.lid == 0 && p > 0) node.lid = fp.lid;
+      node.ports.push_back(std::move(fp));
+    }
+    scan.nodes.push_back(std::move(node));
+  }
+  if (fabric->from_node) scan.local_node = index.at(fabric->from_node);
+
+  int mgmt_classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_PERFORMANCE_CLASS};
+  std::unique_ptr<ibmad_port, MadPortDeleter> mad(mad_rpc_open_port(ca_name.data(), local->port, mgmt_classes, 3));
+  if (!mad) {
+    return make_error(ErrorKind::kPlatform,
+                      "libibmad: cannot open a MAD port on " + local->ca + " port " + std::to_string(local->port),
+                      local->ca);
+  }
+  if (options.timeout_ms > 0) mad_rpc_set_timeout(mad.get(), options.timeout_ms);
+  if (options.retries > 0) mad_rpc_set_retries(mad.get(), options.retries);
+  Queries q(mad.get(), options.timeout_ms);
+
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const ibnd_node_t* n = order[i];
+    FabricNode& node = scan.nodes[i];
+    for (const FabricPort& p : node.ports) {
+      // A switch's SM sits behind port 0 (its CapabilityMask speaks for the switch); a CA's behind
+      // the port that has the capability.
+      const bool sm_port = node.type == NodeType::kSwitch ? p.number == 0 : p.number > 0;
+      if (!sm_port || !(p.cap_mask & kCapIsSm)) continue;
+      SubnetManager sm;
+      sm.port = PortRef{i, p.number};
+      sm.lid = p.lid;
+      // By directed route, which works before any LID is assigned: to a CA port through the switch
+      // port it hangs off, so that the route ends at the port whose PortInfo said IsSM even where
+      // libibnetdisc merged two nodes of one GUID (its path_portid is the first one's).
+      ib_portid_t path = n->path_portid;
+      if (node.type != NodeType::kSwitch && scan.local_node != i && p.peer &&
+          scan.nodes[p.peer->node].type == NodeType::kSwitch) {
+        ib_portid_t via = order[p.peer->node]->path_portid;
+        if (via.drpath.cnt + 1 < IB_SUBNET_PATH_HOPS_MAX) {
+          via.drpath.p[++via.drpath.cnt] = static_cast<uint8_t>(p.peer->port);
+          path = via;
+        }
+      }
+      q.sminfo(path, sm);
+      scan.subnet_managers.push_back(sm);
+    }
+    if (node.type != NodeType::kSwitch) continue;
+    for (const FabricPort& p : node.ports) {
+      if (p.number == 0 || p.phys_state != kPhysLinkUp || p.peer) continue;
+      ib_portid_t path = n->path_portid;
+      if (path.drpath.cnt + 1 >= IB_SUBNET_PATH_HOPS_MAX) continue;
+      path.drpath.p[++path.drpath.cnt] = static_cast<uint8_t>(p.number);
+      DanglingPort d;
+      d.at = PortRef{i, p.number};
+      q.whois(path, d);
+      scan.dangling.push_back(d);
+    }
+  }
+  if (options.counters) read_counters(q, scan);
+  scan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return scan;
+}
+
+}  // namespace rdmactl::fabric

@@ -1,0 +1,59 @@
+// The encodings of the PortInfo, PortCounters and SMInfo fields `rdmactl fabric` reads, with the
+// names rdmactl shows for them. Each table cites where rdma-core decodes the same field, so that
+// a value can be checked against `smpquery portinfo`, `iblinkinfo` or `sminfo`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rdmactl::fabric {
+
+// PortInfo:CapabilityMask bits (IBA 14.2.5.6; rdma-core libibmad/iba_types.h IB_PORT_CAP_IS_SM,
+// IB_PORT_CAP_HAS_EXT_SPEEDS; not in the installed <infiniband/mad.h>, hence defined here).
+inline constexpr uint32_t kCapIsSm = 0x00000002;
+inline constexpr uint32_t kCapHasExtSpeeds = 0x00004000;
+
+// PortInfo:PortState (libibmad dump.c mad_dump_portstate).
+inline constexpr int kPortDown = 1;
+inline constexpr int kPortActive = 4;
+// PortInfo:PortPhysicalState (libibmad dump.c mad_dump_physportstate).
+inline constexpr int kPhysPolling = 2;
+inline constexpr int kPhysDisabled = 3;
+inline constexpr int kPhysLinkUp = 5;
+// SMInfo:SMState (libibmad mad.h enum: SMINFO_NOTACT, SMINFO_DISCOVER, SMINFO_STANDBY, SMINFO_MASTER).
+inline constexpr int kSmMaster = 3;
+
+// "Down", "Initialize", "Armed", "Active" (mad_dump_portstate), "?(n)" otherwise.
+std::string port_state_name(int state);
+// "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery",
+// "PhyTest" (mad_dump_physportstate), "?(n)" otherwise.
+std::string phys_state_name(int phys_state);
+// "NotActive", "Discovering", "Standby", "Master" (infiniband-diags sminfo.c modestr).
+std::string sm_state_name(int state);
+
+// PortInfo:LinkWidth{Active,Supported,Enabled} bits (libibmad dump.c mad_dump_linkwidth):
+// 1 = 1x, 2 = 4x, 4 = 8x, 8 = 12x, 16 = 2x. The name is the spec's spelling ("4x").
+std::string width_name(int width_bit);
+// Lanes of one width bit (1, 4, 8, 12, 2); 0 for anything else.
+int width_lanes(int width_bit);
+// The bit of `mask` with the most lanes; 0 when none. (iblinkinfo's get_max takes the highest bit,
+// which ranks 2x (16) above 12x (8); lanes are what a link is judged by.)
+int widest(int mask);
+
+// Link speeds by name, ranked slowest first: SDR, DDR, QDR (PortInfo:LinkSpeed* 1/2/4, libibmad
+// dump.c mad_dump_linkspeed: 2.5/5.0/10.0 Gbps per lane), FDR10 (Mellanox extended PortInfo only),
+// FDR, EDR, HDR, NDR (PortInfo:LinkSpeedExt* 1/2/4/8, mad_dump_linkspeedext: 14.0625/25.78125/
+// 53.125/106.25 Gbps), XDR (LinkSpeedExt2, not read by rdma-core 44). 0 for an unknown name.
+int speed_rank(const std::string& name);
+const std::vector<std::string>& speed_names();
+std::string speed_name(int speed_bit);      // LinkSpeed bit -> SDR/DDR/QDR, "" otherwise
+std::string ext_speed_name(int ext_bit);    // LinkSpeedExt bit -> FDR/EDR/HDR/NDR, "" otherwise
+// Gb/s per lane of a speed name (0 when unknown), for rates in messages.
+double lane_gbps(const std::string& speed);
+
+// The error counters of PortCounters `fabric` checks, in the attribute's order and spelt as
+// libibmad's mad_field_name gives them (ibqueryerrors prints and reads thresholds by these names).
+const std::vector<std::string>& error_counter_names();
+
+}  // namespace rdmactl::fabric
