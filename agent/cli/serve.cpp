@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "agent/cli/common.h"
+#include "agent/daemon/fabric_monitor.h"
 #include "agent/core/json_text.h"
 #include "agent/daemon/agent.h"
 #include "agent/daemon/http_api.h"
@@ -45,6 +46,7 @@ struct ServeOptions {
   std::string listen = std::string(kDefaultApiHost) + ":" + std::to_string(kDefaultApiPort);
   std::string token_file;
   std::string interval = "10m";
+  std::string fabric_interval;  // empty: no fabric scan
   bool dry_run = false;
   bool no_rdma_responder = false;
   bool no_link_events = false;
@@ -167,6 +169,19 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   settings.interval = *interval;
   settings.dry_run = opts.dry_run;
   settings.watch_netlink = !opts.no_link_events;
+  std::optional<FabricMonitor> fabric_monitor;
+  if (!opts.fabric_interval.empty()) {
+    auto every = parse_duration(opts.fabric_interval);
+    if (!every) return report_error(Error{every.error().kind, every.error().message, "--fabric-interval"});
+    if (*every < std::chrono::seconds(10)) {
+      return report_error(make_error(ErrorKind::kUsage,
+                                     "\"" + opts.fabric_interval + "\" is shorter than 10s: a fabric scan sends MADs to "
+                                     "every port of the subnet",
+                                     "--fabric-interval"));
+    }
+    fabric_monitor.emplace(fabric::DiscoverOptions{}, *every, opts.spec);
+    settings.extra_metrics = [&fabric_monitor] { return fabric_monitor->metrics(); };
+  }
   // The process is already in --netns: every thread and socket from here on is too.
   Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node));
   auto api = HttpApi::bind(agent, api_settings);
@@ -184,6 +199,10 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   }
 
   agent.start();
+  if (fabric_monitor) {
+    fabric_monitor->start();
+    spdlog::info("scanning the InfiniBand fabric every {} (rdmactl_fabric_* in /metrics)", opts.fabric_interval);
+  }
   (*api)->start();
   spdlog::info("agent for node {}: spec {}, {} every {} (and on change), HTTP API on {}:{}{}", settings.node,
                opts.spec, opts.dry_run ? "plan (dry run)" : "apply", opts.interval, listen->host, (*api)->port(),
@@ -208,6 +227,7 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   g_stop.store(true);
   (*api)->stop();
   agent.stop();
+  if (fabric_monitor) fabric_monitor->stop();
   if (responder_thread.joinable()) responder_thread.join();
   return kExitOk;
 }
@@ -255,6 +275,11 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
                 "Accept a --listen address other than loopback and a token file that group or others can read "
                 "(each with a warning)");
   sub->add_option("--interval", opts->interval, "Reconcile at least this often: 30s, 10m, 1h30m (default 10m; at least 1s)");
+  sub->add_option("--fabric-interval", opts->fabric_interval,
+                  "With -f: scan the InfiniBand subnet from this node's port this often (at least 10s) and export "
+                  "rdmactl_fabric_* in /metrics: links by width and speed, SMs, error counters, findings per check "
+                  "(against the spec's fabric:). Off by default: one or two nodes per fabric are enough")
+      ->type_name("DURATION");
   sub->add_flag("--dry-run", opts->dry_run, "Plan only, never apply: report drift (GitOps) in /v1/status and /metrics");
   sub->add_flag("--no-rdma-responder", opts->no_rdma_responder, "With -f: do not answer other nodes' peer self-tests");
   sub->add_flag("--no-link-events", opts->no_link_events,

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <condition_variable>
 #include <iterator>
 #include <cstdint>
@@ -104,6 +105,8 @@ struct AgentSettings {
   // Reconcile on the namespace's link and address notifications (serve); off for the unit tests'
   // fake hosts, which have no kernel state to drift.
   bool watch_netlink = false;
+  // Metric families of other parts of the agent (the fabric scan), appended to /metrics.
+  std::function<std::string()> extra_metrics;
 };
 
 class Agent {
