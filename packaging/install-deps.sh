@@ -19,6 +19,10 @@ packages=(
   dpkg-dev lintian help2man binutils curl systemd nodejs
   # promtool (checks the metrics), zsh (checks the completion script)
   prometheus zsh
+  # `rdmactl fabric` (rdma-core's diag libraries) and the ibsim tests: a simulated InfiniBand fabric
+  # (ibsim, its libumad2sim preload) with the real OpenSM and infiniband-diags; jq and bc for the
+  # scenario scripts
+  libibnetdisc-dev libibmad-dev libibumad-dev ibsim-utils libumad2sim0 opensm infiniband-diags jq bc
 )
 
 missing=()

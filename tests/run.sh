@@ -4,7 +4,7 @@
 # in each; then the Soft-RoCE VM boots ONCE and runs its checks with the first build's rdmactl and,
 # for the verbs and rdma_cm checks, again with the sanitizer build's (tests/vm/README.md).
 #
-# At the end it prints, per build and label (unit, golden, netns, integration, vm), how many tests ran (passed
+# At the end it prints, per build and label (unit, golden, netns, integration, vm, ibsim), how many tests ran (passed
 # or failed; skipped and not run do not count), and the duration of each step. It fails when a test
 # failed, when a label ran no test in either build, and, under CI (CI=true), when any test was
 # skipped: the netns tests need root and the VM's first run installs QEMU and a Debian kernel
@@ -19,7 +19,7 @@ jobs=$(nproc)
 plain=${RDMACTL_BUILD_DIR:-build}
 san=${RDMACTL_SANITIZE_BUILD_DIR:-build-sanitize}
 timeout=${RDMACTL_TEST_TIMEOUT:-600}
-labels=(unit golden netns integration vm)
+labels=(unit golden netns integration vm ibsim)
 under_ci() { case ${CI:-} in true|1|yes) return 0 ;; *) return 1 ;; esac; }
 
 durations=()
