@@ -24,7 +24,8 @@ int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
     if (!loaded) return print_spec_error(loaded.error());
     spec = std::move(loaded).value();
   }
-  const FabricExpectation* expect = spec && spec->fabric ? &*spec->fabric : nullptr;
+  const std::optional<FabricExpectation> expectation = spec ? fabric::expectation_of(*spec) : std::nullopt;
+  const FabricExpectation* expect = expectation ? &*expectation : nullptr;
 
   fabric::DiscoverOptions discover;
   discover.ca = options.ca;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "agent/fabric/checks.h"
 #include "agent/fabric/format.h"
 #include "agent/spec/spec.h"
 
@@ -40,7 +41,7 @@ void FabricMonitor::scan_once() {
   std::optional<FabricExpectation> expect;
   if (!spec_path_.empty()) {
     if (auto spec = load_spec(spec_path_)) {
-      expect = spec->fabric;
+      expect = fabric::expectation_of(*spec);
     } else {
       spdlog::warn("fabric scan: the spec does not load ({}): scanning without its fabric expectations",
                    spec.error().message);

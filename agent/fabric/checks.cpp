@@ -443,4 +443,21 @@ std::vector<FabricFinding> check_fabric(const FabricScan& scan, const FabricExpe
   return Checker(scan, expect).run();
 }
 
+std::optional<FabricExpectation> expectation_of(const FabricSpec& spec) {
+  std::optional<FabricExpectation> out = spec.fabric;
+  if (out && out->subnet_managers) return out;
+  if (spec.defaults.subnet_manager.enabled == true) return out;  // every node: not countable
+  std::set<std::string> sm_nodes;
+  for (const NodeEntry& entry : spec.nodes) {
+    for (const std::string& glob : entry.match) {
+      if (glob.find_first_of("*?[") != std::string::npos) continue;  // fnmatch's special characters
+      if (merge_for_node(spec, glob).subnet_manager.enabled == true) sm_nodes.insert(glob);
+    }
+  }
+  if (sm_nodes.empty()) return out;
+  if (!out) out.emplace();
+  out->subnet_managers = static_cast<int>(sm_nodes.size());
+  return out;
+}
+
 }  // namespace rdmactl::fabric

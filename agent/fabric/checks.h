@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,5 +65,11 @@ std::string best_common_speed(const FabricPort& a, const FabricPort& b);
 
 // All findings of the scan; `expect` may be null.
 std::vector<FabricFinding> check_fabric(const FabricScan& scan, const FabricExpectation* expect);
+
+// What a spec expects of the subnet: its `fabric:`, and, where that does not give subnetManagers,
+// the nodes the spec enables OpenSM on (nodes entries whose match is a plain node name, not a
+// glob, with subnetManager.enabled true once merged). nullopt: the spec says nothing of the fabric
+// (no `fabric:`, and no SM node it can count: defaults that enable OpenSM everywhere count none).
+std::optional<FabricExpectation> expectation_of(const FabricSpec& spec);
 
 }  // namespace rdmactl::fabric
