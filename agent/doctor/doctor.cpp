@@ -280,6 +280,11 @@ class Doctor {
   void note_subnet_manager() {
     const nlohmann::json& sm = state_.subnet_manager;
     if (!sm.is_object() || !sm.contains("local")) return;
+    bool infiniband = false;  // a RoCE host has no subnet manager to speak of
+    for (const DeviceState& d : state_.devices) {
+      for (const PortState& p : d.ports) infiniband = infiniband || p.link_layer == "InfiniBand";
+    }
+    if (!infiniband) return;
     const nlohmann::json master = sm.value("master", nlohmann::json());
     if (!master.is_object()) {
       const std::string why = sm.value("masterReason", std::string());
