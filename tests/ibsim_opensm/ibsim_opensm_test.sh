@@ -195,6 +195,21 @@ failover)
     pass "show on $S: master $GS" || fail "show on $S (exit $rc): master $(json_get "$OUT" '.subnetManager.master')"
   rdm "$S" plan -f "$SS"; rc=$?
   [[ $rc == 0 ]] && pass "plan on $S: exit 0 ($S, priority 14, is master: nothing to do)" || fail "plan on $S: exit $rc: $OUT"
+  # The agent on the standby host (dry run: it changes nothing) exports the new master.
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  eval "RS=\$ROOT_$S"
+  timeout 30 "$RDMACTL" --root "$RS" --node "host-$S" serve -f "$SS" --dry-run --listen "127.0.0.1:$port" \
+    --no-rdma-responder --no-link-events >"$W/serve.log" 2>&1 &
+  server=$!
+  metrics_of() { python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/metrics').read().decode())" 2>/dev/null; }
+  serve_master() { metrics_of | grep -q "^rdmactl_subnet_manager_master{node=\"host-$S\",guid=\"$GS\",.*} 1$"; }
+  if wait_until 10 "the agent on $S exports the master" serve_master; then
+    metrics_of | grep -qx "rdmactl_subnet_manager_local_master{node=\"host-$S\"} 1" &&
+      pass "serve on $S: /metrics says master $GS, this node's OpenSM" || fail "serve on $S: $(metrics_of | grep subnet_manager)"
+  else
+    fail "serve on $S: /metrics: $(metrics_of | grep subnet_manager); log: $(tail -3 "$W/serve.log")"
+  fi
+  kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null
   # The repaired host rejoins as a standby: its spec now gives it priority 13. (With 15 it would
   # take mastership back by a handover, which ibsim cannot carry: its reply to Trap 144 is lost and
   # the SM waits for ever; see ../../../shared/reference/ibsim/README.md, Known hang.) apply writes
