@@ -100,6 +100,32 @@ TEST(Doctor, AHealthyHostHasNoFindingsAndNamesTheGidIndexForTests) {
 
 // The DCBX peer (qos.peer, where the driver passes it on) against the host's QoS, and against the
 // spec when it sets them: a switch that pauses other priorities, or classifies DSCP 26 elsewhere.
+// Who is master, as show's sminfo saw it: this node's OpenSM, another node's (after a failover,
+// this node's OpenSM runs as a standby), or none with sminfo's reason.
+TEST(Doctor, SaysWhoTheMasterSmIs) {
+  HostState s = healthy_host();
+  s.subnet_manager = {{"local", {{"active", true}}},
+                      {"master", {{"lid", 1}, {"guid", "0xa088c20300456789"}, {"priority", 15}, {"state", "SMINFO_MASTER"}}}};
+  auto note = [](const DoctorReport& r) {
+    for (const Note& n : r.notes) {
+      if (n.resource == "subnet-manager") return n.message;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(note(run_doctor(s, nullptr)), "master SM: 0xa088c20300456789, lid 1, priority 15 (this node's OpenSM, on mlx5_1 port 1)");
+  s.subnet_manager["master"] = {{"lid", 6}, {"guid", "0x0002c9030002fb06"}, {"priority", 14}, {"state", "SMINFO_MASTER"}};
+  EXPECT_EQ(note(run_doctor(s, nullptr)),
+            "master SM: 0x0002c9030002fb06, lid 6, priority 14; this node's OpenSM runs as a standby");
+  s.subnet_manager["master"] = nullptr;
+  s.subnet_manager["masterReason"] = "sminfo: iberror: failed: can't resolve sm port";
+  EXPECT_EQ(note(run_doctor(s, nullptr)), "no master SM seen: sminfo: iberror: failed: can't resolve sm port");
+  s.subnet_manager["masterReason"] = "not asked: the spec does not manage the subnet manager";
+  EXPECT_EQ(note(run_doctor(s, nullptr)), "");
+  s.devices.pop_back();  // RoCE only: nothing to say
+  s.subnet_manager["masterReason"] = "no InfiniBand port to ask sminfo through";
+  EXPECT_EQ(note(run_doctor(s, nullptr)), "");
+}
+
 TEST(Doctor, ADcbxPeerThatDisagreesWithTheHostOrTheSpecIsAnError) {
   HostState s = healthy_host();
   (*s.netdevs[0].qos)["peer"] = nlohmann::json::parse(R"({"pfc": [3], "dscpToPriority": {"26": 3, "48": 6}})");
