@@ -31,7 +31,10 @@ if [ "$TOPO" != none ]; then
 fi
 
 # An AddressSanitizer build refuses to start when LD_PRELOAD puts libumad2sim.so before its runtime.
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+# libumad2sim.so's own out-of-bounds read is suppressed there (asan-umad2sim.supp says why).
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:suppressions=$HERE/asan-umad2sim.supp
+# libibnetdisc's own leak inside ibnd_discover_fabric likewise (lsan-libibnetdisc.supp).
+export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$HERE/lsan-libibnetdisc.supp
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmactl-ibsim.XXXXXX")
 FAB=$WORK/fabric
