@@ -2,6 +2,7 @@
 // observed values and what to do about it, as an experienced admin would after ibstat,
 // show_gids, ibdev2netdev, lspci -vv and perfquery.
 #include "agent/doctor/doctor.h"
+#include "agent/state/port_guid.h"
 #include "agent/core/json_text.h"
 #include "agent/spec/text.h"
 
@@ -295,12 +296,7 @@ class Doctor {
     std::string where;
     for (const DeviceState& d : state_.devices) {
       for (const PortState& p : d.ports) {
-        for (const GidEntry& g : p.gids) {
-          if (g.index != 0 || g.gid.size() < 19) continue;
-          std::string id = g.gid.substr(g.gid.size() - 19);
-          id.erase(std::remove(id.begin(), id.end(), ':'), id.end());
-          if ("0x" + id == guid) where = " (this node's OpenSM, on " + d.name + " port " + std::to_string(p.port) + ")";
-        }
+        if (port_guid(p) == guid) where = " (this node's OpenSM, on " + d.name + " port " + std::to_string(p.port) + ")";
       }
     }
     std::string text = "master SM: " + guid + ", lid " + std::to_string(master.value("lid", 0)) + ", priority " +

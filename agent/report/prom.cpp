@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent/report/format.h"
+#include "agent/state/port_guid.h"
 #include "agent/spec/text.h"
 
 namespace rdmactl {
@@ -282,14 +283,7 @@ void prom_subnet_manager(PromText& out, const HostState& state) {
   if (has_master && active) {
     // This node's port GUIDs: the master is local when its GUID is one of them.
     for (const DeviceState& d : state.devices) {
-      for (const PortState& p : d.ports) {
-        for (const GidEntry& g : p.gids) {
-          if (g.index != 0 || g.gid.size() < 19) continue;
-          std::string id = g.gid.substr(g.gid.size() - 19);
-          id.erase(std::remove(id.begin(), id.end(), ':'), id.end());
-          if ("0x" + id == master.value("guid", std::string())) local_master = true;
-        }
-      }
+      for (const PortState& p : d.ports) local_master = local_master || port_guid(p) == master.value("guid", std::string());
     }
   }
   out.sample("rdmactl_subnet_manager_local_master", node, local_master ? 1 : 0);

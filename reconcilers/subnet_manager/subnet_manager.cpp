@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agent/platform/command.h"
+#include "agent/state/port_guid.h"
 #include "reconcilers/resource.h"
 #include "reconcilers/subnet_manager/opensm_conf.h"
 #include "reconcilers/subnet_manager/partitions.h"
@@ -171,14 +172,6 @@ std::vector<Partition> spec_partitions(const std::vector<PartitionSpec>& specs) 
     out.push_back(std::move(p));
   }
   return out;
-}
-
-// The port GUID of an InfiniBand port: the interface ID of its GID 0.
-std::optional<std::string> port_guid(const PortState& port) {
-  for (const GidEntry& g : port.gids) {
-    if (g.index == 0) return guid_from_gid(g.gid);
-  }
-  return std::nullopt;
 }
 
 // The GUIDs Debian's PORTS names: "0x... 0x..." as canonical GUIDs; empty for ALL, NONE or none.
