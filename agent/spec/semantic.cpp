@@ -832,7 +832,8 @@ class SpecReader {
                      where_relative(previous->second, name_field->position()) + ")");
         }
       }
-      if (auto pkey_field = member(item, "pkey"); pkey_field && p.pkey == 0x7fff && p.name != "Default") {
+      const bool default_misnamed = p.pkey == 0x7fff && p.name != "Default";
+      if (auto pkey_field = member(item, "pkey"); pkey_field && default_misnamed) {
         // osm_prtn.c: OpenSM makes the Default partition (0x7fff) before it reads the file, and a
         // definition of the same P_Key is merged into it under its name.
         report(pkey_field->position(), pkey_field->path,
@@ -841,7 +842,7 @@ class SpecReader {
       }
       if (auto pkey_field = member(item, "pkey")) {
         const auto [previous, fresh] = pkeys.emplace(p.pkey, std::pair(p.name, pkey_field->position()));
-        if (!fresh) {
+        if (!fresh && !default_misnamed) {  // one problem per field: the name is the fix there
           char text[8];
           std::snprintf(text, sizeof text, "0x%04x", p.pkey);
           report(pkey_field->position(), pkey_field->path,
