@@ -112,6 +112,11 @@ std::string tool_search_path_text() {
 }
 
 Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chrono::milliseconds deadline) {
+  return run_command_streaming(argv, deadline, nullptr);
+}
+
+Result<CommandResult> run_command_streaming(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
+                                            const OutputHandler& on_output) {
   if (argv.empty()) return make_error(ErrorKind::kUsage, "run_command: empty argv");
   const std::string program = find_program(argv[0]);
   if (program.empty()) {
@@ -157,6 +162,7 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chr
       const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
       if (n > 0) {
         (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+        if (on_output) on_output(std::string_view(buffer, static_cast<size_t>(n)), i == 1);
       } else if (n == 0 || errno != EINTR) {
         fds[i].fd = -1;
         --open_fds;

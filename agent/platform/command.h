@@ -12,7 +12,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/core/result.h"
@@ -47,6 +49,15 @@ std::string find_program(const std::string& name);
 // started. A non-zero exit is not an error here: callers decide what each tool's exit code means.
 Result<CommandResult> run_command(const std::vector<std::string>& argv,
                                   std::chrono::milliseconds deadline = kCommandDeadline);
+
+// Told each piece of output as it is read (is_stderr says which pipe), while the tool runs: a
+// firmware burn takes minutes and prints its progress.
+using OutputHandler = std::function<void(std::string_view chunk, bool is_stderr)>;
+
+// run_command, calling `on_output` (may be empty) with every chunk read; the result still holds
+// the whole output.
+Result<CommandResult> run_command_streaming(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
+                                            const OutputHandler& on_output);
 
 // "mstconfig -d 0000:3b:00.0 -e q": argv as a person would type it, for messages.
 std::string describe_command(const std::vector<std::string>& argv);

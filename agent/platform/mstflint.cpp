@@ -1,0 +1,318 @@
+// mstflint and mstfwreset: output parsers and the tool wrappers (see mstflint.h).
+#include "agent/platform/mstflint.h"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+#include "agent/platform/command.h"
+
+namespace rdmactl {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view trim_right(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// The output's lines without their "\n" or "\r\n".
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string quote(std::string_view line) { return "\"" + std::string(line) + "\""; }
+
+// "Writing Boot image component" and the FS3/FS2 burn callbacks' stage names: the stages whose
+// percent is the burn's.
+bool is_burn_stage(std::string_view stage) {
+  if (stage.rfind("Writing ", 0) == 0 && stage.size() >= 10 && stage.substr(stage.size() - 10) == " component") {
+    return true;
+  }
+  return stage == "Burning FW image without signatures" || stage == "Burning FS2 FW image without signatures";
+}
+
+// Runs argv; kNotFound gets the install hint for `tool`.
+Result<CommandResult> run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
+                               const OutputHandler& on_output = nullptr) {
+  auto result = run_command_streaming(argv, deadline, on_output);
+  if (!result) {
+    Error e = result.error();
+    if (e.kind == ErrorKind::kNotFound) e.message = mstflint_missing(argv[0]);
+    return e;
+  }
+  return result;
+}
+
+// A tool that exited non-zero: its -E- text when it printed one (after the command when
+// `name_command`), else command_failed.
+Error tool_failed(const std::vector<std::string>& argv, const CommandResult& result, const std::string& where,
+                  bool name_command) {
+  std::string text = tool_error_text(result.out);
+  if (text.empty()) text = tool_error_text(result.err);
+  if (text.empty()) {
+    Error e = command_failed(argv, result);
+    e.where = where;
+    return e;
+  }
+  return make_error(ErrorKind::kPlatform, name_command ? describe_command(argv) + ": " + text : text, where);
+}
+
+}  // namespace
+
+std::string tool_error_text(std::string_view output) {
+  std::string text;
+  bool in_error = false;
+  for (std::string_view line : split_lines(output)) {
+    const std::string_view t = trim(line);
+    if (t.rfind("-E-", 0) == 0) {
+      if (!text.empty()) text += ' ';
+      text += trim(t.substr(3));
+      in_error = true;
+    } else if (in_error && !t.empty() && t[0] != '-') {
+      // A continuation: mstfwreset's "...directory\n." reads "...directory.".
+      if (!(t[0] == '.' || t[0] == ',' || t[0] == ';' || t[0] == ':')) text += ' ';
+      text += t;
+    } else {
+      in_error = false;
+    }
+  }
+  return text;
+}
+
+Result<FlintQuery> parse_flint_query(std::string_view text) {
+  if (const std::string error = tool_error_text(text); !error.empty()) {
+    return make_error(ErrorKind::kPlatform, "mstflint: -E- " + error);
+  }
+  FlintQuery query;
+  bool have_version = false;
+  // printInfo: printf("Key:   ...   %s\n"), the key and its padding 23 characters wide. Split on the
+  // first ':' followed by whitespace rather than at column 24, so that a key longer than its column
+  // cannot shift a value; "Rom Info" continues on lines that start with spaces, which have no key.
+  for (std::string_view line : split_lines(text)) {
+    if (line.empty() || std::isspace(static_cast<unsigned char>(line.front()))) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string_view key = trim(line.substr(0, colon));
+    const std::string value(trim(line.substr(colon + 1)));
+    if (key == "Image type") {
+      query.image_type = value;
+    } else if (key == "FW Version") {
+      if (!have_version) query.fw_version = value;
+      have_version = true;
+    } else if (key == "FW Version(Running)") {
+      query.running_version = value;
+    } else if (key == "Product Version") {
+      query.product_version = value;
+    } else if (key == "PSID") {
+      query.psid = value;
+    } else if (key == "Security Attributes") {
+      query.security = value;
+    }
+  }
+  if (!have_version || query.fw_version.empty()) {
+    return make_error(ErrorKind::kPlatform, "unexpected mstflint query output: no \"FW Version:\" line");
+  }
+  return query;
+}
+
+const FwResetLevel* FwResetQuery::find(int level) const {
+  for (const FwResetLevel& l : levels) {
+    if (l.level == level) return &l;
+  }
+  return nullptr;
+}
+
+std::optional<int> FwResetQuery::default_level() const {
+  for (const FwResetLevel& l : levels) {
+    if (l.is_default) return l.level;
+  }
+  return std::nullopt;
+}
+
+Result<FwResetQuery> parse_mstfwreset_query(std::string_view text) {
+  if (const std::string error = tool_error_text(text); !error.empty()) {
+    return make_error(ErrorKind::kPlatform, "mstfwreset: -E- " + error);
+  }
+  const std::vector<std::string_view> lines = split_lines(text);
+  size_t i = 0;
+  while (i < lines.size() && trim(lines[i]) != "Reset-levels:") ++i;
+  if (i == lines.size()) {
+    return make_error(ErrorKind::kPlatform, "unexpected mstfwreset output: no Reset-levels section");
+  }
+  FwResetQuery query;
+  // cmd_reg_mfrl.py query_text: "{0}: {1:<62}-{2:<14}{3}\n" (level, description, "Supported" or
+  // "Not Supported", "(default)" or ""). Read from the right: descriptions contain '-' ("live-Patch").
+  for (++i; i < lines.size(); ++i) {
+    std::string_view row = trim(lines[i]);
+    if (row.empty()) break;  // the section ends at its blank line; Reset-types follows
+    auto bad = [&] {
+      return make_error(ErrorKind::kPlatform, "unexpected mstfwreset output: line " + std::to_string(i + 1) + " " +
+                                                  quote(lines[i]) +
+                                                  ": expected \"N: description -Supported|-Not Supported\"");
+    };
+    FwResetLevel level;
+    const size_t colon = row.find(':');
+    if (colon == std::string_view::npos || !all_digits(row.substr(0, colon)) || colon > 3) return bad();
+    level.level = std::stoi(std::string(row.substr(0, colon)));
+    std::string_view rest = row.substr(colon + 1);
+    constexpr std::string_view kDefault = "(default)";
+    if (rest.size() >= kDefault.size() && rest.substr(rest.size() - kDefault.size()) == kDefault) {
+      level.is_default = true;
+      rest = trim_right(rest.substr(0, rest.size() - kDefault.size()));
+    }
+    const size_t dash = rest.rfind('-');
+    if (dash == std::string_view::npos) return bad();
+    const std::string_view status = trim(rest.substr(dash + 1));
+    if (status == "Supported") {
+      level.supported = true;
+    } else if (status != "Not Supported" && status != "Not supported") {
+      return bad();
+    }
+    level.description = std::string(trim(rest.substr(0, dash)));
+    if (level.description.empty()) return bad();
+    query.levels.push_back(std::move(level));
+  }
+  if (query.levels.empty()) {
+    return make_error(ErrorKind::kPlatform, "unexpected mstfwreset output: the Reset-levels section is empty");
+  }
+  return query;
+}
+
+FlintProgressReader::FlintProgressReader(std::function<void(int)> on_percent) : on_percent_(std::move(on_percent)) {}
+
+void FlintProgressReader::feed(std::string_view chunk) {
+  for (char c : chunk) {
+    if (c == '\r' || c == '\n') {
+      on_segment_end();
+      segment_.clear();
+      continue;
+    }
+    segment_ += c;
+    if (c != '%') continue;
+    // advProgressFunc: "\r%s - %3d%%", burnCbFs3Func through CbCommon: "\r%s%3d%%" after "... - ".
+    // The '%' ends the update, so it is reported before the next "\r" arrives.
+    std::string_view s(segment_);
+    s.remove_suffix(1);
+    size_t digits = 0;
+    while (digits < s.size() && digits < 3 && std::isdigit(static_cast<unsigned char>(s[s.size() - 1 - digits]))) {
+      ++digits;
+    }
+    if (digits == 0) continue;
+    const int percent = std::stoi(std::string(s.substr(s.size() - digits)));
+    s.remove_suffix(digits);
+    s = trim_right(s);
+    if (s.empty() || s.back() != '-') continue;
+    s.remove_suffix(1);
+    if (!is_burn_stage(trim_right(s)) || percent > 100) continue;
+    if (percent != last_ && on_percent_) on_percent_(percent);
+    last_ = percent;
+  }
+}
+
+void FlintProgressReader::on_segment_end() {
+  // advProgressFunc PROG_OK: "\r%s -   OK\n"; CbCommon at 100: "\r%sOK  \n" after "<stage> - ".
+  std::string_view s = trim_right(segment_);
+  if (s.size() < 2 || s.substr(s.size() - 2) != "OK") return;
+  s = trim_right(s.substr(0, s.size() - 2));
+  if (s.empty() || s.back() != '-') return;
+  s.remove_suffix(1);
+  if (!is_burn_stage(trim_right(s))) return;
+  if (last_ != 100 && on_percent_) on_percent_(100);
+  last_ = 100;
+}
+
+std::string mstflint_missing(const std::string& tool) {
+  return tool + " was not found in " + tool_search_path_text() +
+         ": install the Debian package mstflint (apt-get install mstflint)";
+}
+
+Result<FlintQuery> mstflint_query_device(const std::string& pci) {
+  const std::vector<std::string> argv = {"mstflint", "-d", pci, "q"};
+  auto result = run_tool(argv, kCommandDeadline);
+  if (!result) return result.error();
+  if (result->exit_code != 0) return tool_failed(argv, *result, pci, true);
+  auto parsed = parse_flint_query(result->out);
+  if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message, pci);
+  return parsed;
+}
+
+Result<FlintQuery> mstflint_query_image(const std::string& path) {
+  const std::vector<std::string> argv = {"mstflint", "-i", path, "q"};
+  auto result = run_tool(argv, kCommandDeadline);
+  if (!result) return result.error();
+  if (result->exit_code != 0) return tool_failed(argv, *result, path, true);
+  auto parsed = parse_flint_query(result->out);
+  if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message, path);
+  return parsed;
+}
+
+Result<FwResetQuery> mstfwreset_query(const std::string& pci) {
+  const std::vector<std::string> argv = {"mstfwreset", "-d", pci, "q"};
+  auto result = run_tool(argv, kCommandDeadline);
+  if (!result) return result.error();
+  if (result->exit_code != 0) return tool_failed(argv, *result, pci, true);
+  auto parsed = parse_mstfwreset_query(result->out);
+  if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message, pci);
+  return parsed;
+}
+
+Result<void> mstflint_burn(const std::string& pci, const std::string& image, std::chrono::milliseconds deadline,
+                           const std::function<void(int percent)>& progress) {
+  const std::vector<std::string> argv = {"mstflint", "-d", pci, "-i", image, "-y", "burn"};
+  FlintProgressReader reader(progress);
+  // Progress is on stdout (printf in advProgressFunc, flushed each time); -E- lines too (reportErr).
+  auto result = run_tool(argv, deadline, [&reader](std::string_view chunk, bool is_stderr) {
+    if (!is_stderr) reader.feed(chunk);
+  });
+  if (!result) {
+    Error e = result.error();
+    e.where = pci;
+    return e;
+  }
+  if (result->exit_code != 0) return tool_failed(argv, *result, pci, false);
+  return ok();
+}
+
+Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline) {
+  // mstfwreset.py: add_argument('--level', type=int, choices=CmdRegMfrl.reset_levels()) = 0, 3, 4.
+  if (level != 0 && level != 3 && level != 4) {
+    return make_error(ErrorKind::kUsage,
+                      "mstfwreset reset level " + std::to_string(level) + " does not exist: the levels are 0, 3 and 4",
+                      pci);
+  }
+  const std::vector<std::string> argv = {"mstfwreset", "-d", pci, "--level", std::to_string(level), "-y", "reset"};
+  auto result = run_tool(argv, deadline);
+  if (!result) {
+    Error e = result.error();
+    e.where = pci;
+    return e;
+  }
+  // main(): "-E- Firmware reset failed, retry operation or reboot machine." comes with exit 1 too.
+  if (result->exit_code != 0) return tool_failed(argv, *result, pci, false);
+  return ok();
+}
+
+}  // namespace rdmactl

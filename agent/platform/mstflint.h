@@ -1,0 +1,125 @@
+// Firmware images through mstflint (Debian package mstflint 4.21): `mstflint q` of a device or an
+// image file, `mstflint burn`, and `mstfwreset` query and reset, which loads a burnt image.
+//
+// The parsers are pure and tested table-driven from captured outputs (tests/fixtures/tools/mstflint/);
+// the wrappers run the tools through the command runner (argv only). What the texts look like is
+// taken from mstflint v4.21.0-1's source, cited where it matters:
+//   flint/subcommands.cpp QuerySubCommand::printInfo  "Key:" padded to column 24, one value a line
+//   flint/subcommands.cpp BurnSubCommand::burnFs3     version lines, PSID check, reset hint
+//   flint/subcommands.cpp SubCommand::advProgressFunc "\r<stage> - %3d%%" progress, "\r<stage> -   OK\n"
+//   small_utils/mlxfwresetlib/cmd_reg_mfrl.py         the reset-level table of `mstfwreset q`
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/core/result.h"
+
+namespace rdmactl {
+
+// `mstflint -d <bdf> q` or `mstflint -i <file> q`.
+struct FlintQuery {
+  std::string image_type;       // "FS4"
+  // "FW Version:". On a device, the version on flash (stored): the pending image's when one waits
+  // (fsctrl_ops.cpp FsIntQuery: pending_fw_version when pending_fw_valid, else the running one).
+  std::string fw_version;
+  // "FW Version(Running):", printed only when it differs from the stored one (printInfo: "image_version
+  // != running_version"); empty when no image waits for activation, and always for an image file.
+  std::string running_version;
+  std::string product_version;  // "Product Version:"; "" when not printed
+  std::string psid;             // "PSID:" (OEM PSIDs too: HP_..., DEL...); "" when not printed
+  std::string security;         // "Security Attributes:" ("N/A", "secure-fw", "signed-fw, debug")
+
+  // The version the device runs: running_version when printed, else fw_version.
+  const std::string& running() const { return running_version.empty() ? fw_version : running_version; }
+  // An image on flash waits for a reset (mstfwreset or reboot) to be loaded.
+  bool pending() const { return !running_version.empty(); }
+};
+
+// Errors (kPlatform): the output carries the tool's "-E- ..." line (quoted as "mstflint: -E- ..."),
+// or has no "FW Version:" line.
+Result<FlintQuery> parse_flint_query(std::string_view text);
+
+// One row of the Reset-levels section of `mstfwreset -d <bdf> q`:
+// "3: Driver restart and PCI reset          -Supported     (default)".
+struct FwResetLevel {
+  int level = 0;            // 0 live-patch, 3 driver restart and PCI reset, 4 warm reboot
+  std::string description;  // as printed, padding removed
+  bool supported = false;   // "Supported" (not "Not Supported")
+  bool is_default = false;  // "(default)": the lowest supported level (CmdRegMfrl.default_reset_level)
+};
+struct FwResetQuery {
+  std::vector<FwResetLevel> levels;  // in the tool's order (0, 3, 4)
+
+  const FwResetLevel* find(int level) const;
+  // The level `mstfwreset reset` uses without --level; nullopt when none is supported.
+  std::optional<int> default_level() const;
+};
+
+// Reads the Reset-levels section only (Reset-types and Reset-sync are ignored). Errors (kPlatform): a
+// "-E-" line (quoted), no Reset-levels section, a row that is not "N: description -Supported|-Not Supported".
+Result<FwResetQuery> parse_mstfwreset_query(std::string_view text);
+
+// Versions are compared with compare_fw_versions (agent/state/firmware.h).
+// The text of the "-E-" lines of a tool's output, marker removed, joined by spaces; a line after an
+// -E- line that is not itself marked continues it (mstfwreset prints str(e) with its newline, so
+// "...No such file or directory\n."). "" when there is none.
+std::string tool_error_text(std::string_view output);
+
+// The firmware's refusal to burn while a burnt image waits for a reset (fw_comps_mgr.cpp getLastErrMsg,
+// FWCOMPS_MCC_ERR_BLOCKED_PENDING_RESET), inside mstflint_burn's error message when that happened.
+inline constexpr std::string_view kFlintPendingResetText =
+    "The firmware image was already updated on flash, pending reset.";
+
+// Follows the progress mstflint burn prints to stdout, as chunks arrive from a pipe (a "\r" update may
+// be split anywhere). Reports a percent when a burn stage prints "<stage> - NN%" and 100 when it prints
+// "<stage> -   OK": FW-controlled devices (ConnectX-5 and later) write "Writing Boot image component"
+// (fw_comps_mgr_direct_access.cpp accessComponent, through advProgressFunc); older FS3 burns print
+// "Burning FW image without signatures" (burnCbFs3Func). Other stages ("FSMST_INITIALIZE - [..   ]")
+// carry no percent. A value equal to the last reported one is not reported again.
+class FlintProgressReader {
+ public:
+  explicit FlintProgressReader(std::function<void(int percent)> on_percent);
+  void feed(std::string_view chunk);
+
+ private:
+  void on_segment_end();
+  std::function<void(int)> on_percent_;
+  std::string segment_;  // text since the last "\r" or "\n"
+  int last_ = -1;
+};
+
+// Where to get the tools: the Debian package mstflint (mstflint, mstconfig and mstfwreset).
+std::string mstflint_missing(const std::string& tool);
+
+// `mstflint -d <pci> q`. Errors: kNotFound (no mstflint; the message says to install it), kPlatform
+// naming the command and quoting the tool's -E- text ("mstflint -d 0000:03:00.0 q: Cannot open Device:
+// 0000:03:00.0. No such file or directory. MFE_CR_ERROR"), kTimeout; `where` is the PCI address.
+Result<FlintQuery> mstflint_query_device(const std::string& pci);
+// `mstflint -i <path> q`.
+Result<FlintQuery> mstflint_query_image(const std::string& path);
+// `mstfwreset -d <pci> q`.
+Result<FwResetQuery> mstfwreset_query(const std::string& pci);
+
+// `mstflint -d <pci> -i <image> -y burn`: the image is written to flash and waits for a reset
+// (mstfwreset_reset, or a reboot) to be loaded. A refusal is a kPlatform Error whose message is the
+// tool's own -E- text, e.g. "PSID mismatch. The PSID on flash (MT_0000000228) differs from the PSID in
+// the given image (MT_0000000359)." or "Burning FS4 image failed: " + kFlintPendingResetText; `where`
+// is the PCI address. kTimeout when `deadline` passes (the tool is killed). `progress` (may be empty)
+// is called with 0..100 as the tool prints it, from the calling thread.
+Result<void> mstflint_burn(const std::string& pci, const std::string& image, std::chrono::milliseconds deadline,
+                           const std::function<void(int percent)>& progress);
+
+// `mstfwreset -d <pci> --level N -y reset`: loads the image on flash. Level 0 (live-patch) and 3
+// (driver restart and PCI reset: the netdevs and RDMA devices of the adapter disappear and come back)
+// return when done. Level 4 makes mstfwreset arm the firmware for the next PERST# and run `reboot`
+// (mstfwreset.py resetFlow -> rebootMachine): the machine reboots, this process with it.
+// Errors: kUsage for a level other than 0, 3, 4 (nothing is run); kPlatform with the tool's -E- text,
+// e.g. "Reset-level '0' is not supported in the current state of this device."; kTimeout.
+Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline);
+
+}  // namespace rdmactl
