@@ -38,10 +38,16 @@ void merge_qos(QosSpec& base, const QosSpec& over) {
 void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
   for (const auto& [field, set] : {std::pair<const char*, bool>{"mtu", over.mtu.has_value()},
                                    {"addresses", over.addresses.has_value()},
-                                   {"linkType", over.link_type.has_value()}}) {
+                                   {"linkType", over.link_type.has_value()},
+                                   {"firmware", over.firmware.any()}}) {
     if (set) base.field_origins[field] = over.origin;
   }
   override_with(base.link_type, over.link_type);
+  if (over.firmware.version) base.firmware.origin = over.firmware.origin;
+  override_with(base.firmware.version, over.firmware.version);
+  override_with(base.firmware.images, over.firmware.images);
+  override_with(base.firmware.policy, over.firmware.policy);
+  override_with(base.firmware.activation, over.firmware.activation);
   override_with(base.mtu, over.mtu);
   override_with(base.state, over.state);
   override_with(base.addresses, over.addresses);

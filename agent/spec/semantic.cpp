@@ -355,6 +355,7 @@ class SpecReader {
     AddressIndex default_index;
     for (std::size_t i = 0; i < default_records.size(); ++i) index_addresses(default_records[i], i, default_index);
     check_ipoib_mtus(spec.defaults, default_records, spec.defaults.subnet_manager.partitions);
+    check_firmware_per_adapter(spec.defaults.interfaces, {});
     if (auto fabric = member(document, "fabric")) spec.fabric = read_fabric(*fabric);
     if (auto nodes = member(document, "nodes")) {
       for (const Field& entry : items(*nodes)) {
@@ -366,6 +367,7 @@ class SpecReader {
         const Position at = entry.position();
         node_entry.origin = SourceMark{file_, at.line, at.column, entry.path};
         check_addresses_against_defaults(records, default_records, default_index);
+        check_firmware_per_adapter(node_entry.spec.interfaces, spec.defaults.interfaces);
         check_ipoib_mtus(node_entry.spec, records,
                          node_entry.spec.subnet_manager.partitions ? node_entry.spec.subnet_manager.partitions
                                                                    : spec.defaults.subnet_manager.partitions);
@@ -450,6 +452,42 @@ class SpecReader {
     }
   }
 
+  // Firmware belongs to the adapter: two PCI functions of one card (0000:3b:00.0 and 0000:3b:00.1,
+  // the ports of a dual-port ConnectX) asking for different versions cannot both be met. Here only
+  // pci selectors can be placed on an adapter; plan checks netdev and RDMA device selectors too.
+  // `defaults`: the interfaces an entry is merged over (empty for defaults itself).
+  void check_firmware_per_adapter(const std::vector<InterfaceSpec>& interfaces,
+                                  const std::vector<InterfaceSpec>& defaults) {
+    std::map<std::string, const InterfaceSpec*> by_adapter;
+    const auto adapter_of = [](const InterfaceSpec& i) -> std::string {
+      if (i.selector.kind != Selector::Kind::kPci || !i.firmware.version) return {};
+      const size_t dot = i.selector.value.rfind('.');
+      return dot == std::string::npos ? i.selector.value : i.selector.value.substr(0, dot);
+    };
+    for (const InterfaceSpec& d : defaults) {
+      // A default that an entry's interface of the same selector overrides is not compared.
+      const bool overridden = std::any_of(interfaces.begin(), interfaces.end(), [&](const InterfaceSpec& i) {
+        return i.selector == d.selector && i.firmware.version;
+      });
+      if (std::string key = adapter_of(d); !key.empty() && !overridden) by_adapter.emplace(key, &d);
+    }
+    for (const InterfaceSpec& i : interfaces) {
+      const std::string key = adapter_of(i);
+      if (key.empty()) continue;
+      const auto [first, inserted] = by_adapter.emplace(key, &i);
+      if (inserted || *first->second->firmware.version == *i.firmware.version ||
+          first->second->selector == i.selector) {
+        continue;
+      }
+      const SourceMark& there = first->second->firmware.origin;
+      report(Position{i.firmware.origin.line, i.firmware.origin.column}, i.firmware.origin.path + ".version",
+             "firmware version " + *i.firmware.version + " for " + i.selector.describe() + ", but " +
+                 first->second->selector.describe() + " of the same adapter (" + key + ") asks for " +
+                 *first->second->firmware.version + " (" + there.path + ", line " + std::to_string(there.line) +
+                 "): the ports of one adapter share its firmware");
+    }
+  }
+
   std::vector<std::string> read_match(const std::optional<Field>& match) {
     std::vector<Field> globs;
     if (match && match->value.IsSequence()) {
@@ -512,6 +550,7 @@ class SpecReader {
     InterfaceSpec spec;
     spec.selector = std::move(*selector);
     spec.link_type = string_of(member(map, "linkType"));
+    if (auto firmware = member(map, "firmware")) spec.firmware = read_firmware(*firmware);
     spec.mtu = int_of(member(map, "mtu"), kMinMtu, kMaxMtu);
     spec.state = string_of(member(map, "state"));
     if (auto qos = member(map, "qos")) spec.qos = read_qos(*qos);
@@ -527,6 +566,24 @@ class SpecReader {
     const Position at = map.position();
     spec.origin = SourceMark{file_, at.line, at.column, map.path};
     return spec;
+  }
+
+  FirmwareSpec read_firmware(const Field& map) {
+    FirmwareSpec firmware;
+    const Position at = map.position();
+    firmware.origin = SourceMark{file_, at.line, at.column, map.path};
+    firmware.version = string_of(member(map, "version"));
+    firmware.policy = string_of(member(map, "policy"));
+    firmware.activation = string_of(member(map, "activation"));
+    if (auto images = string_of(member(map, "images"))) {
+      // Relative to the spec file, as Ansible and Salt push a spec and its images side by side.
+      const size_t slash = file_.rfind('/');
+      if (!images->empty() && images->front() != '/' && slash != std::string::npos) {
+        *images = file_.substr(0, slash + 1) + *images;
+      }
+      firmware.images = std::move(images);
+    }
+    return firmware;
   }
 
   // Exactly one of name, pci, rdmaDevice; port only with pci and rdmaDevice.

@@ -63,9 +63,21 @@ struct IpoibSpec {
   std::optional<std::string> mode;  // datagram | connected
 };
 
+// The adapter's firmware (both ports of a dual-port card share it), selected through any of its
+// interfaces: the wanted version, where images are, and what rdmactl may do about a mismatch.
+struct FirmwareSpec {
+  std::optional<std::string> version;     // "28.42.1000"
+  std::optional<std::string> images;      // a directory of images; a relative one is the spec file's
+  std::optional<std::string> policy;      // validate (the default): a mismatch is an error | update: burn
+  std::optional<std::string> activation;  // reboot (the default) | reset: mstfwreset or devlink fw_activate
+  SourceMark origin;                      // the firmware map the version came from, for messages
+  bool any() const { return version || images || policy || activation; }
+};
+
 struct InterfaceSpec {
   Selector selector;
   std::optional<std::string> link_type;  // ethernet | infiniband
+  FirmwareSpec firmware;
   std::optional<int> mtu;
   std::optional<std::string> state;      // up | down
   std::optional<std::vector<std::string>> addresses;  // CIDR, canonical text, in spec order
