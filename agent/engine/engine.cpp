@@ -94,6 +94,21 @@ DiffResult Engine::diff(const NodeSpec& spec, const HostState& state) const {
   }
   out.errors = std::move(unique);
   for (const Change& c : out.changes) out.compared(c.resource, c.field, c.reconciler);
+  if (!firmware_writes_) {
+    // An agent must not flash a fleet by surprise: a burn or an activation it would make is an
+    // error of the plan, as with policy validate, until it is started with the flag.
+    for (auto it = out.changes.begin(); it != out.changes.end();) {
+      if (it->reconciler != kFirmwareReconciler || it->status != ChangeStatus::kPlanned) {
+        ++it;
+        continue;
+      }
+      out.errors.push_back(make_error(ErrorKind::kPermission,
+                                      it->resource + " " + it->field + " " + json_text(it->current) + " -> " +
+                                          json_text(it->desired) + " (" + it->via + "): " + firmware_writes_refusal_,
+                                      it->resource));
+      it = out.changes.erase(it);
+    }
+  }
   return out;
 }
 
@@ -137,6 +152,15 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
   if (report.changes.empty()) {
     spdlog::info("no drift: nothing to apply");
     return report;
+  }
+  // Firmware first, alone: a burn cannot be rolled back, and an activation by reset restarts the
+  // driver of every port of the adapter (netdevs, addresses and DCB come back as the driver makes
+  // them), so the rest of the plan is made again from what the host is after it.
+  if (auto again = apply_firmware(platform, spec, node, report); !again) {
+    return report;
+  } else if (*again) {
+    before = std::move(**again);
+    observed_ = *before;
   }
   report.revert_plan = revert_plan_for(report.changes);
 
@@ -297,6 +321,78 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
   for (const Error& e : remaining.errors) report.errors.push_back(e);
   rollback(platform, spec, node, *before, report);
   return report;
+}
+
+Result<std::optional<HostState>> Engine::apply_firmware(Platform& platform, const NodeSpec& spec, const std::string& node,
+                                                       Report& report) {
+  std::vector<size_t> steps;
+  for (size_t i = 0; i < report.changes.size(); ++i) {
+    const Change& c = report.changes[i];
+    if (c.reconciler == kFirmwareReconciler && c.status == ChangeStatus::kPlanned) steps.push_back(i);
+  }
+  if (steps.empty()) return std::optional<HostState>();
+  Reconciler* reconciler = find(kFirmwareReconciler);
+  ApplyBatch batch;
+  for (const size_t i : steps) batch.changes.push_back(&report.changes[i]);
+  batch.starting = [&](size_t k) {
+    if (interrupted()) return false;
+    spdlog::info("[{}/{}] {}", steps[k] + 1, report.changes.size(), describe(report.changes[steps[k]]));
+    return true;
+  };
+  batch.finished = [&](size_t k, const Result<void>& result) { observe_write(report.changes[steps[k]], "apply", result); };
+  if (reconciler == nullptr) {
+    if (batch.start(0)) batch.finish(0, make_error(ErrorKind::kPlatform, "no reconciler firmware"));
+  } else {
+    HostState unused;
+    reconciler->apply_batch(platform, observed_ ? *observed_ : unused, batch);
+  }
+  bool failed = false;
+  bool activated = false;
+  for (size_t k = 0; k < batch.results.size(); ++k) {
+    Change& change = report.changes[steps[k]];
+    if (batch.results[k]) {
+      change.status = change.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
+      activated = activated || !change.requires_;
+      continue;
+    }
+    failed = true;
+    change.status = ChangeStatus::kFailed;
+    change.error = batch.results[k].error().to_string() + " (firmware is never rolled back; nothing else was changed)";
+    spdlog::error("{}: {}", describe(change), change.error);
+  }
+  if (failed) return make_error(ErrorKind::kPlatform, "firmware failed");
+  if (auto stop = interrupted()) {
+    report.errors.push_back(*stop);
+    return make_error(ErrorKind::kPlatform, "interrupted");
+  }
+  if (batch.results.size() < steps.size()) return make_error(ErrorKind::kPlatform, "interrupted");
+  if (!activated) return std::optional<HostState>();
+  // The host after the activation: the rest of the plan is made again from it.
+  auto now = observe(platform, &spec, node);
+  if (!now) {
+    Error e = now.error();
+    e.message = "after the firmware activation, observing the host failed (nothing else applied): " + e.message;
+    report.errors.push_back(std::move(e));
+    return make_error(ErrorKind::kPlatform, "observe failed");
+  }
+  DiffResult again = diff(spec, *now);
+  std::vector<Change> changes;
+  for (Change& c : report.changes) {
+    if (c.reconciler == kFirmwareReconciler) changes.push_back(std::move(c));
+  }
+  for (Change& c : again.changes) {
+    if (c.reconciler != kFirmwareReconciler) changes.push_back(std::move(c));
+  }
+  report.changes = std::move(changes);
+  for (Error& e : again.errors) {
+    e.message = "after the firmware activation (nothing else applied): " + e.message;
+    report.errors.push_back(std::move(e));
+  }
+  if (!report.errors.empty()) return make_error(ErrorKind::kPlatform, "plan after activation failed");
+  spdlog::info("firmware activated: planned again from the host as it is now, {} change(s) left",
+               std::count_if(report.changes.begin(), report.changes.end(),
+                             [](const Change& c) { return c.status == ChangeStatus::kPlanned; }));
+  return std::optional<HostState>(std::move(now).value());
 }
 
 std::optional<Error> Engine::interrupted() const {

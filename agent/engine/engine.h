@@ -19,6 +19,8 @@ namespace rdmactl {
 // Verify observes again until the diff is empty: some changes settle asynchronously (a link's
 // state after an MTU change, IPv6 DAD), so give the kernel a moment before calling it drift.
 constexpr int kVerifyRetries = 5;
+// The reconciler the engine applies first and never rolls back (reconcilers/firmware).
+constexpr const char* kFirmwareReconciler = "firmware";
 constexpr std::chrono::milliseconds kVerifyDelay{200};
 
 class Engine {
@@ -39,6 +41,13 @@ class Engine {
   Report apply(Platform& platform, const NodeSpec& spec, const std::string& node);
 
   void set_verify_delay(std::chrono::milliseconds delay) { verify_delay_ = delay; }
+  // Whether apply may burn and activate firmware (reconcilers/firmware). The CLI's apply may; the
+  // agent (serve) only when started with --allow-firmware: otherwise each such change is an error
+  // of the plan, saying `refusal`, and nothing is applied.
+  void set_firmware_writes(bool allowed, std::string refusal = {}) {
+    firmware_writes_ = allowed;
+    firmware_writes_refusal_ = std::move(refusal);
+  }
 
   // Told of every write apply and rollback make, after the reconciler returned (the audit log).
   // action: "apply", "revert", "put back".
@@ -75,6 +84,11 @@ class Engine {
 
  private:
   Reconciler* find(const std::string& name) const;
+  // Applies the plan's firmware changes before anything else (see apply). An error: a change
+  // failed or the host could not be planned again (said in the report), nothing else to do. A
+  // state: an image was activated, and the report's other changes were planned again from it.
+  Result<std::optional<HostState>> apply_firmware(Platform& platform, const NodeSpec& spec, const std::string& node,
+                                                  Report& report);
   void rollback(Platform& platform, const NodeSpec& spec, const std::string& node,
                 const HostState& before, Report& report);
 
@@ -102,6 +116,8 @@ class Engine {
   BeforeFirstWrite before_first_write_;
   const std::atomic<int>* interrupt_ = nullptr;
   bool snapshots_ = false;
+  bool firmware_writes_ = true;
+  std::string firmware_writes_refusal_;
   std::optional<Snapshot> snapshot_before_;
   std::optional<HostState> observed_;
 };

@@ -3,6 +3,8 @@
 
 #include <linux/netlink.h>
 
+#include <spdlog/spdlog.h>
+
 #include "agent/platform/rdma_inventory.h"
 
 namespace rdmactl {
@@ -23,6 +25,19 @@ Result<MnlSocket*> Platform::dcb_socket() {
     dcb_socket_.emplace(std::move(socket).value());
   }
   return &*dcb_socket_;
+}
+
+Result<Devlink*> Platform::devlink() {
+  if (!devlink_) {
+    if (fs_.root() != "/") {
+      return make_error(ErrorKind::kNotSupported, "devlink is not asked under --root " + fs_.root() +
+                                                      ": its devices are the kernel's, not the fixture's");
+    }
+    auto devlink = Devlink::open();
+    if (!devlink) return devlink.error();
+    devlink_.emplace(std::move(devlink).value());
+  }
+  return &*devlink_;
 }
 
 Result<const std::vector<LinkInfo>*> Platform::links() {
@@ -54,6 +69,11 @@ Result<const std::vector<DeviceState>*> Platform::rdma_devices() {
     rdma_devices_ = std::move(devices).value();
   }
   return &*rdma_devices_;
+}
+
+void Platform::progress(const Change& change, const std::string& message) const {
+  spdlog::info("{} {}: {}", change.resource, change.field, message);
+  if (progress_hook_) progress_hook_(change, message);
 }
 
 void Platform::begin_observe() {

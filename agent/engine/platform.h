@@ -7,13 +7,17 @@
 // again).
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "agent/core/result.h"
+#include "agent/platform/devlink.h"
 #include "agent/platform/host_fs.h"
 #include "agent/platform/mnl.h"
 #include "agent/platform/netlink.h"
+#include "agent/state/change.h"
 #include "agent/state/state.h"
 
 namespace rdmactl {
@@ -34,10 +38,21 @@ class Platform {
   Result<MnlSocket*> dcb_socket();
   // Tests put a socket connected to a fake DCB kernel here before the first use.
   void set_dcb_socket(MnlSocket socket) { dcb_socket_.emplace(std::move(socket)); }
+  // The devlink (generic netlink) client, opened on first use. Under a fixture root (--root other
+  // than /) devlink is not asked: its devices are the kernel's, not the fixture's (kNotSupported),
+  // unless a test put a client over a fake kernel here first.
+  Result<Devlink*> devlink();
+  void set_devlink(Devlink devlink) { devlink_.emplace(std::move(devlink)); }
   // This pass's RDMA devices (RDMA netlink + sysfs), read on first use.
   Result<const std::vector<DeviceState>*> rdma_devices();
   // Forget the dumps: the next links()/addresses() asks the kernel again.
   void begin_observe();
+
+  // Progress of a long write (a firmware burn takes minutes): logged, and told to the hook (the
+  // audit log) when one is set.
+  using ProgressHook = std::function<void(const Change& change, const std::string& message)>;
+  void set_progress_hook(ProgressHook hook) { progress_hook_ = std::move(hook); }
+  void progress(const Change& change, const std::string& message) const;
 
   // The snapshot the engine took before this apply's first write (or recovery loaded from a
   // journal), while it applies and rolls back; null otherwise. A reconciler's write back of an
@@ -50,10 +65,12 @@ class Platform {
   HostFs fs_;
   std::optional<RouteSocket> route_;
   std::optional<MnlSocket> dcb_socket_;
+  std::optional<Devlink> devlink_;
   std::optional<std::vector<LinkInfo>> links_;
   std::optional<std::vector<AddressInfo>> addresses_;
   std::optional<std::vector<DeviceState>> rdma_devices_;
   const Snapshot* snapshot_before_ = nullptr;
+  ProgressHook progress_hook_;
 };
 
 }  // namespace rdmactl

@@ -2,6 +2,7 @@
 #include "agent/engine/reconciler.h"
 #include "reconcilers/addresses/addresses.h"
 #include "reconcilers/ecn/ecn.h"
+#include "reconcilers/firmware/firmware.h"
 #include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/link_type/link_type.h"
 #include "reconcilers/netdev/netdev.h"
@@ -15,12 +16,15 @@ namespace rdmactl {
 ReconcilerTable make_reconciler_table() {
   ReconcilerTable table;
   // Order matters:
+  // - the adapter's firmware before all: the engine applies it alone and plans the rest again
+  //   after an activation, which restarts the driver of every port of the adapter;
   // - the firmware link type first: it decides what the port is after the next boot, and a port
   //   staged to change waits for it (ipoib skips it until then);
   // - the IPoIB mode before the MTU: the kernel resets an IPoIB netdev's MTU when its mode changes;
   // - MTU and link state before addresses; QoS before ECN and RoCE, which mark and react on its
   //   priorities; the subnet manager once the ports are set; host parameters last.
   // Every spec field has its reconciler here (engine_test checks the list), so none is ignored.
+  table.push_back(reconcilers::make_firmware_reconciler());
   table.push_back(reconcilers::make_link_type_reconciler());
   table.push_back(reconcilers::make_ipoib_reconciler());
   table.push_back(reconcilers::make_netdev_reconciler());

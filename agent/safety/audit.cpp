@@ -33,12 +33,14 @@ AuditLog::~AuditLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void AuditLog::record(const Change& change, std::string_view action, const Result<void>& result) const {
+void AuditLog::record(const Change& change, std::string_view action, const Result<void>& result,
+                      std::string_view detail) const {
   nlohmann::json line = {{"time", iso8601_now()},          {"node", node_},
                          {"resource", change.resource},    {"field", change.field},
                          {"old", change.current},          {"new", change.desired},
                          {"action", std::string(action)},  {"result", result ? std::string("ok") : result.error().to_string()},
                          {"who", who_}};
+  if (!detail.empty()) line["detail"] = std::string(detail);
   if (!command_.empty()) line["command"] = command_;
   // Replacement characters instead of an exception for bytes that are not UTF-8 in a value.
   const std::string text = json_text(line) + "\n";

@@ -5,7 +5,8 @@
 //    "field": "mtu", "old": 1500, "new": 9000, "action": "apply", "result": "ok",
 //    "who": "cli:alice", "command": "rdmactl apply -f /etc/rdmactl/fabric.yaml"}
 // action: apply (a planned change), revert (a rollback's), put back (a side effect undone by a
-// rollback), recover (the revert of a killed run's journal). result: "ok" or the error. who:
+// rollback), recover (the revert of a killed run's journal), progress (a step of a long write, a
+// firmware burn's percentage, in "detail"). result: "ok" or the error. who:
 // "cli:<user>" (the login name, or SUDO_USER's under sudo), "agent:<trigger>" for serve, with
 // "token:<first 8 hex digits of the token's SHA-256>" for an API request. command: the CLI's
 // command line (as the host lock records it); the agent's lines have none (its trigger says why).
@@ -28,7 +29,9 @@ class AuditLog {
   AuditLog& operator=(const AuditLog&) = delete;
   // Appends one line (and logs it under systemd). A log that cannot be written is a warning, not
   // a failed change: the write it records has happened.
-  void record(const Change& change, std::string_view action, const Result<void>& result) const;
+  // `detail`, when given, is added as "detail" (a burn's progress: action "progress").
+  void record(const Change& change, std::string_view action, const Result<void>& result,
+              std::string_view detail = {}) const;
   void set_who(std::string who) { who_ = std::move(who); }
 
  private:

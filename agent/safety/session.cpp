@@ -234,7 +234,7 @@ RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool kee
   return out;
 }
 
-void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec, const std::string& node,
+void arm_engine(Engine& engine, Platform& platform, const FabricSpec& spec, const std::string& node,
                 const AuditLog& audit) {
   const HostFs& fs = platform.fs();
   engine.set_snapshots(true);
@@ -265,6 +265,8 @@ void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec
   engine.set_write_observer([&audit](const Change& change, std::string_view action, const Result<void>& result) {
     audit.record(change, action, result);
   });
+  platform.set_progress_hook(
+      [&audit](const Change& change, const std::string& message) { audit.record(change, "progress", ok(), message); });
   engine.set_interrupt(&interrupt_signal());
 }
 

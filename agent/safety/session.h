@@ -36,7 +36,7 @@ RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool kee
 
 // Arms `engine` for one apply: the journal written before its first write, every write to the
 // audit log, and the interrupt flag. `spec`, `platform` and `audit` must outlive the apply.
-void arm_engine(Engine& engine, const Platform& platform, const FabricSpec& spec, const std::string& node,
+void arm_engine(Engine& engine, Platform& platform, const FabricSpec& spec, const std::string& node,
                 const AuditLog& audit);
 
 // SIGTERM, SIGINT and SIGHUP set this flag (their number) instead of killing the process, once

@@ -45,7 +45,8 @@ nlohmann::json to_json(const Change& change) {
 std::vector<Change> revert_plan_for(const std::vector<Change>& changes) {
   std::vector<Change> out;
   for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
-    if (it->status == ChangeStatus::kPlanned) out.push_back(it->reverted());
+    // Firmware is never reverted: a burnt image cannot be taken back (reconcilers/firmware).
+    if (it->status == ChangeStatus::kPlanned && it->reconciler != "firmware") out.push_back(it->reverted());
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (out[i].field != "ipoib.mode") continue;

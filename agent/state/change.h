@@ -33,6 +33,9 @@ struct Change {
   std::string note;
   ChangeStatus status = ChangeStatus::kPlanned;
   std::string error;        // why it failed, when it did
+  // What the reconciler's apply needs beyond `desired`, decided by its diff (the firmware image to
+  // burn and how to activate it). Not part of reports: `via` and `note` say it to people.
+  nlohmann::json detail;
 
   // The change that undoes this one: current and desired swapped.
   Change reverted() const;
@@ -41,7 +44,8 @@ struct Change {
 
 nlohmann::json to_json(const Change& change);
 
-// The revert plan of a run's changes: the planned ones, reverted, in reverse order, except that a
+// The revert plan of a run's changes: the planned ones, reverted, in reverse order (never the
+// firmware's: a burnt image cannot be taken back), except that a
 // netdev's `ipoib.mode` is put back before its `mtu` (as apply writes them): the kernel resets an
 // IPoIB netdev's MTU when its mode changes, and datagram mode refuses the connected-mode MTU
 // (putting back 65520 while still in datagram mode was EINVAL).

@@ -106,6 +106,7 @@ json device_to_json(const DeviceState& d) {
               {"nodeGuid", d.node_guid}, {"hcaType", d.hca_type}, {"boardId", d.board_id},
               {"pcie", pcie},            {"ports", json::array()}};
   for (const auto& p : d.ports) out["ports"].push_back(port_to_json(p));
+  if (d.firmware) out["firmware"] = *d.firmware;
   return out;
 }
 
@@ -153,6 +154,7 @@ void read_device(Reader& r, DeviceState& d) {
   r.get("nodeGuid", d.node_guid);
   r.get("hcaType", d.hca_type);
   r.get("boardId", d.board_id);
+  r.get_json("firmware", d.firmware);
   Reader pcie = r.child("pcie");
   pcie.get("speed", d.pcie.speed);
   pcie.get("width", d.pcie.width);

@@ -57,7 +57,10 @@ struct PcieLink {
 struct DeviceState {
   std::string name;  // mlx5_0
   std::string pci;   // 0000:3b:00.0
-  std::string fw_version;
+  std::string fw_version;  // sysfs fw_ver: the running version only
+  // The adapter firmware, observed by the firmware reconciler (its shape: reconcilers/firmware/
+  // firmware.h; read it through agent/state/firmware.h); absent when not observed.
+  std::optional<nlohmann::json> firmware;
   std::string node_guid;
   std::string hca_type;
   std::string board_id;

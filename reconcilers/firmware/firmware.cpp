@@ -1,0 +1,684 @@
+// The firmware reconciler (see firmware.h for the observed shape, the diff's cases and the order
+// of apply).
+#include "reconcilers/firmware/firmware.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "agent/core/json_text.h"
+#include "agent/platform/devlink.h"
+#include "agent/platform/mstflint.h"
+#include "agent/state/firmware.h"
+#include "reconcilers/resource.h"
+
+namespace rdmactl::reconcilers {
+namespace {
+
+constexpr const char* kName = "firmware";
+constexpr const char* kField = "firmware.version";
+// A burn writes a whole flash (tens of MB over the device's flash interface): minutes, and a
+// slow one is not a hung one. Killed after this, as the tool's own documents never promise less.
+constexpr std::chrono::minutes kBurnDeadline{30};
+// mstfwreset stops and starts the driver of every function of the adapter.
+constexpr std::chrono::minutes kResetDeadline{10};
+// After an activation the driver probes the device again: its firmware answers once it is up.
+constexpr std::chrono::seconds kActivationReadBack{180};
+constexpr std::chrono::seconds kReadBackInterval{2};
+
+// The spec's firmware for each adapter it names, with the interface that said it first.
+struct Wanted {
+  const InterfaceSpec* iface = nullptr;
+  std::string adapter;
+  std::vector<const DeviceState*> devices;  // the adapter's functions on this host, lowest first
+};
+
+std::string policy_of(const FirmwareSpec& f) { return f.policy.value_or("validate"); }
+std::string activation_of(const FirmwareSpec& f) { return f.activation.value_or("reboot"); }
+
+std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
+
+bool same_version(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  const auto order = compare_fw_versions(a, b);
+  return order ? *order == 0 : a == b;
+}
+
+// "mlx5_0 (ens1f0np0), mlx5_1 (ens1f1np1)": what an adapter reset takes down.
+std::string describe_functions(const std::vector<const DeviceState*>& devices) {
+  std::string out;
+  for (const DeviceState* d : devices) {
+    if (!out.empty()) out += ", ";
+    out += d->name;
+    std::vector<std::string> netdevs;
+    for (const PortState& p : d->ports) {
+      if (!p.netdev.empty()) netdevs.push_back(p.netdev);
+    }
+    if (!netdevs.empty()) {
+      out += " (";
+      for (size_t i = 0; i < netdevs.size(); ++i) out += (i ? ", " : "") + netdevs[i];
+      out += ")";
+    }
+  }
+  return out;
+}
+
+// ---- observe ---------------------------------------------------------------------------------
+
+// devlink first, then mstflint (when asked), then what sysfs already gave.
+nlohmann::json observe_device(Platform& platform, const DeviceState& device, bool ask_mstflint) {
+  nlohmann::json fw = nlohmann::json::object();
+  nlohmann::json notes = nlohmann::json::array();
+  // An SR-IOV virtual function (its sysfs node links to its physfn) has no firmware of its own:
+  // devlink info and mstflint answer only on physical functions.
+  if (platform.fs().exists("/sys/bus/pci/devices/" + device.pci + "/physfn")) fw["virtualFunction"] = true;
+  if (auto devlink = platform.devlink(); devlink) {
+    auto info = (*devlink)->info(DevlinkHandle{"pci", device.pci});
+    if (info) {
+      const auto get = [](const std::map<std::string, std::string>& m, const char* key) {
+        const auto it = m.find(key);
+        return it == m.end() ? std::string() : it->second;
+      };
+      fw["running"] = get(info->running, "fw.version");
+      fw["stored"] = get(info->stored, "fw.version");
+      if (fw["stored"] == std::string(kMlx5FailedVersionQuery)) {
+        // mlx5's mark of a failed pending-version query: nothing is known of the flash.
+        fw["stored"] = "";
+        notes.push_back("devlink: the stored version could not be read (" + std::string(kMlx5FailedVersionQuery) + ")");
+      }
+      fw["psid"] = get(info->fixed, "fw.psid");
+      fw["source"] = "devlink";
+      if (!info->driver.empty()) fw["driver"] = info->driver;
+    } else {
+      notes.push_back("devlink: " + info.error().message);
+    }
+  } else {
+    notes.push_back("devlink: " + devlink.error().message);
+  }
+  const bool have_running = fw.contains("running") && !fw["running"].get<std::string>().empty();
+  if (!have_running && ask_mstflint) {
+    auto query = mstflint_query_device(device.pci);
+    if (query) {
+      // FW Version is the flash's; FW Version(Running) appears only while they differ.
+      fw["stored"] = query->fw_version;
+      fw["running"] = query->running_version.empty() ? query->fw_version : query->running_version;
+      fw["psid"] = query->psid;
+      fw["source"] = "mstflint";
+    } else {
+      notes.push_back("mstflint: " + query.error().message);
+    }
+  }
+  if (!fw.contains("running") || fw["running"].get<std::string>().empty()) {
+    fw["running"] = device.fw_version;
+    fw["source"] = "sysfs";
+    fw.erase("stored");
+    // mlx5's sysfs board_id is the PSID (mlx5_query_board_id: query_adapter's vsd_contd_psid).
+    if (!device.board_id.empty()) fw["psid"] = device.board_id;
+  }
+  // The vendor driver's version (MODULE_VERSION of MLNX_OFED's and DOCA-OFED's mlx5_core; the
+  // upstream module has none): doctor's note on which firmware it is released with.
+  if (fw.value("driver", "") == "mlx5_core" || device.name.rfind("mlx5_", 0) == 0) {
+    if (auto version = platform.fs().read("/sys/module/mlx5_core/version"); version) {
+      std::string text = *version;
+      while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+      if (!text.empty()) fw["vendorDriverVersion"] = text;
+    }
+  }
+  if (!notes.empty()) fw["notes"] = std::move(notes);
+  return fw;
+}
+
+// Every image of a directory, queried once per file version for the process's life: the agent
+// plans every few minutes, and `mstflint -i` reads the whole image.
+struct ImageKey {
+  std::string path;
+  off_t size;
+  long mtime_sec;
+  long mtime_nsec;
+  auto operator<=>(const ImageKey&) const = default;
+};
+std::mutex g_images_mutex;
+std::map<ImageKey, nlohmann::json> g_image_cache;
+
+nlohmann::json scan_images(const std::string& dir) {
+  nlohmann::json out = {{"dir", dir}};
+  DIR* handle = ::opendir(dir.c_str());
+  if (handle == nullptr) {
+    out["error"] = "cannot read the directory: " + std::string(std::strerror(errno));
+    return out;
+  }
+  std::vector<std::string> names;
+  while (const dirent* entry = ::readdir(handle)) {
+    if (entry->d_name[0] != '.') names.emplace_back(entry->d_name);
+  }
+  ::closedir(handle);
+  std::sort(names.begin(), names.end());
+  nlohmann::json found = nlohmann::json::array();
+  nlohmann::json unreadable = nlohmann::json::array();
+  for (const std::string& name : names) {
+    const std::string path = dir + (dir.ends_with('/') ? "" : "/") + name;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const ImageKey key{path, st.st_size, static_cast<long>(st.st_mtim.tv_sec), st.st_mtim.tv_nsec};
+    nlohmann::json image;
+    {
+      std::lock_guard lock(g_images_mutex);
+      if (auto it = g_image_cache.find(key); it != g_image_cache.end()) image = it->second;
+    }
+    if (image.is_null()) {
+      auto query = mstflint_query_image(path);
+      if (query) {
+        image = {{"file", path}, {"psid", query->psid}, {"version", query->fw_version}};
+      } else {
+        image = {{"file", path}, {"error", query.error().message}};
+      }
+      // A missing mstflint is not a property of the file: asked again next time.
+      if (!query && query.error().kind == ErrorKind::kNotFound) {
+        out["error"] = query.error().message;
+        return out;
+      }
+      std::lock_guard lock(g_images_mutex);
+      g_image_cache[key] = image;
+    }
+    (image.contains("error") ? unreadable : found).push_back(image);
+  }
+  out["found"] = std::move(found);
+  if (!unreadable.empty()) out["unreadable"] = std::move(unreadable);
+  return out;
+}
+
+// How an activation by reset can be done: mstfwreset's levels, else devlink's reload actions.
+nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
+  auto levels = mstfwreset_query(pci);
+  if (levels) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const FwResetLevel& l : levels->levels) {
+      list.push_back({{"level", l.level}, {"description", l.description}, {"supported", l.supported},
+                      {"default", l.is_default}});
+    }
+    return {{"tool", "mstfwreset"}, {"levels", std::move(list)}};
+  }
+  std::string why = "mstfwreset: " + levels.error().message;
+  // mstfwreset is absent or cannot read this adapter: the kernel's fw_activate.
+  if (auto devlink = platform.devlink(); devlink) {
+    auto support = (*devlink)->reload_support(DevlinkHandle{"pci", pci});
+    if (support) {
+      return {{"tool", "devlink"}, {"fwActivate", support->fw_activate}, {"noReset", support->fw_activate_no_reset}};
+    }
+    why += "; devlink: " + support.error().message;
+  } else {
+    why += "; devlink: " + devlink.error().message;
+  }
+  return {{"error", why}};
+}
+
+// ---- diff --------------------------------------------------------------------------------------
+
+// How the image will be activated: the Change's detail["activation"], and what it disrupts.
+struct Activation {
+  nlohmann::json detail;     // {"tool": "reboot"} | {"tool": "mstfwreset", "level": N} | {"tool": "devlink"}
+  std::string says;          // for the change's note
+  bool disruptive = false;
+  bool needs_reboot = true;
+};
+
+Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::json& observed,
+                                   const std::vector<const DeviceState*>& devices) {
+  Activation a;
+  if (activation_of(spec) == "reboot") {
+    a.detail = {{"tool", "reboot"}};
+    a.says = "the new image runs after the next reboot";
+    return a;
+  }
+  const std::string functions = describe_functions(devices);
+  const nlohmann::json how = observed.value("activation", nlohmann::json());
+  if (!how.is_object()) {
+    return make_error(ErrorKind::kNotFound, "how to activate the image was not observed (a recorded state): plan on "
+                                            "the host itself");
+  }
+  if (how.contains("error")) return make_error(ErrorKind::kNotSupported, "cannot activate by reset: " + text_of(how["error"]));
+  if (how.value("tool", "") == "mstfwreset") {
+    // mstfwreset's levels (mstfwreset q): 0 live patch (driver, PCI and network links stay up),
+    // 3 driver restart and PCI reset; 4 is a warm reboot, which rdmactl leaves to the operator.
+    for (const int level : {0, 3}) {
+      for (const auto& l : how.value("levels", nlohmann::json::array())) {
+        if (l.value("level", -1) != level || !l.value("supported", false)) continue;
+        a.detail = {{"tool", "mstfwreset"}, {"level", level}};
+        a.needs_reboot = false;
+        if (level == 0) {
+          a.says = "mstfwreset level 0 (live patch): the links and RDMA devices stay up";
+        } else {
+          a.disruptive = true;
+          a.says = "mstfwreset level 3 (driver restart and PCI reset): the links and RDMA devices of every port of "
+                   "the adapter go down and come back: " + functions;
+        }
+        return a;
+      }
+    }
+    a.detail = {{"tool", "reboot"}};
+    a.says = "mstfwreset supports neither level 0 nor level 3 on this adapter: the new image runs after the next "
+             "reboot";
+    return a;
+  }
+  if (how.value("tool", "") == "devlink" && how.value("fwActivate", false)) {
+    // mlx5 (devlink.c mlx5_devlink_reload_down): fw_activate with the no_reset limit is a live
+    // patch, refused (EINVAL, "FW upgrade to the stored FW can't be done by FW live patching")
+    // when the image cannot be patched in; without a limit it is a firmware sync reset and a
+    // driver reload of every function (mlx5_devlink_reload_up performs driver_reinit too).
+    const bool no_reset = how.value("noReset", false);
+    a.detail = {{"tool", "devlink"}, {"noReset", no_reset}};
+    a.needs_reboot = false;
+    a.disruptive = true;
+    a.says = std::string(no_reset ? "devlink dev reload action fw_activate limit no_reset (a live patch) where the "
+                                    "firmware can patch this image in, else " : "") +
+             "devlink dev reload action fw_activate (a firmware reset and driver reload): the links and RDMA "
+             "devices of every port of the adapter go down and come back: " + functions;
+    return a;
+  }
+  a.detail = {{"tool", "reboot"}};
+  a.says = "the driver offers no fw_activate reload and mstfwreset is not installed: the new image runs after the "
+           "next reboot";
+  return a;
+}
+
+// The one image of the wanted version for this PSID.
+Result<std::string> choose_image(const nlohmann::json& images, const std::string& psid, const std::string& version) {
+  const std::string dir = images.value("dir", "");
+  if (images.contains("error")) return make_error(ErrorKind::kNotFound, "images " + dir + ": " + text_of(images["error"]));
+  std::vector<std::string> matches;
+  std::string seen;
+  for (const auto& image : images.value("found", nlohmann::json::array())) {
+    const std::string file = image.value("file", "");
+    const std::string v = image.value("version", "");
+    const std::string p = image.value("psid", "");
+    seen += (seen.empty() ? "" : ", ") + file + " (" + p + " " + v + ")";
+    if (p == psid && same_version(v, version)) matches.push_back(file);
+  }
+  if (matches.size() == 1) return matches.front();
+  if (matches.empty()) {
+    return make_error(ErrorKind::kNotFound, "no image in " + dir + " has PSID " + psid + " and version " + version +
+                                                (seen.empty() ? ": the directory holds no image mstflint can read"
+                                                              : "; found: " + seen));
+  }
+  std::string list;
+  for (const std::string& m : matches) list += (list.empty() ? "" : ", ") + m;
+  return make_error(ErrorKind::kInvalidSpec, "several images in " + dir + " have PSID " + psid + " and version " +
+                                                 version + ": " + list + "; keep one");
+}
+
+class FirmwareReconciler final : public Reconciler {
+ public:
+  const char* name() const override { return kName; }
+
+  Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
+    std::map<std::string, const FirmwareSpec*> asked;  // adapter -> spec
+    if (spec) {
+      for (const InterfaceSpec& iface : spec->interfaces) {
+        if (!iface.firmware.version) continue;
+        auto ref = state.resolve_port(iface.selector);
+        if (!ref || ref->device->pci.empty()) continue;  // diff reports it
+        asked.emplace(adapter_of_pci(ref->device->pci), &iface.firmware);
+      }
+    }
+    for (DeviceState& device : state.devices) {
+      if (device.pci.empty()) continue;  // Soft-RoCE, siw: no adapter
+      const std::string adapter = adapter_of_pci(device.pci);
+      device.firmware = observe_device(platform, device, spec == nullptr || asked.contains(adapter));
+    }
+    // Where a burn or an activation is being planned: the images and the reset levels.
+    for (const auto& [adapter, firmware] : asked) {
+      const std::vector<const DeviceState*> devices = adapter_devices(state, adapter);
+      if (devices.empty()) continue;
+      const auto found = std::find_if(state.devices.begin(), state.devices.end(),
+                                      [&](const DeviceState& d) { return &d == devices.front(); });
+      DeviceState& primary = *found;
+      const FirmwareView view = firmware_view(primary);
+      if (same_version(view.running, *firmware->version) && (view.stored.empty() || !view.pending())) continue;
+      const bool stored_is_wanted = same_version(view.stored, *firmware->version);
+      if (policy_of(*firmware) == "update" && !stored_is_wanted && firmware->images) {
+        (*primary.firmware)["images"] = scan_images(*firmware->images);
+      }
+      if (policy_of(*firmware) == "update" && activation_of(*firmware) == "reset") {
+        (*primary.firmware)["activation"] = observe_activation(platform, primary.pci);
+      }
+    }
+    return ok();
+  }
+
+  void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const override {
+    std::map<std::string, Wanted> wanted;
+    for (const InterfaceSpec& iface : spec.interfaces) {
+      if (!iface.firmware.any()) continue;
+      if (!iface.firmware.version) {
+        out.errors.push_back(selector_error(
+            iface, make_error(ErrorKind::kInvalidSpec, "firmware gives no version (" + iface.firmware.origin.path + ")")));
+        continue;
+      }
+      auto ref = state.resolve_port(iface.selector);
+      if (!ref) {
+        out.errors.push_back(selector_error(iface, ref.error()));
+        continue;
+      }
+      if (ref->device->pci.empty()) {
+        out.errors.push_back(selector_error(
+            iface, make_error(ErrorKind::kNotSupported, ref->device->name + " has no PCI address, so no adapter "
+                                                                            "firmware (a software RDMA device)")));
+        continue;
+      }
+      const std::string adapter = adapter_of_pci(ref->device->pci);
+      auto [it, inserted] = wanted.emplace(adapter, Wanted{&iface, adapter, adapter_devices(state, adapter)});
+      if (inserted) continue;
+      const FirmwareSpec& first = it->second.iface->firmware;
+      const FirmwareSpec& again = iface.firmware;
+      if (!same_version(*first.version, *again.version) || policy_of(first) != policy_of(again) ||
+          activation_of(first) != activation_of(again) || first.images != again.images) {
+        out.errors.push_back(selector_error(
+            iface, make_error(ErrorKind::kInvalidSpec,
+                              "the firmware of adapter " + adapter + " is given twice, differently: " +
+                                  describe_origin(first.origin) + " (" + it->second.iface->selector.describe() +
+                                  ") asks for " + *first.version + " with policy " + policy_of(first) +
+                                  ", this entry for " + *again.version + " with policy " + policy_of(again) +
+                                  ": the ports of one adapter share its firmware")));
+      }
+    }
+    for (const auto& [adapter, w] : wanted) diff_adapter(w, state, out);
+  }
+
+  Result<void> apply(Platform& platform, const HostState&, const Change& change) override {
+    if (change.field != kField) return unknown_field(change);
+    const nlohmann::json& d = change.detail;
+    const std::string pci = d.value("pci", "");
+    const std::string wanted = change.desired.is_string() ? change.desired.get<std::string>() : "";
+    if (pci.empty() || wanted.empty()) {
+      return make_error(ErrorKind::kPlatform, "a firmware change without its plan (pci, version)", change.resource);
+    }
+    if (const std::string image = d.value("image", ""); !image.empty()) {
+      if (auto burnt = burn(platform, change, pci, image, wanted); !burnt) return burnt;
+    }
+    const nlohmann::json activation = d.value("activation", nlohmann::json::object());
+    const std::string tool = activation.value("tool", "reboot");
+    if (tool == "reboot") return ok();
+    platform.progress(change, "activating " + wanted + " (" + change.note + ")");
+    if (tool == "mstfwreset") {
+      if (auto reset = mstfwreset_reset(pci, activation.value("level", 3), kResetDeadline); !reset) {
+        return located(reset.error(), change, "the image of " + wanted + " is on flash, but mstfwreset failed: ");
+      }
+    } else if (tool == "devlink") {
+      if (auto activated = devlink_activate(platform, change, pci, activation.value("noReset", false)); !activated) {
+        return located(activated.error(), change,
+                       "the image of " + wanted + " is on flash, but devlink reload action fw_activate failed: ");
+      }
+    } else {
+      return make_error(ErrorKind::kPlatform, "unknown activation " + tool, change.resource);
+    }
+    return read_back(platform, change, pci, wanted, /*running=*/true, kActivationReadBack);
+  }
+
+ private:
+  static Error located(Error e, const Change& change, const std::string& prefix) {
+    e.message = prefix + e.message;
+    e.where = change.resource;
+    return e;
+  }
+
+  // The live patch first where the driver offers it, then the reset. A reload that outlives the
+  // netlink socket's wait (mlx5 waits for the firmware's reset) may still finish: read back.
+  static Result<void> devlink_activate(Platform& platform, const Change& change, const std::string& pci,
+                                       bool no_reset) {
+    auto devlink = platform.devlink();
+    if (!devlink) return devlink.error();
+    const DevlinkHandle handle{"pci", pci};
+    if (no_reset) {
+      auto patched = (*devlink)->reload_fw_activate(handle, true);
+      if (patched || patched.error().kind == ErrorKind::kTimeout) return ok();
+      if (patched.error().err_no != EINVAL) return patched.error();
+      platform.progress(change, "no live patch (" + patched.error().message + "): fw_activate with a reset");
+    }
+    auto reset = (*devlink)->reload_fw_activate(handle, false);
+    if (!reset && reset.error().kind != ErrorKind::kTimeout) return reset.error();
+    return ok();
+  }
+
+  // The adapter's firmware as it is now (devlink, else mstflint), for reading back a write.
+  static Result<FirmwareView> query_now(Platform& platform, const std::string& pci) {
+    std::string why;
+    if (auto devlink = platform.devlink(); devlink) {
+      if (auto info = (*devlink)->info(DevlinkHandle{"pci", pci}); info) {
+        FirmwareView v;
+        v.running = info->running.contains("fw.version") ? info->running.at("fw.version") : "";
+        v.stored = info->stored.contains("fw.version") ? info->stored.at("fw.version") : "";
+        if (v.stored == kMlx5FailedVersionQuery) v.stored.clear();
+        v.psid = info->fixed.contains("fw.psid") ? info->fixed.at("fw.psid") : "";
+        v.source = "devlink";
+        if (!v.running.empty()) return v;
+      } else {
+        why = "devlink: " + info.error().message + "; ";
+      }
+    }
+    auto query = mstflint_query_device(pci);
+    if (!query) return make_error(query.error().kind, why + "mstflint: " + query.error().message);
+    FirmwareView v;
+    v.stored = query->fw_version;
+    v.running = query->running_version.empty() ? query->fw_version : query->running_version;
+    v.psid = query->psid;
+    v.source = "mstflint";
+    return v;
+  }
+
+  static Result<void> burn(Platform& platform, const Change& change, const std::string& pci, const std::string& image,
+                           const std::string& wanted) {
+    platform.progress(change, "burning " + image + " onto " + pci + " (" + text_of(change.current) + " -> " + wanted +
+                                  "); this takes minutes and is not interrupted");
+    int last = -1;
+    auto burnt = mstflint_burn(pci, image, kBurnDeadline, [&](int percent) {
+      // Every tenth: a line a person can follow and the audit log can keep.
+      if (percent / 10 == last / 10 && percent != 100) return;
+      last = percent;
+      platform.progress(change, "burn " + std::to_string(percent) + "%");
+    });
+    if (!burnt) return located(burnt.error(), change, "burning " + image + ": ");
+    platform.progress(change, "burnt; reading the flash back");
+    return read_back(platform, change, pci, wanted, /*running=*/false, std::chrono::seconds(0));
+  }
+
+  // Until the flash (running = false) or the running firmware (true) is `wanted`, for `patience`.
+  static Result<void> read_back(Platform& platform, const Change& change, const std::string& pci,
+                                const std::string& wanted, bool running, std::chrono::seconds patience) {
+    const auto until = std::chrono::steady_clock::now() + patience;
+    std::string last = "nothing readable";
+    while (true) {
+      auto now = query_now(platform, pci);
+      if (now) {
+        const std::string& seen = running ? now->running : now->stored;
+        if (same_version(seen, wanted)) {
+          if (running) platform.progress(change, "running " + seen);
+          return ok();
+        }
+        last = seen.empty() ? "no version" : seen;
+      } else {
+        last = now.error().message;
+      }
+      if (std::chrono::steady_clock::now() >= until) break;
+      std::this_thread::sleep_for(kReadBackInterval);
+    }
+    return make_error(ErrorKind::kVerification,
+                      std::string(running ? "after the activation the adapter runs " : "after the burn the flash holds ") +
+                          last + ", not " + wanted,
+                      change.resource);
+  }
+
+  void diff_adapter(const Wanted& w, const HostState& state, DiffResult& out) const {
+    const InterfaceSpec& iface = *w.iface;
+    const FirmwareSpec& spec = iface.firmware;
+    const std::string& version = *spec.version;
+    const DeviceState& primary = *w.devices.front();
+    const std::string resource = "pci/" + primary.pci;
+    const auto fail = [&](ErrorKind kind, const std::string& message) {
+      out.errors.push_back(selector_error(iface, make_error(kind, message)));
+    };
+    if (!primary.firmware && primary.fw_version.empty()) {
+      fail(ErrorKind::kNotFound, "the firmware of adapter " + w.adapter + " " +
+                                     (state.recorded_from.empty() ? std::string("was not observed")
+                                                                  : "is not in the recorded state " + state.recorded_from));
+      return;
+    }
+    const nlohmann::json observed = primary.firmware.value_or(nlohmann::json::object());
+    if (observed.value("virtualFunction", false)) {
+      fail(ErrorKind::kNotSupported, primary.pci + " is a virtual function: its firmware is its physical function's; "
+                                                   "select the physical function's interface");
+      return;
+    }
+    const FirmwareView view = firmware_view(primary);
+    const std::string where = "adapter " + w.adapter + (view.psid.empty() ? "" : " (PSID " + view.psid + ")");
+    if (view.running.empty()) {
+      std::string why;
+      for (const auto& n : observed.value("notes", nlohmann::json::array())) why += "; " + text_of(n);
+      fail(ErrorKind::kPlatform, "cannot read the firmware version of " + where + why);
+      return;
+    }
+    out.compared(resource, kField, kName);
+    const bool runs_wanted = same_version(view.running, version);
+    const bool stored_known = !view.stored.empty();
+    const bool stored_is_wanted = stored_known && same_version(view.stored, version);
+    if (runs_wanted && (!stored_known || stored_is_wanted)) return;
+
+    Change change = make_change(resource, kField, view.running, version, kName, false);
+    change.detail = {{"pci", primary.pci}, {"psid", view.psid}};
+    const bool update = policy_of(spec) == "update";
+    if (runs_wanted) {
+      // Someone burnt another image that waits for the next reset: it would replace the wanted one.
+      if (!update) {
+        fail(ErrorKind::kVerification,
+             where + " runs " + version + ", but " + view.stored + " waits on flash for the next reset or reboot, "
+                 "which would load it (policy validate: rdmactl does not burn; set policy: update with images to "
+                 "burn " + version + " back)");
+        return;
+      }
+      change.current = nlohmann::json{{"stored", view.stored}};
+      auto image = image_for(spec, observed, view, version);
+      if (!image) return fail(image.error().kind, image.error().message);
+      change.detail["image"] = *image;
+      change.detail["activation"] = {{"tool", "reboot"}};
+      change.via = "mstflint -d " + primary.pci + " -i " + *image + " -y burn";
+      change.note = "the adapter runs " + version + ", but " + view.stored + " waits on flash: " + version +
+                    " is burnt back, and nothing needs activating";
+      out.changes.push_back(std::move(change));
+      return;
+    }
+    if (stored_is_wanted) {
+      // Burnt earlier (by rdmactl or by hand) and waiting for activation: never burnt twice.
+      if (!update || activation_of(spec) == "reboot") {
+        change.requires_ = "reboot";
+        change.status = ChangeStatus::kPendingReboot;
+        change.detail["activation"] = {{"tool", "reboot"}};
+        change.via = "already on flash";
+        change.note = "the image of " + version + " is on flash and waits for activation: it runs after the next "
+                      "reboot" + std::string(update ? "" : " (policy validate: rdmactl does not activate it)") +
+                      "; it is not burnt again";
+        out.changes.push_back(std::move(change));
+        return;
+      }
+      auto activation = plan_activation(spec, observed, w.devices);
+      if (!activation) return fail(activation.error().kind, where + ": " + activation.error().message);
+      change.detail["activation"] = activation->detail;
+      change.disruptive = activation->disruptive;
+      change.via = via_of(activation->detail, primary.pci);
+      change.note = "the image of " + version + " is already on flash (not burnt again); " + activation->says;
+      if (activation->needs_reboot) {
+        change.requires_ = "reboot";
+        change.status = ChangeStatus::kPendingReboot;
+      }
+      out.changes.push_back(std::move(change));
+      return;
+    }
+    if (!update) {
+      fail(ErrorKind::kVerification,
+           where + " runs " + view.running + (stored_known && view.pending() ? " (" + view.stored + " waits on flash)" : "") +
+               ", the spec wants " + version + " (" + spec.origin.path + ".version); policy validate: rdmactl does "
+               "not burn firmware; set policy: update with images to let it");
+      return;
+    }
+    if (!spec.images) {
+      fail(ErrorKind::kInvalidSpec, "policy update needs images: a directory of firmware images (" + spec.origin.path + ")");
+      return;
+    }
+    std::string image_text;
+    if (state.recorded_from.empty()) {
+      auto image = image_for(spec, observed, view, version);
+      if (!image) return fail(image.error().kind, where + ": " + image.error().message);
+      change.detail["image"] = *image;
+      image_text = *image;
+    } else {
+      image_text = "<the image in " + *spec.images + " with PSID " + (view.psid.empty() ? "<the adapter's>" : view.psid) +
+                   " and version " + version + ">";
+    }
+    Activation activation;
+    if (state.recorded_from.empty()) {
+      auto planned = plan_activation(spec, observed, w.devices);
+      if (!planned) return fail(planned.error().kind, where + ": " + planned.error().message);
+      activation = *planned;
+    } else {
+      // From a recorded state: the host chooses the reset when it plans (its mstfwreset levels).
+      activation.detail = {{"tool", activation_of(spec) == "reset" ? "host's reset" : "reboot"}};
+      activation.disruptive = activation_of(spec) == "reset";
+      activation.needs_reboot = activation_of(spec) == "reboot";
+      activation.says = activation.needs_reboot
+                            ? "the new image runs after the next reboot"
+                            : "activated by the lowest firmware reset the adapter supports (mstfwreset level 0, a live "
+                              "patch, else level 3, which takes every port of the adapter down and up: " +
+                                  describe_functions(w.devices) + "), chosen when the host plans";
+    }
+    change.detail["activation"] = activation.detail;
+    change.disruptive = activation.disruptive;
+    if (activation.needs_reboot) change.requires_ = "reboot";
+    change.via = "mstflint -d " + primary.pci + " -i " + image_text + " -y burn, then " +
+                 via_of(activation.detail, primary.pci);
+    const auto order = compare_fw_versions(view.running, version);
+    change.note = std::string(order && *order > 0 ? "a downgrade; " : "") + "burnt once for the adapter's " +
+                  std::to_string(w.devices.size()) + " function(s), before any other change; " + activation.says +
+                  "; a burnt image is never rolled back";
+    out.changes.push_back(std::move(change));
+  }
+
+  static Result<std::string> image_for(const FirmwareSpec& spec, const nlohmann::json& observed,
+                                       const FirmwareView& view, const std::string& version) {
+    if (!spec.images) return make_error(ErrorKind::kInvalidSpec, "policy update needs images (" + spec.origin.path + ")");
+    if (view.psid.empty()) {
+      return make_error(ErrorKind::kPlatform,
+                        "the adapter's PSID is unknown (devlink and mstflint did not answer): rdmactl burns only an "
+                        "image whose PSID is the adapter's");
+    }
+    const nlohmann::json images = observed.value("images", nlohmann::json());
+    if (!images.is_object()) return make_error(ErrorKind::kNotFound, "the images in " + *spec.images + " were not read");
+    return choose_image(images, view.psid, version);
+  }
+
+  static std::string via_of(const nlohmann::json& activation, const std::string& pci) {
+    const std::string tool = activation.value("tool", "reboot");
+    if (tool == "mstfwreset") return "mstfwreset -d " + pci + " --level " + std::to_string(activation.value("level", 3)) + " -y reset";
+    if (tool == "devlink") return "devlink dev reload pci/" + pci + " action fw_activate";
+    if (tool == "host's reset") return "mstfwreset -d " + pci + " or devlink fw_activate";
+    return "a reboot";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Reconciler> make_firmware_reconciler() { return std::make_unique<FirmwareReconciler>(); }
+
+}  // namespace rdmactl::reconcilers

@@ -1,0 +1,50 @@
+// The firmware reconciler: the adapter's firmware version (spec `firmware:` of any of its
+// interfaces), checked, burnt from a directory of images and activated.
+//
+// An adapter is one PCI device: its functions (0000:3b:00.0 and 0000:3b:00.1, the two ports of a
+// dual-port ConnectX) share one firmware. Resource: pci/<bdf> of its lowest function on this host;
+// field: firmware.version; current: the running version; desired: the spec's.
+//
+// Observed shape of DeviceState::firmware, for every device with a PCI address:
+//   {"running": "28.41.1000", "stored": "28.42.1000", "psid": "MT_0000000894",
+//    "source": "devlink" | "mstflint" | "sysfs",
+//    "notes": ["devlink: ...", "mstflint: ..."],    why a richer source did not answer
+//    "virtualFunction": true,                          an SR-IOV VF (sysfs physfn): no firmware of its own
+//    "images": {"dir": D, "found": [{"file", "psid", "version"}], "unreadable": [{"file", "error"}]}
+//              or {"dir": D, "error": why}             only where a burn is being planned
+//    "activation": {"tool": "mstfwreset", "levels": [{"level", "description", "supported", "default"}]}
+//                  or {"tool": "devlink", "fwActivate": bool, "noReset": bool} or {"error": why}
+//                                                       only where an activation by reset is being planned}
+// Sources, kernel first: devlink `dev info` (fixed fw.psid, running and stored fw.version); else
+// `mstflint -d <bdf> q` (FW Version is the flash's, FW Version(Running) is printed only while an
+// image waits for activation); else sysfs fw_ver (running only). mstflint is asked only for
+// adapters a spec's firmware names, or by show (no spec): it takes seconds per device.
+//
+// Diff, for each adapter a spec names (policy validate unless it says update; activation reboot
+// unless it says reset):
+//   running == wanted and no other image waits           nothing
+//   stored == wanted != running (an image waits)         policy validate, or activation reboot: the
+//                                                        change pending-reboot, never burnt again;
+//                                                        activation reset: the change activates only
+//   otherwise, policy validate                           an error of the plan: apply writes nothing
+//   otherwise, policy update                             burn the one image in `images` whose PSID is
+//                                                        the adapter's and whose version is wanted
+//                                                        (none or several: an error naming them), then
+//                                                        activate: reboot (pending-reboot, exit 3), or
+//                                                        mstfwreset at the lowest level the device
+//                                                        supports (0 live patch, then 3 PCI reset),
+//                                                        else devlink reload action fw_activate
+// Apply burns with a deadline and progress, reads the flash back, activates, and reads back until
+// the running version is the wanted one. The engine applies firmware first, observes the host again
+// after an activation (a reset restarts the driver of every port of the adapter), and never rolls
+// firmware back: a burnt image cannot be taken back.
+#pragma once
+
+#include <memory>
+#include "agent/engine/reconciler.h"
+
+namespace rdmactl::reconcilers {
+
+std::unique_ptr<Reconciler> make_firmware_reconciler();
+
+}  // namespace rdmactl::reconcilers

@@ -1,0 +1,287 @@
+// The firmware reconciler on a copy of the cx6dx-roce fixture (a dual-port ConnectX-6 Dx: mlx5_0 on
+// 0000:3b:00.0, mlx5_1 on 0000:3b:00.1, PSID MT_0000000359, fw_ver 22.39.1002) with the fake
+// mstflint and mstfwreset (tests/fake-tools, modelled on mstflint v4.21.0-1) first in PATH. Under a
+// fixture root devlink is not asked (Platform::devlink), so this is the mstflint path; the devlink
+// client is tested against a model of net/devlink and mlx5 (tests/unit/platform/devlink_test.cpp)
+// and against netdevsim in the test VM.
+//
+// The engine runs with only this reconciler (and the fixture's netdevs): plan, apply with each
+// policy and activation, idempotence (a second run writes nothing; a pending image is not burnt
+// again), and each failure: no image, several images, a refused burn, an unsupported reset, a
+// missing mstflint, two functions of one adapter asking for different versions.
+#include "reconcilers/firmware/firmware.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "agent/engine/engine.h"
+#include "agent/platform/command.h"
+#include "tests/unit/reconcilers/fake_tools.h"
+#include "tests/unit/reconcilers/fixture_host.h"
+
+namespace rdmactl {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kPf0 = "0000:3b:00.0";
+constexpr const char* kPf1 = "0000:3b:00.1";
+constexpr const char* kPsid = "MT_0000000359";
+
+InterfaceSpec firmware_interface(Selector::Kind kind, const std::string& value, const std::string& version,
+                                 const std::string& policy = "", const std::string& activation = "") {
+  InterfaceSpec iface;
+  iface.selector.kind = kind;
+  iface.selector.value = value;
+  iface.firmware.version = version;
+  if (!policy.empty()) iface.firmware.policy = policy;
+  if (!activation.empty()) iface.firmware.activation = activation;
+  iface.origin = SourceMark{"fabric.yaml", 7, 7, "defaults.interfaces[0]"};
+  iface.firmware.origin = SourceMark{"fabric.yaml", 8, 17, "defaults.interfaces[0].firmware"};
+  return iface;
+}
+
+class FirmwareTest : public test::ReconcilerOnFixture {
+ protected:
+  void SetUp() override {
+    use_fixture("cx6dx-roce", reconcilers::make_firmware_reconciler());
+    images_ = tree_.root() + "/srv/firmware";
+    std::filesystem::create_directories(images_);
+    fake({"add-fw", kPf0, kPsid, "22.39.1002"});
+    fake({"add-fw-function", kPf0, kPf1});
+    fake({"reset-levels", kPf0, "0:no 3:yes 4:yes"});
+    fake({"add-image", images_ + "/fw-22.41.1000-cx6dx.bin", kPsid, "22.41.1000"});
+    fake({"add-image", images_ + "/fw-22.41.1000-other.bin", "MT_0000000228", "22.41.1000"});
+    fake({"add-image", images_ + "/fw-22.40.1000-cx6dx.bin", kPsid, "22.40.1000"});
+    platform_->set_progress_hook([this](const Change&, const std::string& message) { progress_.push_back(message); });
+  }
+
+  void fake(std::vector<std::string> args) { tools_.firmware(std::move(args)); }
+
+  NodeSpec spec(const std::string& version, const std::string& policy = "", const std::string& activation = "") {
+    NodeSpec s;
+    s.interfaces.push_back(firmware_interface(Selector::Kind::kRdmaDevice, "mlx5_1", version, policy, activation));
+    if (policy == "update") s.interfaces.back().firmware.images = images_;
+    return s;
+  }
+
+  Report plan(const NodeSpec& s) { return engine_->plan(s, observe(s)); }
+
+  std::vector<std::string> calls(const std::string& word) const {
+    std::vector<std::string> out;
+    for (const std::string& line : tools_.mstconfig_calls()) {
+      if (line.find(word) != std::string::npos) out.push_back(line);
+    }
+    return out;
+  }
+
+  std::string adapter_state() const { return test::read_file(tools_.state_dir() + "/adapters/" + kPf0); }
+
+  test::FakeTools tools_;
+  std::string images_;
+  std::vector<std::string> progress_;
+};
+
+TEST_F(FirmwareTest, ObservesEveryFunctionThroughMstflintWhenDevlinkIsNotAsked) {
+  auto state = engine_->observe(*platform_, nullptr, "n");  // show
+  ASSERT_TRUE(state) << state.error().to_string();
+  ASSERT_EQ(state->devices.size(), 2u);
+  for (const DeviceState& d : state->devices) {
+    ASSERT_TRUE(d.firmware) << d.name;
+    EXPECT_EQ(d.firmware->value("running", ""), "22.39.1002");
+    EXPECT_EQ(d.firmware->value("stored", ""), "22.39.1002");
+    EXPECT_EQ(d.firmware->value("psid", ""), kPsid);
+    EXPECT_EQ(d.firmware->value("source", ""), "mstflint");
+    EXPECT_THAT(d.firmware->dump(), HasSubstr("devlink is not asked under --root"));
+  }
+}
+
+TEST_F(FirmwareTest, PolicyValidateMakesAMismatchAnErrorAndApplyWritesNothing) {
+  const Report p = plan(spec("22.41.1000"));
+  EXPECT_TRUE(p.changes.empty());
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_THAT(p.errors[0].message, HasSubstr("adapter 0000:3b:00 (PSID MT_0000000359) runs 22.39.1002, the spec "
+                                             "wants 22.41.1000"));
+  EXPECT_THAT(p.errors[0].message, HasSubstr("policy validate"));
+  EXPECT_THAT(p.errors[0].where, HasSubstr("fabric.yaml:7:7"));
+  const Report r = engine_->apply(*platform_, spec("22.41.1000"), "n");
+  EXPECT_FALSE(r.errors.empty());
+  EXPECT_TRUE(calls(" burn").empty());
+  // The version it runs: nothing to do.
+  EXPECT_TRUE(plan(spec("22.39.1002")).changes.empty());
+  EXPECT_TRUE(plan(spec("22.39.1002")).errors.empty());
+  EXPECT_TRUE(plan(spec("22.39.01002")).changes.empty()) << "compared as numbers";
+}
+
+TEST_F(FirmwareTest, UpdateWithRebootBurnsOnceAndReportsPendingReboot) {
+  const NodeSpec s = spec("22.41.1000", "update");
+  const Report p = plan(s);
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0].message;
+  ASSERT_EQ(p.changes.size(), 1u);
+  const Change& c = p.changes[0];
+  EXPECT_EQ(c.resource, std::string("pci/") + kPf0) << "the adapter's lowest function, whichever interface said it";
+  EXPECT_EQ(c.field, "firmware.version");
+  EXPECT_EQ(c.current, "22.39.1002");
+  EXPECT_EQ(c.desired, "22.41.1000");
+  EXPECT_EQ(c.requires_, "reboot");
+  EXPECT_FALSE(c.disruptive);
+  EXPECT_EQ(c.via, "mstflint -d 0000:3b:00.0 -i " + images_ + "/fw-22.41.1000-cx6dx.bin -y burn, then a reboot");
+  EXPECT_THAT(c.note, HasSubstr("never rolled back"));
+
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures()) << (r.errors.empty() ? r.changes[0].error : r.errors[0].message);
+  EXPECT_TRUE(r.pending_reboot);
+  EXPECT_EQ(r.changes[0].status, ChangeStatus::kPendingReboot);
+  EXPECT_EQ(calls(" burn").size(), 1u);
+  EXPECT_THAT(adapter_state(), HasSubstr("running 22.39.1002"));
+  EXPECT_THAT(adapter_state(), HasSubstr("stored 22.41.1000"));
+  EXPECT_THAT(progress_.front(), HasSubstr("burning " + images_ + "/fw-22.41.1000-cx6dx.bin onto 0000:3b:00.0"));
+  EXPECT_NE(std::find(progress_.begin(), progress_.end(), "burn 100%"), progress_.end());
+
+  // The image waits for the reboot: reported again, never burnt twice.
+  const Report again = engine_->apply(*platform_, s, "n");
+  ASSERT_EQ(again.changes.size(), 1u);
+  EXPECT_EQ(again.changes[0].status, ChangeStatus::kPendingReboot);
+  EXPECT_THAT(again.changes[0].note, HasSubstr("not burnt again"));
+  EXPECT_EQ(calls(" burn").size(), 1u);
+
+  // A warm reboot does not load it (no level-4 trigger armed); a cold one does.
+  fake({"reboot", "warm", tree_.root()});
+  EXPECT_EQ(plan(s).changes.at(0).status, ChangeStatus::kPendingReboot);
+  fake({"reboot", "cold", tree_.root()});
+  const Report after = engine_->apply(*platform_, s, "n");
+  EXPECT_TRUE(after.changes.empty());
+  EXPECT_EQ(calls(" burn").size(), 1u);
+}
+
+TEST_F(FirmwareTest, UpdateWithResetBurnsThenResetsAtTheLowestSupportedLevel) {
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u) << (p.errors.empty() ? "" : p.errors[0].message);
+  const Change& c = p.changes[0];
+  EXPECT_FALSE(c.requires_);
+  EXPECT_TRUE(c.disruptive);
+  EXPECT_THAT(c.via, HasSubstr("then mstfwreset -d 0000:3b:00.0 --level 3 -y reset"));
+  EXPECT_THAT(c.note, HasSubstr("level 3 (driver restart and PCI reset)"));
+  EXPECT_THAT(c.note, HasSubstr("mlx5_0 (ens1f0np0), mlx5_1 (ens1f1np1)"));
+
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures()) << (r.errors.empty() ? r.changes[0].error : r.errors[0].message);
+  EXPECT_FALSE(r.pending_reboot);
+  EXPECT_EQ(r.changes[0].status, ChangeStatus::kApplied);
+  EXPECT_THAT(adapter_state(), HasSubstr("running 22.41.1000"));
+  EXPECT_EQ(calls(" burn").size(), 1u);
+  EXPECT_EQ(calls("--level 3 -y reset").size(), 1u);
+  EXPECT_EQ(progress_.back(), "running 22.41.1000");
+
+  const Report again = engine_->apply(*platform_, s, "n");
+  EXPECT_TRUE(again.changes.empty());
+  EXPECT_EQ(calls(" burn").size(), 1u);
+  EXPECT_EQ(calls(" reset").size(), 1u);
+}
+
+TEST_F(FirmwareTest, LivePatchWhereTheAdapterSupportsLevelZero) {
+  fake({"reset-levels", kPf0, "0:yes 3:yes 4:yes"});
+  const Report p = plan(spec("22.41.1000", "update", "reset"));
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_FALSE(p.changes[0].disruptive);
+  EXPECT_THAT(p.changes[0].via, HasSubstr("--level 0 -y reset"));
+  EXPECT_THAT(p.changes[0].note, HasSubstr("live patch"));
+}
+
+TEST_F(FirmwareTest, NoResetBelowAWarmRebootMeansTheNextReboot) {
+  // Level 4 makes mstfwreset reboot the host itself (mstfwreset rebootMachine): never chosen.
+  fake({"reset-levels", kPf0, "0:no 3:no 4:yes"});
+  const Report p = plan(spec("22.41.1000", "update", "reset"));
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].requires_, "reboot");
+  EXPECT_THAT(p.changes[0].note, HasSubstr("neither level 0 nor level 3"));
+}
+
+TEST_F(FirmwareTest, AnImageAlreadyOnFlashIsActivatedNotBurntAgain) {
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_THAT(p.changes[0].note, HasSubstr("already on flash (not burnt again)"));
+  EXPECT_EQ(p.changes[0].via, "mstfwreset -d 0000:3b:00.0 --level 3 -y reset");
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures());
+  EXPECT_TRUE(calls(" burn").empty());
+  EXPECT_EQ(calls(" reset").size(), 1u);
+  EXPECT_THAT(adapter_state(), HasSubstr("running 22.41.1000"));
+
+  // Under policy validate the waiting image is reported for the next reboot; nothing is written.
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  const Report v = plan(spec("22.41.1000"));
+  ASSERT_EQ(v.changes.size(), 1u);
+  EXPECT_EQ(v.changes[0].status, ChangeStatus::kPendingReboot);
+  EXPECT_THAT(v.changes[0].note, HasSubstr("policy validate: rdmactl does not activate it"));
+}
+
+TEST_F(FirmwareTest, NoneOrSeveralMatchingImagesIsAnErrorNamingThem) {
+  const Report none = plan(spec("22.42.1000", "update"));
+  ASSERT_EQ(none.errors.size(), 1u);
+  EXPECT_THAT(none.errors[0].message, HasSubstr("no image in " + images_ + " has PSID MT_0000000359 and version "
+                                                "22.42.1000; found: " + images_ + "/fw-22.40.1000-cx6dx.bin "
+                                                "(MT_0000000359 22.40.1000)"));
+  EXPECT_THAT(none.errors[0].message, HasSubstr("fw-22.41.1000-other.bin (MT_0000000228 22.41.1000)"));
+
+  fake({"add-image", images_ + "/copy-of-22.41.1000.bin", kPsid, "22.41.1000"});
+  const Report several = plan(spec("22.41.1000", "update"));
+  ASSERT_EQ(several.errors.size(), 1u);
+  EXPECT_THAT(several.errors[0].message, HasSubstr("several images"));
+  EXPECT_THAT(several.errors[0].message, HasSubstr("copy-of-22.41.1000.bin"));
+  EXPECT_THAT(several.errors[0].message, HasSubstr("fw-22.41.1000-cx6dx.bin"));
+  EXPECT_TRUE(calls(" burn").empty());
+}
+
+TEST_F(FirmwareTest, ABurnTheToolRefusesIsAFailedChangeWithItsMessageAndNothingElseRuns) {
+  fake({"fail-burn", kPf0, "The device is busy."});
+  const Report r = engine_->apply(*platform_, spec("22.41.1000", "update", "reset"), "n");
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].status, ChangeStatus::kFailed);
+  EXPECT_THAT(r.changes[0].error, HasSubstr("The device is busy."));
+  EXPECT_THAT(r.changes[0].error, HasSubstr("never rolled back"));
+  EXPECT_TRUE(calls(" reset").empty()) << "no activation after a failed burn";
+  EXPECT_THAT(adapter_state(), HasSubstr("stored 22.39.1002"));
+}
+
+TEST_F(FirmwareTest, TheFunctionsOfOneAdapterAskingForDifferentVersionsIsAnError) {
+  NodeSpec s = spec("22.41.1000", "update");
+  s.interfaces.push_back(firmware_interface(Selector::Kind::kName, "ens1f0np0", "22.40.1000", "update"));
+  s.interfaces.back().firmware.images = images_;
+  s.interfaces.back().origin.line = 11;
+  const Report p = plan(s);
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_THAT(p.errors[0].message, HasSubstr("the firmware of adapter 0000:3b:00 is given twice, differently"));
+  EXPECT_THAT(p.errors[0].message, HasSubstr("fabric.yaml:8:17"));
+  EXPECT_THAT(p.errors[0].message, HasSubstr("asks for 22.41.1000"));
+  EXPECT_THAT(p.errors[0].message, HasSubstr("this entry for 22.40.1000"));
+
+  // The same wish through both functions: one change, for the adapter.
+  s.interfaces.back().firmware.version = "22.41.1000";
+  const Report same = plan(s);
+  EXPECT_TRUE(same.errors.empty());
+  EXPECT_EQ(same.changes.size(), 1u);
+}
+
+TEST_F(FirmwareTest, WithoutMstflintTheSysfsVersionStillChecksButNothingCanBeBurnt) {
+  test::ScopedEnv path("PATH", "/nonexistent");
+  const Report p = plan(spec("22.41.1000"));
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_THAT(p.errors[0].message, HasSubstr("runs 22.39.1002, the spec wants 22.41.1000"));
+  EXPECT_TRUE(plan(spec("22.39.1002")).errors.empty()) << "sysfs fw_ver: the running version";
+
+  const Report u = plan(spec("22.41.1000", "update"));
+  ASSERT_EQ(u.errors.size(), 1u);
+  EXPECT_THAT(u.errors[0].message, HasSubstr("install the Debian package mstflint"));
+}
+
+}  // namespace
+}  // namespace rdmactl
