@@ -667,6 +667,7 @@ std::string Agent::metrics_text() const {
   if (last_observed_) {
     prom_ports(out, *last_observed_);
     prom_subnet_manager(out, *last_observed_);
+    prom_firmware(out, *last_observed_);
   }
   if (settings_.extra_metrics) return out.text() + settings_.extra_metrics();
   return out.text();

@@ -3,10 +3,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "agent/spec/text.h"
+#include "agent/state/firmware.h"
 
 namespace rdmactl {
 namespace {
@@ -20,6 +22,27 @@ void emit_netdev_fields(YAML::Emitter& out, const NetdevState& n) {
 }
 
 std::string in_quotes(std::string_view text) { return "\"" + escape_for_display(text) + "\""; }
+
+// The running firmware, pinned (policy validate: a plan only reports), on the first interface of
+// each adapter. Only where this rdmactl observed it (`firmware`) and no other image waits on flash:
+// a pending image would make the exported spec drift on the host it came from.
+void emit_firmware(YAML::Emitter& out, const HostState& state, const DeviceState& d, std::set<std::string>& done,
+                   std::vector<std::string>& skipped) {
+  if (d.pci.empty() || !d.firmware) return;
+  const std::string adapter = adapter_of_pci(d.pci);
+  if (!done.insert(adapter).second) return;
+  const std::vector<const DeviceState*> functions = adapter_devices(state, adapter);
+  const FirmwareView fw = firmware_view(functions.empty() ? d : *functions.front());
+  // The spec takes three dot-separated numbers (the schema's pattern).
+  if (std::count(fw.running.begin(), fw.running.end(), '.') != 2 || !compare_fw_versions(fw.running, fw.running)) return;
+  if (fw.pending()) {
+    skipped.push_back("the firmware of adapter " + adapter + ": " + fw.running + " runs and " + fw.stored +
+                      " waits on flash for activation; pin one by hand");
+    return;
+  }
+  out << YAML::Key << "firmware" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "version"
+      << YAML::Value << YAML::DoubleQuoted << fw.running << YAML::EndMap;
+}
 
 }  // namespace
 
@@ -51,6 +74,7 @@ std::string export_spec(const HostState& state, std::vector<std::string>* left_o
 
   body << YAML::Key << "interfaces" << YAML::Value << YAML::BeginSeq;
   std::set<std::string> exported;
+  std::set<std::string> firmware_done;  // adapters whose firmware an interface already carries
   for (const DeviceState& d : state.devices) {
     for (const PortState& p : d.ports) {
       const NetdevState* n = p.netdev.empty() ? nullptr : state.find_netdev(p.netdev);
@@ -66,6 +90,7 @@ std::string export_spec(const HostState& state, std::vector<std::string>* left_o
       body << YAML::Key << "rdmaDevice" << YAML::Value << d.name;
       body << YAML::Key << "port" << YAML::Value << p.port;
       emit_netdev_fields(body, *n);
+      emit_firmware(body, state, d, firmware_done, skipped);
       body << YAML::EndMap;
     }
   }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "agent/core/cidr.h"
+#include "agent/state/firmware.h"
 
 namespace rdmactl {
 namespace {
@@ -250,6 +251,45 @@ std::string to_text(const FleetFinding& f) {
   return out + severity_name(f.severity) + " [" + f.check + "] " + f.message;
 }
 
+// Adapters of one model (PSID) should run one firmware: a fleet that drifted apart one RMA or one
+// hand-flashed node at a time shows here. One count per adapter (its lowest function), from the
+// recorded states.
+void firmware_versions(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> by_psid;  // psid -> version -> nodes
+  for (const FleetMember& m : members) {
+    if (m.state == nullptr) continue;
+    std::set<std::string> adapters;
+    for (const DeviceState& d : m.state->devices) {
+      if (d.pci.empty() || !adapters.insert(adapter_of_pci(d.pci)).second) continue;
+      const FirmwareView fw = firmware_view(d);
+      if (fw.psid.empty() || fw.running.empty()) continue;
+      by_psid[fw.psid][fw.running].insert(m.node);
+    }
+  }
+  for (const auto& [psid, versions] : by_psid) {
+    if (versions.size() < 2) continue;
+    FleetFinding f;
+    f.severity = FleetFinding::Severity::kWarning;
+    f.check = "firmware-version";
+    std::string parts;
+    std::set<std::string> nodes;
+    for (const auto& [version, on] : versions) {
+      std::string list;
+      size_t shown = 0;
+      for (const std::string& n : on) {
+        nodes.insert(n);
+        if (shown++ < 5) list += (list.empty() ? "" : ", ") + n;
+      }
+      if (on.size() > 5) list += " and " + std::to_string(on.size() - 5) + " more";
+      parts += (parts.empty() ? "" : "; ") + version + " on " + list;
+    }
+    f.message = "adapters with PSID " + psid + " run " + std::to_string(versions.size()) +
+                " firmware versions: " + parts + " (pin one with firmware: {version: ...} in the spec)";
+    f.nodes.assign(nodes.begin(), nodes.end());
+    out.push_back(std::move(f));
+  }
+}
+
 std::vector<FleetFinding> check_fleet(const std::vector<FleetMember>& members_in) {
   std::vector<FleetMember> members = members_in;
   std::sort(members.begin(), members.end(), [](const FleetMember& a, const FleetMember& b) { return a.node < b.node; });
@@ -257,6 +297,7 @@ std::vector<FleetFinding> check_fleet(const std::vector<FleetMember>& members_in
   duplicate_addresses(members, out);
   rails(members, out);
   subnet_managers(members, out);
+  firmware_versions(members, out);
   return out;
 }
 

@@ -16,6 +16,8 @@
 //                      InfiniBand port in a recorded state) and no node running OpenSM; an error
 //                      when the recorded states also show no master SM (the ports then stay
 //                      INIT), a warning without states (a switch or UFM may run the SM);
+//   firmware-version   (fleet plan) adapters of one model (PSID) running different firmware
+//                      versions across the recorded states: a warning, to pin one in the spec;
 //   unmatched-entry    (fleet plan) a nodes: entry whose globs match no recorded node.
 // A finding names the nodes, the rail or address, and where the spec says it (file:line:column).
 #pragma once
@@ -33,7 +35,7 @@ namespace rdmactl {
 struct FleetFinding {
   enum class Severity { kError, kWarning };
   Severity severity = Severity::kError;
-  std::string check;    // duplicate-address, rail-subnet, rail-mtu, sm-priority, sm-missing, unmatched-entry
+  std::string check;    // duplicate-address, rail-subnet, rail-mtu, sm-priority, sm-missing, firmware-version, unmatched-entry
   std::string message;  // in words, with the nodes and values
   std::vector<std::string> nodes;  // the nodes concerned, sorted
   SourceMark where;     // the spec element that says it (the first concerned), when known

@@ -1,6 +1,7 @@
 // Report and state rendering. JSON is the source form; YAML, JUnit and Prometheus are derived
 // from the same Report so that every format says the same thing.
 #include "agent/report/format.h"
+#include "agent/state/firmware.h"
 #include "agent/core/json_text.h"
 #include "agent/report/prom.h"
 #include "agent/spec/text.h"
@@ -419,7 +420,11 @@ std::string render_state_text(const HostState& state) {
   std::ostringstream out;
   out << "node " << state.node << "\n";
   for (const DeviceState& d : state.devices) {
-    out << "device " << d.name << " pci " << d.pci << " fw " << d.fw_version << "\n";
+    const FirmwareView fw = firmware_view(d);
+    out << "device " << d.name << " pci " << d.pci << " fw " << (fw.running.empty() ? d.fw_version : fw.running);
+    if (fw.pending()) out << " (" << fw.stored << " waits on flash)";
+    if (!fw.psid.empty()) out << " psid " << fw.psid;
+    out << "\n";
     for (const PortState& p : d.ports) {
       out << "  port " << p.port << ": " << p.state << " " << p.phys_state << " " << p.link_layer << " "
           << p.rate_gbps << " Gb/s netdev " << (p.netdev.empty() ? "-" : p.netdev) << "\n";

@@ -1,5 +1,6 @@
 // Prometheus text exposition of reports, self-tests and observed ports (see prom.h).
 #include "agent/report/prom.h"
+#include "agent/state/firmware.h"
 
 #include <algorithm>
 #include <charconv>
@@ -287,6 +288,31 @@ void prom_subnet_manager(PromText& out, const HostState& state) {
     }
   }
   out.sample("rdmactl_subnet_manager_local_master", node, local_master ? 1 : 0);
+}
+
+void prom_firmware(PromText& out, const HostState& state) {
+  bool any = false;
+  for (const DeviceState& d : state.devices) {
+    const FirmwareView fw = firmware_view(d);
+    if (d.pci.empty() || fw.running.empty()) continue;
+    if (!any) {
+      out.family("rdmactl_firmware_info", "gauge",
+                 "Always 1; an adapter function's firmware: running and stored (on flash) version, PSID, and where "
+                 "they were read (devlink, mstflint, sysfs; sysfs knows only the running one).");
+      out.family("rdmactl_firmware_pending_activation", "gauge",
+                 "1 when the flash holds another image than the running one: it runs after the next reset or "
+                 "reboot.");
+      any = true;
+    }
+    const PromLabels labels = {{"node", state.node}, {"device", d.name}, {"pci", d.pci}};
+    PromLabels info = labels;
+    info.emplace_back("running", fw.running);
+    info.emplace_back("stored", fw.stored);
+    info.emplace_back("psid", fw.psid);
+    info.emplace_back("source", fw.source);
+    out.sample("rdmactl_firmware_info", info, 1);
+    out.sample("rdmactl_firmware_pending_activation", labels, fw.pending() ? 1 : 0);
+  }
 }
 
 }  // namespace rdmactl

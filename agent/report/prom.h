@@ -74,5 +74,8 @@ void prom_ports(PromText& out, const HostState& state);
 // The subnet's master SM as this node's sminfo last saw it (none: rdmactl_subnet_manager_master
 // 0), and this node's OpenSM (running, and whether it is the master).
 void prom_subnet_manager(PromText& out, const HostState& state);
+// Per adapter function: its firmware (running, stored, PSID as labels), and whether an image waits
+// for activation.
+void prom_firmware(PromText& out, const HostState& state);
 
 }  // namespace rdmactl
