@@ -48,6 +48,7 @@ struct ServeOptions {
   std::string interval = "10m";
   std::string fabric_interval;  // empty: no fabric scan
   bool dry_run = false;
+  bool allow_firmware = false;
   bool no_rdma_responder = false;
   bool no_link_events = false;
   bool insecure = false;
@@ -183,7 +184,7 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
     settings.extra_metrics = [&fabric_monitor] { return fabric_monitor->metrics(); };
   }
   // The process is already in --netns: every thread and socket from here on is too.
-  Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node));
+  Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node, opts.allow_firmware));
   auto api = HttpApi::bind(agent, api_settings);
   if (!api) return report_error(api.error());
 
@@ -281,6 +282,10 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
                   "(against the spec's fabric:). Off by default: one or two nodes per fabric are enough")
       ->type_name("DURATION");
   sub->add_flag("--dry-run", opts->dry_run, "Plan only, never apply: report drift (GitOps) in /v1/status and /metrics");
+  sub->add_flag("--allow-firmware", opts->allow_firmware,
+                "Let the agent burn and activate adapter firmware where the spec's firmware says policy: update "
+                "(without it such a change is an error of the plan and nothing is applied: an agent must not "
+                "flash a fleet by surprise)");
   sub->add_flag("--no-rdma-responder", opts->no_rdma_responder, "With -f: do not answer other nodes' peer self-tests");
   sub->add_flag("--no-link-events", opts->no_link_events,
                 "With -f: do not reconcile on link and address notifications (the timer, spec changes, SIGHUP "

@@ -12,8 +12,16 @@
 
 namespace rdmactl {
 
-LiveHost::LiveHost(std::string root, std::string node)
-    : root_(std::move(root)), node_(std::move(node)), engine_(make_reconciler_table()) {}
+namespace {
+constexpr const char* kFirmwareRefusal =
+    "the agent burns and activates firmware only when started with --allow-firmware (rdmactl serve "
+    "--allow-firmware), or run `rdmactl apply` on this node";
+}  // namespace
+
+LiveHost::LiveHost(std::string root, std::string node, bool allow_firmware)
+    : root_(std::move(root)), node_(std::move(node)), allow_firmware_(allow_firmware), engine_(make_reconciler_table()) {
+  engine_.set_firmware_writes(allow_firmware_, kFirmwareRefusal);
+}
 
 ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
   const NodeSpec& spec = request.node_spec;
@@ -76,6 +84,7 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
   }
   // A fresh engine a pass: the journal and audit hooks point at this pass's objects.
   Engine engine(make_reconciler_table());
+  engine.set_firmware_writes(allow_firmware_, kFirmwareRefusal);
   const AuditLog audit(fs, node_, "agent:" + request.trigger);
   engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
     audit.record(c, action, r);

@@ -25,7 +25,8 @@ constexpr std::chrono::seconds kAgentLockWait{30};
 class LiveHost : public HostDriver {
  public:
   // root: --root (file-based sources and targets); node: the resolved node name.
-  LiveHost(std::string root, std::string node);
+  // `allow_firmware`: serve --allow-firmware (Engine::set_firmware_writes).
+  LiveHost(std::string root, std::string node, bool allow_firmware = false);
 
   ReconcileOutcome reconcile(const ReconcileRequest& request) override;
   Result<Report> plan(const NodeSpec& spec) override;
@@ -40,6 +41,7 @@ class LiveHost : public HostDriver {
 
   std::string root_;
   std::string node_;
+  bool allow_firmware_ = false;
   Engine engine_;
   bool tested_once_ = false;  // the self-test ran after some reconcile of this process
 };
