@@ -1,0 +1,235 @@
+// Firmware end to end through the rdmactl binary: the cx6dx-roce fixture (a dual-port ConnectX-6
+// Dx, mlx5_0 and mlx5_1 on 0000:3b:00.0 and .1, PSID MT_0000000359, 22.39.1002) under --root,
+// its netdevs as a veth pair in a throwaway namespace, and the fake mstflint and mstfwreset
+// (modelled on mstflint v4.21.0-1) in ROOT/usr/sbin, where --root confines rdmactl's tools. Under
+// a fixture root devlink is not asked, so this is the mstflint path.
+//
+// apply with activation reboot: one burn, exit 3, burn progress in the audit log, the second apply
+// burns nothing and exits 3 again; with activation reset and an MTU change: the burn, the reset,
+// then the MTU, exit 0, and a second apply writes nothing; serve burns nothing without
+// --allow-firmware and burns with it.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/netns/netns_fixture.h"
+#include "tests/unit/test_tree.h"
+
+extern char** environ;
+
+namespace rdmactl::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kPf0 = "0000:3b:00.0";
+constexpr const char* kPsid = "MT_0000000359";
+constexpr const char* kFakeTools[] = {"mstflint", "mstfwreset"};
+
+std::string fake_tool(const std::string& name) { return std::string(RDMACTL_SOURCE_DIR) + "/tests/fake-tools/" + name; }
+
+class FirmwareEndToEnd : public NetnsTest {
+ protected:
+  void SetUp() override {
+    NetnsTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    ASSERT_TRUE(ns().add_veth("ens1f0np0", "ens1f1np1").has_value());
+    std::filesystem::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx6dx-roce", root_.root(),
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+    for (const char* tool : kFakeTools) root_.symlink(fake_tool(tool), std::string("/usr/sbin/") + tool);
+    ::setenv("RDMACTL_FAKE_STATE", state_.root().c_str(), 1);
+    images_ = root_.root() + "/srv/firmware";
+    std::filesystem::create_directories(images_);
+    fake({"add-fw", kPf0, kPsid, "22.39.1002"});
+    fake({"add-fw-function", kPf0, "0000:3b:00.1"});
+    fake({"reset-levels", kPf0, "0:no 3:yes 4:yes"});
+    fake({"burn-seconds", "1"});
+    fake({"add-image", images_ + "/fw-ConnectX6Dx-rel-22_41_1000.bin", kPsid, "22.41.1000"});
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    ::unsetenv("RDMACTL_FAKE_STATE");
+    NetnsTest::TearDown();
+  }
+
+  void fake(std::vector<std::string> args) {
+    args.insert(args.begin(), fake_tool("fake-firmware"));
+    ASSERT_EQ(run_command(args), 0);
+  }
+
+  std::string write_spec(const std::string& activation, const std::string& extra = "") {
+    const std::string path = root_.root() + "/fabric.yaml";
+    std::ofstream(path) << "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: fw\ndefaults:\n"
+                           "  selftest: {enabled: false}\n  interfaces:\n    - rdmaDevice: mlx5_1\n      firmware:\n        version: \"22.41.1000\"\n"
+                           "        images: srv/firmware\n        policy: update\n        activation: "
+                        << activation << "\n"
+                        << extra;
+    return path;
+  }
+
+  std::vector<std::string> base_args() {
+    return {RDMACTL_BINARY, "--netns", ns().name(), "--node", "gpu-01", "--root", root_.root()};
+  }
+
+  int rdmactl(std::vector<std::string> args, nlohmann::json* report) {
+    std::vector<std::string> argv = base_args();
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string out;
+    const int rc = ns().run(argv, &out, &last_err_);
+    *report = nlohmann::json::parse(out, nullptr, false);
+    return rc;
+  }
+
+  size_t calls_with(const std::string& needle) const {
+    std::istringstream log(state_.read("/calls.log"));
+    size_t n = 0;
+    for (std::string line; std::getline(log, line);) n += line.find(needle) != std::string::npos;
+    return n;
+  }
+
+  std::vector<nlohmann::json> audit() const {
+    std::vector<nlohmann::json> out;
+    std::istringstream log(root_.read("/var/log/rdmactl/audit.jsonl"));
+    for (std::string line; std::getline(log, line);) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+
+  std::string adapter() const { return state_.read(std::string("/adapters/") + kPf0); }
+
+  void start_serve(const std::string& spec, const std::vector<std::string>& extra) {
+    std::vector<std::string> args = base_args();
+    for (const char* a : {"serve", "-f"}) args.emplace_back(a);
+    args.push_back(spec);
+    for (const char* a : {"--listen", "127.0.0.1:19481", "--interval", "1h", "--no-rdma-responder"}) args.emplace_back(a);
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    const std::string log = state_.root() + "/serve.log";
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    ASSERT_EQ(posix_spawn(&pid_, RDMACTL_BINARY, &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  void stop_serve() {
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 300 && ::waitpid(pid_, nullptr, WNOHANG) == 0; ++i) std::this_thread::sleep_for(100ms);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, WNOHANG);
+    pid_ = -1;
+  }
+  template <typename Fn>
+  static bool eventually(Fn done, std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done()) return true;
+      std::this_thread::sleep_for(100ms);
+    }
+    return done();
+  }
+
+  TempTree root_;
+  TempTree state_;
+  std::string images_;
+  std::string last_err_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(FirmwareEndToEnd, ActivationRebootBurnsOnceWithProgressAndExitsThreeUntilTheReboot) {
+  const std::string spec = write_spec("reboot");
+  nlohmann::json report;
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 3) << last_err_;
+  ASSERT_EQ(report["changes"].size(), 1u) << report.dump(2);
+  EXPECT_EQ(report["changes"][0]["resource"], "pci/0000:3b:00.0");
+  EXPECT_EQ(report["changes"][0]["status"], "pending-reboot");
+  EXPECT_EQ(report["pendingReboot"], true);
+  EXPECT_EQ(calls_with(" burn"), 1u);
+  EXPECT_NE(adapter().find("stored 22.41.1000"), std::string::npos) << adapter();
+  // The burn's progress: in the log the person sees, and in the audit log, each tenth.
+  EXPECT_NE(last_err_.find("burn 50%"), std::string::npos) << last_err_;
+  size_t progress = 0;
+  bool applied = false;
+  for (const nlohmann::json& line : audit()) {
+    if (line["action"] == "progress") {
+      ++progress;
+      EXPECT_FALSE(applied) << "progress before the change's own line";
+    }
+    if (line["action"] == "apply") applied = line["result"] == "ok";
+  }
+  EXPECT_GE(progress, 5u);
+  EXPECT_TRUE(applied);
+
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 3);
+  EXPECT_EQ(report["changes"][0]["status"], "pending-reboot");
+  EXPECT_EQ(calls_with(" burn"), 1u) << "a pending image is not burnt again";
+
+  fake({"reboot", "cold", root_.root()});
+  ASSERT_EQ(rdmactl({"plan", "-f", spec, "--format", "json"}, &report), 0) << report.dump(2);
+}
+
+TEST_F(FirmwareEndToEnd, ActivationResetBurnsResetsThenAppliesTheRestAndConverges) {
+  const std::string spec = write_spec("reset", "      mtu: 9000\n");
+  nlohmann::json report;
+  ASSERT_EQ(rdmactl({"plan", "-f", spec, "--format", "json"}, &report), 2);
+  ASSERT_EQ(report["changes"].size(), 2u) << report.dump(2);
+  EXPECT_EQ(report["changes"][0]["field"], "firmware.version");
+  EXPECT_NE(report["changes"][0]["via"].get<std::string>().find(
+                "-i " + images_ + "/fw-ConnectX6Dx-rel-22_41_1000.bin -y burn, then mstfwreset -d 0000:3b:00.0 --level 3"),
+            std::string::npos)
+      << report["changes"][0]["via"];
+  EXPECT_EQ(report["changes"][1]["field"], "mtu");
+
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 0) << last_err_ << report.dump(2);
+  EXPECT_EQ(report["changes"][0]["status"], "applied");
+  EXPECT_EQ(report["changes"][1]["status"], "applied");
+  EXPECT_NE(adapter().find("running 22.41.1000"), std::string::npos) << adapter();
+  EXPECT_EQ(calls_with(" burn"), 1u);
+  EXPECT_EQ(calls_with("--level 3 -y reset"), 1u);
+  EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ens1f1np1"})[0]["mtu"], 9000);
+  std::vector<std::string> order;
+  for (const nlohmann::json& line : audit()) {
+    if (line["action"] == "apply") order.push_back(line["field"].get<std::string>());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"firmware.version", "mtu"}));
+
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 0);
+  EXPECT_TRUE(report["changes"].empty()) << report.dump(2);
+  EXPECT_EQ(calls_with(" burn"), 1u);
+  EXPECT_EQ(calls_with(" reset"), 1u);
+}
+
+TEST_F(FirmwareEndToEnd, ServeBurnsNothingWithoutAllowFirmwareAndBurnsWithIt) {
+  const std::string spec = write_spec("reboot");
+  start_serve(spec, {});
+  EXPECT_TRUE(eventually([&] { return state_.read("/serve.log").find("--allow-firmware") != std::string::npos; }, 60s))
+      << state_.read("/serve.log");
+  EXPECT_EQ(calls_with(" burn"), 0u);
+  stop_serve();
+
+  start_serve(spec, {"--allow-firmware"});
+  EXPECT_TRUE(eventually([&] { return adapter().find("stored 22.41.1000") != std::string::npos; }, 60s))
+      << state_.read("/serve.log");
+  stop_serve();
+  EXPECT_EQ(calls_with(" burn"), 1u);
+}
+
+}  // namespace
+}  // namespace rdmactl::test
