@@ -617,6 +617,15 @@ class FirmwareReconciler final : public Reconciler {
       fail(ErrorKind::kInvalidSpec, "policy update needs images: a directory of firmware images (" + spec.origin.path + ")");
       return;
     }
+    if (stored_known && view.pending()) {
+      // The firmware blocks a burn while an image waits (fw_comps_mgr.cpp,
+      // FWCOMPS_MCC_ERR_BLOCKED_PENDING_RESET): planning one would only fail half-way.
+      fail(ErrorKind::kPlatform,
+           where + " runs " + view.running + " and " + view.stored + " waits on flash for activation: the firmware "
+               "takes no other image until a reset or reboot loads it (mstflint: \"" + std::string(kFlintPendingResetText) +
+               "\"); reboot or run `mstfwreset -d " + primary.pci + " reset`, then apply " + version + " again");
+      return;
+    }
     std::string image_text;
     if (state.recorded_from.empty()) {
       auto image = image_for(spec, observed, view, version);

@@ -224,6 +224,31 @@ TEST_F(FirmwareTest, AnImageAlreadyOnFlashIsActivatedNotBurntAgain) {
   EXPECT_THAT(v.changes[0].note, HasSubstr("policy validate: rdmactl does not activate it"));
 }
 
+TEST_F(FirmwareTest, AnotherImageWaitingBlocksABurnAndThePlanSaysSo) {
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.40.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  const Report p = plan(spec("22.41.1000", "update", "reset"));
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_THAT(p.errors[0].message, HasSubstr("runs 22.39.1002 and 22.40.1000 waits on flash for activation"));
+  EXPECT_THAT(p.errors[0].message, HasSubstr("pending reset"));
+  EXPECT_TRUE(calls(" burn").empty());
+
+  // Had it been tried (the plan made before someone else's burn), the tool's refusal is the change's error.
+  fake({"add-fw", kPf0, kPsid, "22.39.1002"});
+  fake({"add-fw-function", kPf0, kPf1});
+  const NodeSpec s = spec("22.41.1000", "update");
+  const HostState before = observe(s);
+  const Report planned = engine_->plan(s, before);
+  ASSERT_EQ(planned.changes.size(), 1u);
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.40.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  auto reconciler = reconcilers::make_firmware_reconciler();
+  const Result<void> refused = reconciler->apply(*platform_, before, planned.changes[0]);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message,
+              HasSubstr("Burning FS4 image failed: The firmware image was already updated on flash, pending reset."));
+}
+
 TEST_F(FirmwareTest, NoneOrSeveralMatchingImagesIsAnErrorNamingThem) {
   const Report none = plan(spec("22.42.1000", "update"));
   ASSERT_EQ(none.errors.size(), 1u);
