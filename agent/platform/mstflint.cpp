@@ -249,34 +249,32 @@ std::string mstflint_missing(const std::string& tool) {
          ": install the Debian package mstflint (apt-get install mstflint)";
 }
 
-Result<FlintQuery> mstflint_query_device(const std::string& pci) {
-  const std::vector<std::string> argv = {"mstflint", "-d", pci, "q"};
+namespace {
+
+// A query: the tool's argv run, a non-zero exit with its -E- text, the output through `parse`.
+template <typename T>
+Result<T> query_with(const std::vector<std::string>& argv, const std::string& where,
+                     Result<T> (*parse)(std::string_view)) {
   auto result = run_tool(argv, kCommandDeadline);
   if (!result) return result.error();
-  if (result->exit_code != 0) return tool_failed(argv, *result, pci, true);
-  auto parsed = parse_flint_query(result->out);
-  if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message, pci);
+  if (result->exit_code != 0) return tool_failed(argv, *result, where, true);
+  auto parsed = parse(result->out);
+  if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message, where);
   return parsed;
+}
+
+}  // namespace
+
+Result<FlintQuery> mstflint_query_device(const std::string& pci) {
+  return query_with<FlintQuery>({"mstflint", "-d", pci, "q"}, pci, parse_flint_query);
 }
 
 Result<FlintQuery> mstflint_query_image(const std::string& path) {
-  const std::vector<std::string> argv = {"mstflint", "-i", path, "q"};
-  auto result = run_tool(argv, kCommandDeadline);
-  if (!result) return result.error();
-  if (result->exit_code != 0) return tool_failed(argv, *result, path, true);
-  auto parsed = parse_flint_query(result->out);
-  if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message, path);
-  return parsed;
+  return query_with<FlintQuery>({"mstflint", "-i", path, "q"}, path, parse_flint_query);
 }
 
 Result<FwResetQuery> mstfwreset_query(const std::string& pci) {
-  const std::vector<std::string> argv = {"mstfwreset", "-d", pci, "q"};
-  auto result = run_tool(argv, kCommandDeadline);
-  if (!result) return result.error();
-  if (result->exit_code != 0) return tool_failed(argv, *result, pci, true);
-  auto parsed = parse_mstfwreset_query(result->out);
-  if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message, pci);
-  return parsed;
+  return query_with<FwResetQuery>({"mstfwreset", "-d", pci, "q"}, pci, parse_mstfwreset_query);
 }
 
 Result<void> mstflint_burn(const std::string& pci, const std::string& image, std::chrono::milliseconds deadline,
