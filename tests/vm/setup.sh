@@ -4,6 +4,8 @@
 #     boots on the host's root filesystem, so its tools are the host's);
 #   - Debian's stock kernel (linux-image-amd64 resolved to its concrete package), extracted, with
 #     its module tree depmod'ed so the guest's modprobe finds rdma_rxe & co.;
+#   - netdevsim, which Debian's config leaves out, built by build-netdevsim.sh from Debian's
+#     linux-source and linux-headers of exactly that kernel version, in the tree's updates/;
 #   - a small busybox initramfs that mounts the host root read-only over 9p under a tmpfs overlay.
 # Idempotent and non-interactive. A warm run only verifies the cache and prints its path, so it
 # is cheap enough to call before every boot (run-in-vm.sh does).
@@ -19,12 +21,17 @@ shopt -s inherit_errexit  # errexit also inside $(...)
 CACHE=${RDMACTL_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdmactl-vm}
 KPKG=${RDMACTL_VM_KERNEL_PKG:-linux-image-amd64}
 SELF=$(realpath "${BASH_SOURCE[0]}")
+HERE=$(dirname "$SELF")
 
 # What the guest needs from the host root, plus what this script itself uses to unpack the kernel
 # (dpkg-deb is essential; xz/zstd for compressed modules, if a kernel ships them). The checks read
-# rdmactl's JSON with jq and python3: a fresh CI machine has neither.
+# rdmactl's JSON with jq and python3: a fresh CI machine has neither. build-netdevsim.sh compiles
+# against the extracted (not installed) linux-headers with the kernel's compiler (gcc-12 for
+# bookworm's 6.1; binutils comes with it) and runs linux-kbuild's prebuilt modpost/objtool, which
+# link libelf1 and libssl3.
 PACKAGES=(qemu-system-x86 busybox-static kmod iproute2 rdma-core ibverbs-utils ibverbs-providers
-          perftest rdmacm-utils infiniband-diags xz-utils zstd util-linux procps jq python3)
+          perftest rdmacm-utils infiniband-diags xz-utils zstd util-linux procps jq python3
+          make gcc-12 libelf1 libssl3)
 
 log() { echo "setup.sh: $*" >&2; }
 # Exit 77 is reserved for "this machine cannot run the VM"; callers turn it into a skip.
@@ -68,13 +75,29 @@ install_packages() {
   rm -f "$aptlog"
 }
 
-# The recipe's fingerprint: a cached kernel dir built by a different version of this script (for
-# example a changed initramfs /init) is rebuilt instead of silently reused.
-recipe_id() { sha256sum "$SELF" | cut -c1-16; }
+# The recipe's fingerprint: a cached kernel dir built by a different version of this script or of
+# build-netdevsim.sh (for example a changed initramfs /init) is rebuilt instead of silently reused.
+recipe_id() { cat "$SELF" "$HERE/build-netdevsim.sh" | sha256sum | cut -c1-16; }
 
 cache_ready() {  # $1 = kernel dir
   [ -f "$1/ready" ] && [ "$(cat "$1/ready")" = "$(recipe_id)" ] &&
-    [ -f "$1/vmlinuz" ] && [ -f "$1/initrd.gz" ] && [ -s "$1/kver" ]
+    [ -f "$1/vmlinuz" ] && [ -f "$1/initrd.gz" ] && [ -s "$1/kver" ] &&
+    [ -f "$1/lib/modules/$(cat "$1/kver")/updates/netdevsim.ko" ]
+}
+
+build_netdevsim() {  # $1 = staging dir holding lib/modules/<kver>; $2 = kver; $3 = Debian version
+  local log rc=0
+  log=$(mktemp)
+  "$HERE/build-netdevsim.sh" "$2" "$3" "$CACHE/dl" "$1/lib/modules/$2/updates/netdevsim.ko" \
+    2> >(tee "$log" >&2) || rc=$?
+  wait $!  # the tee, so that the log is complete
+  if [ "$rc" -ne 0 ]; then
+    local why
+    why=$(grep -m1 'cannot build netdevsim' "$log" || tail -n 1 "$log")
+    rm -f "$log"
+    cannot "${why#build-netdevsim.sh: }"
+  fi
+  rm -f "$log"
 }
 
 resolve_kernel_pkg() {
@@ -188,10 +211,11 @@ build_kernel_dir() {
              CONFIG_CONFIGFS_FS CONFIG_NET_9P_VIRTIO CONFIG_9P_FS CONFIG_OVERLAY_FS CONFIG_VIRTIO_NET; do
     grep -q "^$opt=[ym]" "$T/config" || cannot "$pkg lacks $opt"
   done
+  dpkg-deb -f "$deb" Version > "$T/version"
+  build_netdevsim "$T" "$kver" "$(cat "$T/version")"
   depmod -b "$T" "$kver"
   build_initramfs "$T" "$kver"
   echo "$kver" > "$T/kver"
-  dpkg-deb -f "$deb" Version > "$T/version"
   recipe_id > "$T/ready"
   rm -rf "$kdir"; mv "$T" "$kdir"
   # Other kernels' downloads are dead weight once a newer one is ready.
