@@ -483,7 +483,7 @@ class FirmwareReconciler final : public Reconciler {
   static Result<void> burn(Platform& platform, const Change& change, const std::string& pci, const std::string& image,
                            const std::string& wanted) {
     platform.progress(change, "burning " + image + " onto " + pci + " (" + text_of(change.current) + " -> " + wanted +
-                                  "); this takes minutes and is not interrupted");
+                                  "); this takes minutes");
     int last = -1;
     auto burnt = mstflint_burn(pci, image, kBurnDeadline, [&](int percent) {
       // Every tenth: a line a person can follow and the audit log can keep.
