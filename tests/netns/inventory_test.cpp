@@ -94,9 +94,16 @@ TEST_F(FixtureHost, DoctorIsQuietOnAHealthyHostAndFindsALowMtu) {
   ASSERT_EQ(rdmactl({"doctor", "--format", "json"}, &out), 0) << out;
   auto report = nlohmann::json::parse(out);
   EXPECT_TRUE(report["findings"].empty());
-  ASSERT_EQ(report["notes"].size(), 2u);
+  ASSERT_EQ(report["notes"].size(), 3u) << out;
   EXPECT_EQ(report["notes"][0]["message"],
             "RoCE v2 GID index 3 is 192.168.100.11: use it for tests (ib_write_bw -x 3, NCCL_IB_GID_INDEX=3)");
+  // The fixture's mlx5 has no vendor module version (/sys/module/mlx5_core/version): the inbox
+  // driver, paired with no firmware, so doctor suggests pinning the one it runs.
+  EXPECT_EQ(report["notes"][2]["resource"], "pci/0000:3b:00.0");
+  EXPECT_NE(report["notes"][2]["message"].get<std::string>().find(
+                "firmware 22.39.1002 (PSID MT_0000000359) with the upstream (inbox) mlx5 driver"),
+            std::string::npos)
+      << out;
 
   ASSERT_EQ(ns().ip({"link", "set", "ens1f1np1", "mtu", "1500"}), 0);
   ASSERT_EQ(ns().ip({"addr", "add", "192.168.100.50/24", "dev", "ens1f0np0"}), 0);
