@@ -66,6 +66,7 @@ class Platform {
   std::optional<RouteSocket> route_;
   std::optional<MnlSocket> dcb_socket_;
   std::optional<Devlink> devlink_;
+  std::optional<Error> devlink_error_;  // why Devlink::open failed, kept for the Platform's life
   std::optional<std::vector<LinkInfo>> links_;
   std::optional<std::vector<AddressInfo>> addresses_;
   std::optional<std::vector<DeviceState>> rdma_devices_;
