@@ -28,7 +28,8 @@ int run_validate(const ValidateOptions& opts) {
     for (const std::string& name : names) merged.push_back(merge_for_node(*spec, name));
     std::vector<FleetMember> members;
     for (size_t i = 0; i < names.size(); ++i) members.push_back({names[i], &merged[i], nullptr});
-    findings = check_fleet(members);
+    findings = spec_warning_findings(*spec);  // the spec's own warnings (cnp-pfc), file order
+    for (FleetFinding& f : check_fleet(members)) findings.push_back(std::move(f));
     cross_node_errors = std::any_of(findings.begin(), findings.end(), [](const FleetFinding& f) {
       return f.severity == FleetFinding::Severity::kError;
     });
@@ -76,9 +77,12 @@ void register_validate(CLI::App& app, const GlobalOptions&, Command& command) {
       "Exit codes: 0 valid, 65 invalid (every problem is printed as file:line:column: field: message),\n"
       "1 the spec cannot be opened (no such file, no permission).\n\n"
       "Across nodes, for the nodes: entries that name one node (no glob): the same address on two\n"
-      "nodes, one rail (the same rdmaDevice or pci and port) in two subnets or with two MTUs, two\n"
-      "subnet managers with one priority (errors), InfiniBand without any subnet manager (a\n"
-      "warning). `plan --states DIR` runs the same checks against every recorded node.\n\n"
+      "nodes, a declared rail (rail: on an interface, rails: at the top) with an address outside its\n"
+      "subnets or with two MTUs (errors; /30 and /126 point-to-point links are never compared), two\n"
+      "subnet managers of one subnet with one priority (a note), InfiniBand without any subnet\n"
+      "manager (a warning). Warnings about the spec itself (cnp-pfc: CNPs on a PFC priority) are\n"
+      "printed the same way. Warnings and notes leave the exit code 0. `plan --states DIR` runs the\n"
+      "same checks against every recorded node.\n\n"
       "Example:\n  rdmactl validate -f examples/roce-lossless.yaml\n"
       "  git show HEAD:fabric.yaml | rdmactl validate -f -");
   sub->callback([opts, &command] { command = [opts] { return run_validate(*opts); }; });

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "agent/core/cidr.h"
 #include "agent/state/firmware.h"
@@ -16,6 +18,11 @@ namespace {
 
 // How many node names a message lists before it says how many more.
 constexpr size_t kNamesShown = 5;
+// The longest prefixes of a subnet with hosts on it: /30 and /126 links hold two hosts, /31, /32,
+// /127 and /128 are point-to-point (RFC 3021, RFC 6164). Rail-optimised fabrics route each port
+// over such a link to its leaf, so its "subnet" is the link and is never compared.
+constexpr int kPointToPointV4 = 30;
+constexpr int kPointToPointV6 = 126;
 
 std::string names_text(const std::vector<std::string>& names) {
   std::string out;
@@ -26,59 +33,88 @@ std::string names_text(const std::vector<std::string>& names) {
 
 std::vector<std::string> sorted(std::set<std::string> names) { return {names.begin(), names.end()}; }
 
+bool is_point_to_point(const Cidr& cidr) {
+  return cidr.prefix >= (cidr.family == AF_INET ? kPointToPointV4 : kPointToPointV6);
+}
 
-// The network of an address ("10.0.1.7/24" -> "10.0.1.0/24"), or "" for a point-to-point prefix.
-std::string network_of(const Cidr& cidr) {
-  const int bits = cidr.family == AF_INET ? 32 : 128;
-  if (cidr.prefix >= bits - 1) return {};
+// The network of an address at `prefix` bits ("10.0.1.7/24", 24 -> "10.0.1.0/24").
+std::string network_of(const Cidr& cidr, int prefix) {
+  const int bytes = cidr.family == AF_INET ? 4 : 16;
   Cidr net = cidr;
-  for (int i = 0; i < bits / 8; ++i) {
-    const int keep = std::clamp(cidr.prefix - i * 8, 0, 8);
+  net.prefix = prefix;
+  for (int i = 0; i < bytes; ++i) {
+    const int keep = std::clamp(prefix - i * 8, 0, 8);
     net.bytes[i] &= static_cast<unsigned char>(0xff00 >> keep);
   }
   return net.to_string();
 }
 
-std::string address_of(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
-
-bool is_rail(const Selector& s) { return s.kind != Selector::Kind::kName; }
-
-// The MTU a node's interface has after apply: the spec's, else the recorded netdev's; 0 unknown.
-int effective_mtu(const InterfaceSpec& iface, const HostState* state) {
-  if (iface.mtu) return *iface.mtu;
-  if (state == nullptr) return 0;
-  auto netdev = state->resolve(iface.selector);
-  return netdev ? (*netdev)->mtu : 0;
+// Whether the address's subnet lies inside `subnet` (a canonical network CIDR).
+bool inside(const Cidr& address, const std::string& subnet) {
+  auto net = parse_cidr(subnet);
+  if (!net || net->family != address.family || address.prefix < net->prefix) return false;
+  return network_of(address, net->prefix) == subnet;
 }
 
-// "9000 on gpu-01, gpu-02 (148 nodes); 1500 on gpu-77": a value's nodes, most common first.
+std::string address_of(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
+
+// What the nodes that have one value share: who, and where the spec says it (or, for a value read
+// from a recorded state, the spec element that governs it).
+struct ValueInfo {
+  std::set<std::string> nodes;
+  SourceMark where;            // the mark set latest in the file
+  bool only_defaults = true;   // every node's value is set in defaults:
+  bool only_recorded = true;   // every node's value comes from its recorded state
+  void add(const std::string& node, const SourceMark& mark, bool recorded) {
+    nodes.insert(node);
+    if (nodes.size() == 1 || mark.line > where.line) where = mark;
+    only_recorded = only_recorded && recorded;
+    only_defaults = only_defaults && !recorded && mark.path.rfind("defaults", 0) == 0;
+  }
+};
+
+// The odd value out, by the rule checks.h states: fewest nodes; then differs from the declared
+// value; then not set in defaults:; then set latest in the file; then the smallest (map order).
 template <typename Key>
-std::string groups_text(const std::map<Key, std::set<std::string>>& groups, const std::function<std::string(const Key&)>& show) {
-  std::vector<std::pair<Key, std::set<std::string>>> ordered(groups.begin(), groups.end());
+Key odd_value(const std::map<Key, ValueInfo>& values, const std::optional<Key>& declared) {
+  auto rank = [&](const std::pair<const Key, ValueInfo>& v) {
+    return std::make_tuple(v.second.nodes.size(), declared && v.first == *declared ? 1 : 0,
+                           v.second.only_defaults ? 1 : 0, -v.second.where.line);
+  };
+  auto best = values.begin();
+  for (auto it = values.begin(); it != values.end(); ++it) {
+    if (rank(*it) < rank(*best)) best = it;
+  }
+  return best->first;
+}
+
+// "9000 on gpu-01, gpu-02 (148 nodes); 1500 on gpu-77 (recorded)": a value's nodes, most common first.
+template <typename Key>
+std::string groups_text(const std::map<Key, ValueInfo>& groups, const std::function<std::string(const Key&)>& show) {
+  std::vector<std::pair<Key, const ValueInfo*>> ordered;
+  for (const auto& [key, info] : groups) ordered.emplace_back(key, &info);
   std::stable_sort(ordered.begin(), ordered.end(),
-                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+                   [](const auto& a, const auto& b) { return a.second->nodes.size() > b.second->nodes.size(); });
   std::string out;
-  for (const auto& [key, nodes] : ordered) {
+  for (const auto& [key, info] : ordered) {
     if (!out.empty()) out += "; ";
-    out += show(key) + " on " + names_text(sorted(nodes));
-    if (nodes.size() > 1) out += " (" + std::to_string(nodes.size()) + " nodes)";
+    out += show(key) + " on " + names_text(sorted(info->nodes));
+    if (info->nodes.size() > 1) out += " (" + std::to_string(info->nodes.size()) + " nodes)";
+    if (info->only_recorded) out += " (recorded)";
   }
   return out;
 }
 
-// The value fewest nodes have (the first of those): where a rail's odd one out is set.
 template <typename Key>
-Key rarest(const std::map<Key, std::set<std::string>>& groups) {
-  auto it = std::min_element(groups.begin(), groups.end(),
-                             [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
-  return it->first;
-}
-
-std::vector<std::string> all_nodes(const std::map<std::string, std::set<std::string>>& groups) {
+std::vector<std::string> all_nodes(const std::map<Key, ValueInfo>& groups) {
   std::set<std::string> out;
-  for (const auto& [key, nodes] : groups) out.insert(nodes.begin(), nodes.end());
+  for (const auto& [key, info] : groups) out.insert(info.nodes.begin(), info.nodes.end());
   return sorted(out);
 }
+
+// The mark of the interface itself (no field below it): where a value the spec leaves to the host
+// is governed.
+SourceMark interface_mark(const InterfaceSpec& iface) { return iface.origin; }
 
 void duplicate_addresses(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
   struct Use {
@@ -113,111 +149,305 @@ void duplicate_addresses(const std::vector<FleetMember>& members, std::vector<Fl
   }
 }
 
+// The MTU a node's interface has after apply: the spec's, else the recorded netdev's; 0 unknown.
+int effective_mtu(const InterfaceSpec& iface, const HostState* state) {
+  if (iface.mtu) return *iface.mtu;
+  if (state == nullptr) return 0;
+  auto netdev = state->resolve(iface.selector);
+  return netdev ? (*netdev)->mtu : 0;
+}
+
 void rails(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
-  struct Rail {
-    std::string describe;
-    std::map<std::string, std::set<std::string>> networks[2];  // [IPv4, IPv6] network -> nodes
-    std::map<int, std::set<std::string>> mtus;
-    // Where the spec sets the rarest subnet and MTU: the likely mistake (kept per value).
-    std::map<std::string, SourceMark> network_where;
-    std::map<int, SourceMark> mtu_where;
+  std::map<std::string, const RailSpec*> declared;
+  for (const FleetMember& m : members) {
+    if (m.spec->rails.empty()) continue;
+    for (const RailSpec& r : m.spec->rails) declared.emplace(r.name, &r);
+    break;  // every node's copy is the spec's one list
+  }
+  struct Outside {
+    std::string node, address;
+    SourceMark where;
   };
-  std::map<std::string, Rail> by_key;
+  struct Rail {
+    std::map<std::string, ValueInfo> networks[2];  // [IPv4, IPv6] network -> nodes
+    std::vector<Outside> outside;                  // addresses outside the declared subnets
+    std::map<int, ValueInfo> mtus;
+  };
+  std::map<std::string, Rail> by_name;
   for (const FleetMember& m : members) {
     for (const InterfaceSpec& iface : m.spec->interfaces) {
-      if (!is_rail(iface.selector)) continue;
-      Rail& rail = by_key[iface.selector.key()];
-      if (rail.describe.empty()) rail.describe = iface.selector.describe();
+      if (!iface.rail) continue;
+      Rail& rail = by_name[*iface.rail];
+      const auto decl = declared.find(*iface.rail);
+      const RailSpec* spec = decl == declared.end() ? nullptr : decl->second;
       if (iface.addresses) {
         for (const std::string& a : *iface.addresses) {
           auto cidr = parse_cidr(a);
-          if (!cidr) continue;
-          const std::string net = network_of(*cidr);
-          if (net.empty()) continue;
-          rail.networks[cidr->family == AF_INET ? 0 : 1][net].insert(m.node);
-          rail.network_where.try_emplace(net, iface.origin_of("addresses"));
+          if (!cidr || is_point_to_point(*cidr)) continue;
+          if (spec != nullptr && !spec->subnets.empty()) {
+            const bool in = std::any_of(spec->subnets.begin(), spec->subnets.end(),
+                                        [&](const std::string& s) { return inside(*cidr, s); });
+            if (!in) rail.outside.push_back({m.node, a, iface.origin_of("addresses")});
+            continue;
+          }
+          rail.networks[cidr->family == AF_INET ? 0 : 1][network_of(*cidr, cidr->prefix)].add(
+              m.node, iface.origin_of("addresses"), false);
         }
       }
       if (const int mtu = effective_mtu(iface, m.state); mtu > 0) {
-        rail.mtus[mtu].insert(m.node);
-        rail.mtu_where.try_emplace(mtu, iface.origin_of("mtu"));
+        const bool recorded = !iface.mtu;
+        rail.mtus[mtu].add(m.node, recorded ? interface_mark(iface) : iface.origin_of("mtu"), recorded);
       }
     }
   }
-  for (const auto& [key, rail] : by_key) {
+  for (const auto& [name, rail] : by_name) {
+    const auto decl = declared.find(name);
+    const RailSpec* spec = decl == declared.end() ? nullptr : decl->second;
+    if (!rail.outside.empty()) {
+      std::string subnets, places;
+      for (const std::string& s : spec->subnets) subnets += (subnets.empty() ? "" : ", ") + s;
+      std::set<std::string> nodes;
+      for (size_t i = 0; i < rail.outside.size(); ++i) {
+        nodes.insert(rail.outside[i].node);
+        if (i < kNamesShown) places += (i ? ", " : "") + rail.outside[i].address + " on " + rail.outside[i].node;
+      }
+      if (rail.outside.size() > kNamesShown) places += " and " + std::to_string(rail.outside.size() - kNamesShown) + " more";
+      FleetFinding f;
+      f.check = "rail-subnet";
+      f.message = "rail " + name + " has " + std::to_string(rail.outside.size()) + " address" +
+                  (rail.outside.size() == 1 ? "" : "es") + " outside its subnet" +
+                  (spec->subnets.size() == 1 ? " " : "s ") + subnets + " (" + spec->origin.path + "): " + places;
+      f.nodes = sorted(nodes);
+      f.where = rail.outside.front().where;
+      out.push_back(std::move(f));
+    }
     for (const auto& networks : rail.networks) {
       if (networks.size() < 2) continue;
       FleetFinding f;
       f.check = "rail-subnet";
-      f.message = "rail " + rail.describe + " has addresses in " + std::to_string(networks.size()) +
+      f.message = "rail " + name + " has addresses in " + std::to_string(networks.size()) +
                   " subnets: " + groups_text<std::string>(networks, [](const std::string& n) { return n; }) +
-                  " (one rail is one subnet; routed point-to-point rails use /31 or /127)";
+                  " (one rail is one subnet unless rails: declares its subnets, one per scalable unit; routed "
+                  "point-to-point links use /30 or longer, /126 in IPv6)";
       f.nodes = all_nodes(networks);
-      f.where = rail.network_where.at(rarest(networks));
+      f.where = networks.at(odd_value<std::string>(networks, std::nullopt)).where;
       out.push_back(std::move(f));
     }
   }
-  for (const auto& [key, rail] : by_key) {
+  for (const auto& [name, rail] : by_name) {
+    const auto decl = declared.find(name);
+    const std::optional<int> want = decl == declared.end() ? std::nullopt : decl->second->mtu;
+    const auto show = [](const int& mtu) { return std::to_string(mtu); };
+    if (want) {
+      std::map<int, ValueInfo> wrong = rail.mtus;
+      wrong.erase(*want);
+      if (wrong.empty()) continue;
+      FleetFinding f;
+      f.check = "rail-mtu";
+      f.message = "rail " + name + " declares mtu " + std::to_string(*want) + " (" + decl->second->origin.path +
+                  "), but has " + groups_text<int>(wrong, show) +
+                  " (the path MTU is the smaller end's; larger frames to a smaller port are dropped)";
+      f.nodes = all_nodes(wrong);
+      f.where = wrong.at(odd_value<int>(wrong, want)).where;
+      out.push_back(std::move(f));
+      continue;
+    }
     if (rail.mtus.size() < 2) continue;
     FleetFinding f;
     f.check = "rail-mtu";
-    f.message = "rail " + rail.describe + " has " + std::to_string(rail.mtus.size()) +
-                " MTUs: " + groups_text<int>(rail.mtus, [](const int& mtu) { return std::to_string(mtu); }) +
+    f.message = "rail " + name + " has " + std::to_string(rail.mtus.size()) + " MTUs: " + groups_text<int>(rail.mtus, show) +
                 " (the path MTU is the smaller end's; larger frames to a smaller port are dropped)";
-    std::set<std::string> nodes;
-    for (const auto& [mtu, list] : rail.mtus) nodes.insert(list.begin(), list.end());
-    f.nodes = sorted(nodes);
-    f.where = rail.mtu_where.at(rarest(rail.mtus));
+    f.nodes = all_nodes(rail.mtus);
+    f.where = rail.mtus.at(odd_value<int>(rail.mtus, std::nullopt)).where;
     out.push_back(std::move(f));
   }
 }
 
+// What a recorded state says about the subnet's master SM.
+enum class MasterEvidence { kUnknown, kNoMaster, kMaster };
+
+// `show` records sminfo's answer as subnetManager.master (an object) or master null with
+// masterReason (sminfo failed, was not found, or was not asked: unknown, never "none"). The ports
+// say more: an InfiniBand port is ACTIVE only once an SM has configured it (OpenSM osm_link_mgr.c
+// link_mgr_set_physp_pi moves ports to ARMED and ACTIVE; IBA PortInfo PortState), and a port whose
+// link trained (physState LinkUp) but that stays INIT with SM LID 0 (sysfs sm_lid, PortInfo
+// MasterSMLID) has not been swept by any SM.
+MasterEvidence master_evidence(const HostState* state) {
+  if (state == nullptr) return MasterEvidence::kUnknown;
+  const nlohmann::json& sm = state->subnet_manager;
+  if (sm.is_object() && sm.contains("master") && sm["master"].is_object() && !sm["master"].empty()) {
+    return MasterEvidence::kMaster;
+  }
+  bool unswept = false;
+  for (const DeviceState& d : state->devices) {
+    for (const PortState& p : d.ports) {
+      if (p.link_layer != "InfiniBand") continue;
+      if (p.state == "ACTIVE") return MasterEvidence::kMaster;
+      if (p.state == "INIT" && p.phys_state == "LinkUp" && p.sm_lid.value_or(0) == 0) unswept = true;
+    }
+  }
+  return unswept ? MasterEvidence::kNoMaster : MasterEvidence::kUnknown;
+}
+
+// The spec element that governs a recorded port: the interface whose selector resolves to it.
+std::optional<SourceMark> governing_interface(const FleetMember& m, const DeviceState& device, int port) {
+  if (m.state == nullptr) return std::nullopt;
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    auto ref = m.state->resolve_port(iface.selector);
+    if (ref && ref->device == &device && ref->port->port == port) return interface_mark(iface);
+  }
+  return std::nullopt;
+}
+
 void subnet_managers(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
-  std::map<int, std::set<std::string>> by_priority;
+  struct Sm {
+    std::string node;
+    int priority;
+    std::optional<std::string> subnet;
+    std::optional<std::string> port;  // Selector::key()
+    SourceMark where;
+  };
+  std::vector<Sm> sms;
   bool infiniband = false;
   bool have_states = false;
-  bool master_seen = false;
+  std::set<std::string> master, no_master, unknown;
   SourceMark ib_where;
   for (const FleetMember& m : members) {
-    if (m.spec->subnet_manager.enabled.value_or(false)) {
-      by_priority[m.spec->subnet_manager.priority.value_or(0)].insert(m.node);
+    const SubnetManagerSpec& spec = m.spec->subnet_manager;
+    if (spec.enabled.value_or(false)) {
+      sms.push_back({m.node, spec.priority.value_or(0), spec.subnet,
+                     spec.port ? std::optional<std::string>(spec.port->key()) : std::nullopt, spec.origin});
     }
     for (const InterfaceSpec& iface : m.spec->interfaces) {
       if (iface.link_type && *iface.link_type == "infiniband") {
-        if (!infiniband) ib_where = iface.origin_of("linkType");
+        if (ib_where.file.empty()) ib_where = iface.origin_of("linkType");
         infiniband = true;
       }
+    }
+    switch (master_evidence(m.state)) {
+      case MasterEvidence::kMaster: master.insert(m.node); break;
+      case MasterEvidence::kNoMaster: no_master.insert(m.node); break;
+      case MasterEvidence::kUnknown: unknown.insert(m.node); break;
     }
     if (m.state == nullptr) continue;
     have_states = true;
     for (const DeviceState& d : m.state->devices) {
-      for (const PortState& p : d.ports) infiniband = infiniband || p.link_layer == "InfiniBand";
+      for (const PortState& p : d.ports) {
+        if (p.link_layer != "InfiniBand") continue;
+        infiniband = true;
+        if (ib_where.file.empty()) {
+          if (auto mark = governing_interface(m, d, p.port)) ib_where = *mark;
+        }
+      }
     }
-    // `show` records the subnet's master as sminfo found it (subnetManager.master).
-    const nlohmann::json& sm = m.state->subnet_manager;
-    if (sm.is_object() && sm.contains("master") && sm["master"].is_object() && !sm["master"].empty()) master_seen = true;
   }
-  for (const auto& [priority, nodes] : by_priority) {
-    if (nodes.size() < 2) continue;
+
+  // SMs compete only on one subnet: the same subnet name, or, without names, not two known and
+  // different ports. Groups of one priority are joined over that relation (a node joins a group
+  // when it shares a subnet with any of its members).
+  const auto same_subnet = [](const Sm& a, const Sm& b) {
+    if (a.subnet || b.subnet) return a.subnet == b.subnet;
+    return !(a.port && b.port && *a.port != *b.port);
+  };
+  std::vector<size_t> group(sms.size());
+  for (size_t i = 0; i < sms.size(); ++i) group[i] = i;
+  const std::function<size_t(size_t)> root = [&](size_t i) { return group[i] == i ? i : group[i] = root(group[i]); };
+  for (size_t i = 0; i < sms.size(); ++i) {
+    for (size_t j = i + 1; j < sms.size(); ++j) {
+      if (sms[i].priority == sms[j].priority && same_subnet(sms[i], sms[j])) group[root(j)] = root(i);
+    }
+  }
+  std::map<size_t, std::vector<const Sm*>> groups;  // by the root, in node order of its first member
+  for (size_t i = 0; i < sms.size(); ++i) groups[root(i)].push_back(&sms[i]);
+  std::vector<std::vector<const Sm*>> ordered;
+  for (auto& [r, list] : groups) {
+    if (list.size() > 1) ordered.push_back(list);
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.front()->priority, a.front()->node) < std::make_pair(b.front()->priority, b.front()->node);
+  });
+  for (const auto& list : ordered) {
+    std::set<std::string> nodes;
+    for (const Sm* sm : list) nodes.insert(sm->node);
     FleetFinding f;
+    f.severity = FleetFinding::Severity::kNote;
     f.check = "sm-priority";
-    f.message = std::to_string(nodes.size()) + " nodes run OpenSM with priority " + std::to_string(priority) + ": " +
-                names_text(sorted(nodes)) +
-                "; the master is then the one with the lower port GUID, which the spec does not choose "
-                "(give the master the highest priority and each standby its own)";
+    const std::optional<std::string>& subnet = list.front()->subnet;
+    f.message = std::to_string(nodes.size()) + " nodes run OpenSM with priority " + std::to_string(list.front()->priority) +
+                (subnet ? " on subnet " + *subnet : std::string(" on one subnet")) + ": " + names_text(sorted(nodes)) +
+                "; the election breaks the tie by the lower port GUID (IBA 14.4.1.2, OpenSM "
+                "osm_sm_is_greater_than), which is fine for SMs meant to be equal; give one a higher priority to "
+                "choose the master";
     f.nodes = sorted(nodes);
+    f.where = list[1]->where;
     out.push_back(std::move(f));
   }
-  if (infiniband && by_priority.empty() && !master_seen) {
+
+  if (!infiniband || !sms.empty() || !master.empty()) return;
+  FleetFinding f;
+  f.check = "sm-missing";
+  f.where = ib_where;
+  if (!no_master.empty()) {
+    f.severity = FleetFinding::Severity::kError;
+    f.message = "the fleet has InfiniBand ports, no node runs OpenSM (subnetManager.enabled), and the recorded states of " +
+                names_text(sorted(no_master)) +
+                " show InfiniBand ports with their link up but INIT and no SM LID: no subnet manager has configured "
+                "them, and they stay INIT until one runs";
+    f.nodes = sorted(no_master);
+  } else if (have_states) {
+    f.severity = FleetFinding::Severity::kWarning;
+    f.message = "the fleet has InfiniBand ports and no node runs OpenSM (subnetManager.enabled); whether a master SM "
+                "runs elsewhere (a switch, UFM) is unknown: no recorded state shows one or its absence (sminfo failed "
+                "or was not asked, or no state) on " +
+                names_text(sorted(unknown));
+    f.nodes = sorted(unknown);
+  } else {
+    f.severity = FleetFinding::Severity::kWarning;
+    f.message = "the spec sets InfiniBand ports and no node runs OpenSM (subnetManager.enabled): the fabric "
+                "needs one, unless a switch or UFM runs the subnet manager";
+  }
+  out.push_back(std::move(f));
+}
+
+// Adapters of one model (PSID) should run one firmware: a fleet that drifted apart one RMA or one
+// hand-flashed node at a time shows here. One count per adapter (its lowest function), from the
+// recorded states; `where` is the interface (its firmware: map when it has one) that selects the
+// odd adapter on its node.
+void firmware_versions(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
+  std::map<std::string, std::map<std::string, ValueInfo>> by_psid;  // psid -> version -> nodes
+  std::map<std::string, std::optional<std::string>> pinned;          // psid -> a version the spec pins
+  for (const FleetMember& m : members) {
+    if (m.state == nullptr) continue;
+    std::set<std::string> adapters;
+    for (const DeviceState& d : m.state->devices) {
+      if (d.pci.empty() || !adapters.insert(adapter_of_pci(d.pci)).second) continue;
+      const FirmwareView fw = firmware_view(d);
+      if (fw.psid.empty() || fw.running.empty()) continue;
+      SourceMark where;
+      for (const InterfaceSpec& iface : m.spec->interfaces) {
+        auto ref = m.state->resolve_port(iface.selector);
+        if (!ref || adapter_of_pci(ref->device->pci) != adapter_of_pci(d.pci)) continue;
+        where = iface.firmware.any() ? iface.firmware.origin : interface_mark(iface);
+        if (iface.firmware.version && !pinned[fw.psid]) pinned[fw.psid] = iface.firmware.version;
+        break;
+      }
+      by_psid[fw.psid][fw.running].add(m.node, where, true);
+    }
+  }
+  for (const auto& [psid, versions] : by_psid) {
+    if (versions.size() < 2) continue;
     FleetFinding f;
-    f.check = "sm-missing";
-    f.severity = have_states ? FleetFinding::Severity::kError : FleetFinding::Severity::kWarning;
-    f.message = have_states
-                    ? "the fleet has InfiniBand ports, no node runs OpenSM (subnetManager.enabled) and no recorded "
-                      "state shows a master SM: the ports stay INIT until one runs"
-                    : "the spec sets InfiniBand ports and no node runs OpenSM (subnetManager.enabled): the fabric "
-                      "needs one, unless a switch or UFM runs the subnet manager";
-    f.where = ib_where;
+    f.severity = FleetFinding::Severity::kWarning;
+    f.check = "firmware-version";
+    std::string parts;
+    for (const auto& [version, info] : versions) {
+      parts += (parts.empty() ? "" : "; ") + version + " on " + names_text(sorted(info.nodes));
+    }
+    f.message = "adapters with PSID " + psid + " run " + std::to_string(versions.size()) +
+                " firmware versions: " + parts + " (pin one with firmware: {version: ...} in the spec)";
+    f.nodes = all_nodes(versions);
+    const auto it = pinned.find(psid);
+    f.where = versions.at(odd_value<std::string>(versions, it == pinned.end() ? std::nullopt : it->second)).where;
     out.push_back(std::move(f));
   }
 }
@@ -225,7 +455,12 @@ void subnet_managers(const std::vector<FleetMember>& members, std::vector<FleetF
 }  // namespace
 
 const char* severity_name(FleetFinding::Severity severity) {
-  return severity == FleetFinding::Severity::kError ? "error" : "warning";
+  switch (severity) {
+    case FleetFinding::Severity::kError: return "error";
+    case FleetFinding::Severity::kWarning: return "warning";
+    case FleetFinding::Severity::kNote: return "note";
+  }
+  return "error";
 }
 
 nlohmann::json to_json(const FleetFinding& f) {
@@ -251,45 +486,6 @@ std::string to_text(const FleetFinding& f) {
   return out + severity_name(f.severity) + " [" + f.check + "] " + f.message;
 }
 
-// Adapters of one model (PSID) should run one firmware: a fleet that drifted apart one RMA or one
-// hand-flashed node at a time shows here. One count per adapter (its lowest function), from the
-// recorded states.
-void firmware_versions(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
-  std::map<std::string, std::map<std::string, std::set<std::string>>> by_psid;  // psid -> version -> nodes
-  for (const FleetMember& m : members) {
-    if (m.state == nullptr) continue;
-    std::set<std::string> adapters;
-    for (const DeviceState& d : m.state->devices) {
-      if (d.pci.empty() || !adapters.insert(adapter_of_pci(d.pci)).second) continue;
-      const FirmwareView fw = firmware_view(d);
-      if (fw.psid.empty() || fw.running.empty()) continue;
-      by_psid[fw.psid][fw.running].insert(m.node);
-    }
-  }
-  for (const auto& [psid, versions] : by_psid) {
-    if (versions.size() < 2) continue;
-    FleetFinding f;
-    f.severity = FleetFinding::Severity::kWarning;
-    f.check = "firmware-version";
-    std::string parts;
-    std::set<std::string> nodes;
-    for (const auto& [version, on] : versions) {
-      std::string list;
-      size_t shown = 0;
-      for (const std::string& n : on) {
-        nodes.insert(n);
-        if (shown++ < 5) list += (list.empty() ? "" : ", ") + n;
-      }
-      if (on.size() > 5) list += " and " + std::to_string(on.size() - 5) + " more";
-      parts += (parts.empty() ? "" : "; ") + version + " on " + list;
-    }
-    f.message = "adapters with PSID " + psid + " run " + std::to_string(versions.size()) +
-                " firmware versions: " + parts + " (pin one with firmware: {version: ...} in the spec)";
-    f.nodes.assign(nodes.begin(), nodes.end());
-    out.push_back(std::move(f));
-  }
-}
-
 std::vector<FleetFinding> check_fleet(const std::vector<FleetMember>& members_in) {
   std::vector<FleetMember> members = members_in;
   std::sort(members.begin(), members.end(), [](const FleetMember& a, const FleetMember& b) { return a.node < b.node; });
@@ -298,6 +494,22 @@ std::vector<FleetFinding> check_fleet(const std::vector<FleetMember>& members_in
   rails(members, out);
   subnet_managers(members, out);
   firmware_versions(members, out);
+  return out;
+}
+
+std::vector<FleetFinding> spec_warning_findings(const FabricSpec& spec) {
+  std::vector<FleetFinding> out;
+  for (const SpecWarning& w : spec.warnings) {
+    FleetFinding f;
+    f.severity = FleetFinding::Severity::kWarning;
+    f.check = w.check;
+    f.message = w.diagnostic.message;
+    f.where.file = w.diagnostic.file;
+    f.where.line = w.diagnostic.line;
+    f.where.column = w.diagnostic.column;
+    f.where.path = w.diagnostic.path;
+    out.push_back(std::move(f));
+  }
   return out;
 }
 

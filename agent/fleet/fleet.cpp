@@ -31,8 +31,10 @@ void unmatched_entries(const FabricSpec& spec, const std::vector<FleetNode>& nod
     f.check = "unmatched-entry";
     std::string globs;
     for (const std::string& g : spec.nodes[i].match) globs += (globs.empty() ? "" : ", ") + g;
+    size_t recorded = 0;
+    for (const FleetNode& n : nodes) recorded += n.recorded ? 1 : 0;
     f.message = "nodes[" + std::to_string(i) + "] (match " + globs + ") matches none of the " +
-                std::to_string(nodes.size()) + " recorded nodes";
+                std::to_string(recorded) + " recorded nodes";
     f.where = spec.nodes[i].origin;
     out.push_back(std::move(f));
   }
@@ -51,11 +53,14 @@ std::string indent(const std::string& text, const std::string& by) {
 
 std::string render_text(const FleetReport& r) {
   std::ostringstream out;
-  out << "Fleet plan: " << r.nodes.size() << " recorded node" << (r.nodes.size() == 1 ? "" : "s") << " in "
+  out << "Fleet plan: " << r.recorded() << " recorded node" << (r.recorded() == 1 ? "" : "s") << " in "
       << r.states_dir << " (spec " << r.spec_file << ", sha256 " << r.spec_sha256.substr(0, 12) << ")\n";
   out << "  " << r.count("converged") << " converged, " << r.count("drift") << " drifting, " << r.count("pendingReboot")
       << " waiting for a reboot, " << r.count("error") << " with errors";
   if (!r.state_errors.empty()) out << ", " << r.state_errors.size() << " state file(s) unreadable";
+  if (const size_t none = r.count("no-state"); none > 0) {
+    out << ", " << none << " node" << (none == 1 ? "" : "s") << " of the spec without a recorded state (no-state)";
+  }
   out << "\n";
   for (const Error& e : r.state_errors) out << "  error: " << e.to_string() << "\n";
   if (!r.unmatched_nodes.empty()) {
@@ -85,23 +90,28 @@ std::string render_text(const FleetReport& r) {
       out << "  " << pad(n->node, width + 1) << pad(n->result(), 14) << pad(std::to_string(n->plan.changes.size()), 8)
           << n->plan.errors.size() << "\n";
     }
-    for (const FleetNode* n : listed) out << "\n" << indent(render_report(n->plan, Format::kText), "  ");
+    for (const FleetNode* n : listed) {
+      if (!n->recorded) continue;  // nothing planned: the table says why
+      out << "\n" << indent(render_report(n->plan, Format::kText), "  ");
+    }
   }
   return escape_lines_for_display(out.str());  // names and messages from recorded states
 }
 
 // The fleet's own cases: one per check, failing with its findings, one per state file that did not load.
 JunitSuite fleet_suite(const FleetReport& r) {
-  static const char* const kChecks[] = {"duplicate-address", "rail-subnet", "rail-mtu", "sm-priority", "sm-missing",
-                                        "unmatched-entry"};
+  static const char* const kChecks[] = {"duplicate-address", "rail-subnet", "rail-mtu",       "sm-priority",
+                                        "sm-missing",        "firmware-version", "unmatched-entry", "cnp-pfc"};
   std::ostringstream cases;
   JunitSuite suite;
   for (const char* check : kChecks) {
     ++suite.tests;
-    std::string errors, warnings;
+    std::string errors, warnings, notes;
     for (const FleetFinding& f : r.findings) {
       if (f.check != check) continue;
-      std::string& into = f.severity == FleetFinding::Severity::kError ? errors : warnings;
+      std::string& into = f.severity == FleetFinding::Severity::kError     ? errors
+                          : f.severity == FleetFinding::Severity::kWarning ? warnings
+                                                                           : notes;
       into += (into.empty() ? "" : "\n") + to_text(f);
     }
     cases << "    <testcase classname=\"fleet\" name=\"" << check << "\" time=\"0\"";
@@ -112,6 +122,8 @@ JunitSuite fleet_suite(const FleetReport& r) {
     } else if (!warnings.empty()) {
       ++suite.skipped;
       cases << ">\n      <skipped message=\"" << junit_escape(warnings) << "\"/>\n    </testcase>\n";
+    } else if (!notes.empty()) {  // a note passes: said, not failed nor skipped
+      cases << ">\n      <system-out>" << junit_escape(notes) << "</system-out>\n    </testcase>\n";
     } else {
       cases << "/>\n";
     }
@@ -131,17 +143,38 @@ JunitSuite fleet_suite(const FleetReport& r) {
   return suite;
 }
 
+// A node the spec names without a recorded state: one skipped case (nothing could be compared).
+JunitSuite no_state_suite(const FleetNode& n, const FleetReport& r) {
+  JunitSuite suite;
+  suite.tests = 1;
+  suite.skipped = 1;
+  std::ostringstream out;
+  out << "  <testsuite name=\"" << junit_escape("rdmactl plan " + n.node) << "\" hostname=\"" << junit_escape(n.node)
+      << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"0\">\n"
+      << "    <testcase classname=\"" << junit_escape(n.node) << "\" name=\"no-state\" time=\"0\">\n      <skipped message=\""
+      << junit_escape("no-state: the spec names " + n.node + " but " + (r.states_dir.empty() ? std::string("the states") : r.states_dir) +
+                      " holds no recorded state of it")
+      << "\"/>\n    </testcase>\n  </testsuite>\n";
+  suite.xml = out.str();
+  return suite;
+}
+
 std::string render_prom(const FleetReport& r) {
   PromText out;
   prom_build_info(out);
-  for (const FleetNode& n : r.nodes) prom_report(out, n.plan);
-  out.family("rdmactl_fleet_nodes", "gauge", "Recorded nodes of the fleet plan by result (converged, drift, pendingReboot, error).");
-  for (const char* result : {"converged", "drift", "pendingReboot", "error"}) {
+  for (const FleetNode& n : r.nodes) {
+    if (n.recorded) prom_report(out, n.plan);  // a node without a state has no drift to count
+  }
+  out.family("rdmactl_fleet_nodes", "gauge",
+             "Nodes of the fleet plan by result (converged, drift, pendingReboot, error; no-state: named by the spec, "
+             "no recorded state).");
+  for (const char* result : {"converged", "drift", "pendingReboot", "error", "no-state"}) {
     out.sample_integer("rdmactl_fleet_nodes", {{"result", result}}, r.count(result));
   }
   out.family("rdmactl_fleet_findings", "gauge", "Cross-node findings of the fleet plan by check and severity.");
   std::map<std::pair<std::string, std::string>, uint64_t> findings;
-  for (const char* check : {"duplicate-address", "rail-subnet", "rail-mtu", "sm-priority", "sm-missing", "unmatched-entry"}) {
+  for (const char* check : {"duplicate-address", "rail-subnet", "rail-mtu", "sm-priority", "sm-missing",
+                            "firmware-version", "unmatched-entry", "cnp-pfc"}) {
     findings[{check, "error"}] = 0;
   }
   for (const FleetFinding& f : r.findings) ++findings[{f.check, severity_name(f.severity)}];
@@ -156,6 +189,7 @@ std::string render_prom(const FleetReport& r) {
 }  // namespace
 
 std::string FleetNode::result() const {
+  if (!recorded) return "no-state";
   if (!plan.errors.empty()) return "error";
   bool planned = false;
   bool pending = false;
@@ -169,6 +203,10 @@ std::string FleetNode::result() const {
 
 size_t FleetReport::count(const std::string& result) const {
   return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [&](const FleetNode& n) { return n.result() == result; }));
+}
+
+size_t FleetReport::recorded() const {
+  return static_cast<size_t>(std::count_if(nodes.begin(), nodes.end(), [](const FleetNode& n) { return n.recorded; }));
 }
 
 bool FleetReport::has_errors() const {
@@ -212,16 +250,35 @@ FleetReport plan_fleet(const Engine& engine, const FabricSpec& spec, std::vector
     n.plan.spec_sha256 = spec.sha256;
     report.nodes.push_back(std::move(n));
   }
-  finish_fleet(spec, report);
+  finish_fleet(spec, report, /*spec_nodes=*/true);
   report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  for (FleetNode& n : report.nodes) n.plan.duration_seconds = report.duration_seconds / static_cast<double>(report.nodes.size());
+  for (FleetNode& n : report.nodes) {
+    if (n.recorded) n.plan.duration_seconds = report.duration_seconds / static_cast<double>(report.recorded());
+  }
   return report;
 }
 
-void finish_fleet(const FabricSpec& spec, FleetReport& report) {
+void finish_fleet(const FabricSpec& spec, FleetReport& report, bool spec_nodes) {
   report.spec_file = spec.file;
   report.spec_sha256 = spec.sha256;
   report.unmatched_nodes.clear();
+  report.nodes.erase(std::remove_if(report.nodes.begin(), report.nodes.end(), [](const FleetNode& n) { return !n.recorded; }),
+                     report.nodes.end());
+  if (spec_nodes) {
+    std::set<std::string> have;
+    for (const FleetNode& n : report.nodes) have.insert(n.node);
+    for (const std::string& name : literal_node_names(spec)) {
+      if (have.count(name) > 0) continue;
+      FleetNode n;
+      n.node = name;
+      n.recorded = false;
+      n.spec = merge_for_node(spec, name);
+      n.plan.node = name;
+      n.plan.spec_file = spec.file;
+      n.plan.spec_sha256 = spec.sha256;
+      report.nodes.push_back(std::move(n));
+    }
+  }
   for (FleetNode& n : report.nodes) {
     n.entries.clear();
     for (size_t e = 0; e < spec.nodes.size(); ++e) {
@@ -233,10 +290,11 @@ void finish_fleet(const FabricSpec& spec, FleetReport& report) {
   std::sort(report.unmatched_nodes.begin(), report.unmatched_nodes.end());
   std::vector<FleetMember> members;
   members.reserve(report.nodes.size());
-  for (const FleetNode& n : report.nodes) members.push_back({n.node, &n.spec, &n.state});
+  for (const FleetNode& n : report.nodes) members.push_back({n.node, &n.spec, n.recorded ? &n.state : nullptr});
   report.findings = check_fleet(members);
   // With one node (the agent's own), an entry for other nodes matching none says nothing.
   if (report.nodes.size() > 1) unmatched_entries(spec, report.nodes, report.findings);
+  for (FleetFinding& f : spec_warning_findings(spec)) report.findings.push_back(std::move(f));
 }
 
 Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, const std::string& dir) {
@@ -281,8 +339,9 @@ nlohmann::json to_json(const FleetReport& r) {
   out["spec"] = {{"file", r.spec_file}, {"sha256", r.spec_sha256}};
   out["states"] = r.states_dir;
   nlohmann::json summary = nlohmann::json::object();
-  summary["nodes"] = r.nodes.size();
+  summary["nodes"] = r.recorded();
   for (const char* result : {"converged", "drift", "pendingReboot", "error"}) summary[result] = r.count(result);
+  summary["noState"] = r.count("no-state");
   summary["unmatchedNodes"] = r.unmatched_nodes;
   nlohmann::json unmatched_entries = nlohmann::json::array();
   for (const FleetFinding& f : r.findings) {
@@ -303,7 +362,7 @@ nlohmann::json to_json(const FleetReport& r) {
   for (const FleetNode& n : r.nodes) {
     nlohmann::json node = to_json(n.plan);
     node["result"] = n.result();
-    node["stateFile"] = n.file;
+    node["stateFile"] = n.recorded ? nlohmann::json(n.file) : nlohmann::json(nullptr);
     nodes.push_back(std::move(node));
   }
   out["nodes"] = std::move(nodes);
@@ -318,7 +377,7 @@ std::string render_fleet(const FleetReport& report, Format format) {
       std::vector<JunitSuite> suites;
       suites.reserve(report.nodes.size() + 1);
       suites.push_back(fleet_suite(report));
-      for (const FleetNode& n : report.nodes) suites.push_back(junit_suite(n.plan));
+      for (const FleetNode& n : report.nodes) suites.push_back(n.recorded ? junit_suite(n.plan) : no_state_suite(n, report));
       return junit_document(suites);
     }
     case Format::kProm: return render_prom(report);

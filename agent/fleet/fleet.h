@@ -4,7 +4,10 @@
 // Per node it is exactly `plan --state FILE` (the same merge of defaults and nodes: entries, the
 // same pure diff; no host is touched); then the cross-node checks (checks.h) run over every node,
 // and the report says which nodes converge, drift or cannot be planned, which nodes no `nodes:`
-// entry matches (they get the defaults only) and which entries match no recorded node.
+// entry matches (they get the defaults only) and which entries match no node. A node the spec
+// names literally (a nodes: entry's match that is one name) with no recorded state is listed with
+// the result "no-state" and still takes part in the cross-node checks from its spec alone: a
+// duplicate address with it is found as validate finds it.
 //
 // Cost: each state is read and planned once, in one pass; no step compares every node with every
 // other (the cross-node checks group by address and rail). A thousand recorded nodes plan in well
@@ -29,8 +32,9 @@ struct FleetNode {
   NodeSpec spec;      // merged for the node
   Report plan;
   std::vector<size_t> entries;  // indexes of the nodes: entries that matched
+  bool recorded = true;         // false: a node of the spec without a recorded state (no plan)
 
-  // converged, drift, pendingReboot (only staged firmware changes left) or error.
+  // converged, drift, pendingReboot (only staged firmware changes left), error, or no-state.
   std::string result() const;
 };
 
@@ -38,14 +42,17 @@ struct FleetReport {
   std::string spec_file;
   std::string spec_sha256;
   std::string states_dir;
-  std::vector<FleetNode> nodes;            // by node name
+  std::vector<FleetNode> nodes;            // by node name, the spec's nodes without a state included
   std::vector<FleetFinding> findings;      // cross-node
   std::vector<std::string> unmatched_nodes;  // matched by no nodes: entry (defaults only)
   std::vector<Error> state_errors;         // state files that did not load
   double duration_seconds = 0;
 
   size_t count(const std::string& result) const;
-  bool has_errors() const;  // a node that cannot be planned, a state that did not load, an error finding
+  size_t recorded() const;  // the nodes with a recorded state
+  // A node that cannot be planned, a state that did not load, an error finding (warnings, notes
+  // and nodes without a state are reported, and change no exit code).
+  bool has_errors() const;
   bool has_drift() const;
   // 0 converged everywhere, 2 drift somewhere (and no error), 1 any error: plan's codes.
   int exit_code() const;
@@ -61,15 +68,18 @@ FleetReport plan_fleet(const Engine& engine, const FabricSpec& spec, std::vector
                        const std::vector<std::string>& files = {});
 
 // Fills what follows from the nodes' plans: which nodes: entries match each node, the nodes no
-// entry matches, the order by name and the cross-node findings (the agent's /v1/plan?format=fleet
-// builds its one-node report with it).
-void finish_fleet(const FabricSpec& spec, FleetReport& report);
+// entry matches, the order by name, the cross-node findings and the spec's own warnings (the
+// agent's /v1/plan?format=fleet builds its one-node report with it). With `spec_nodes`, the nodes
+// the spec names literally (literal_node_names) that have no recorded state are added as
+// "no-state" nodes first; the agent's one-node report leaves them out.
+void finish_fleet(const FabricSpec& spec, FleetReport& report, bool spec_nodes = false);
 
 nlohmann::json to_json(const FleetReport& report);
-// text: the summary table, the cross-node findings, then each node that drifts or errs with its
-// changes (converged nodes are counted, not listed); json and yaml: to_json; junit: a <testsuite>
-// per node plus one for the fleet's checks; prom: every node's drift metrics with its node label
-// and the fleet's counts.
+// text: the summary table, the cross-node findings, then each node that drifts, errs or has no
+// state with its changes (converged nodes are counted, not listed); json and yaml: to_json (a
+// no-state node is an empty Plan with result "no-state" and stateFile null); junit: a <testsuite>
+// per node (a no-state node's holds one skipped case) plus one for the fleet's checks; prom: every
+// recorded node's drift metrics with its node label and the fleet's counts (no-state included).
 std::string render_fleet(const FleetReport& report, Format format);
 
 }  // namespace rdmactl

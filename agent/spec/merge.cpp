@@ -39,7 +39,8 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
   for (const auto& [field, set] : {std::pair<const char*, bool>{"mtu", over.mtu.has_value()},
                                    {"addresses", over.addresses.has_value()},
                                    {"linkType", over.link_type.has_value()},
-                                   {"firmware", over.firmware.any()}}) {
+                                   {"firmware", over.firmware.any()},
+                                   {"rail", over.rail.has_value()}}) {
     if (set) base.field_origins[field] = over.origin;
   }
   override_with(base.link_type, over.link_type);
@@ -57,6 +58,7 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
   override_with(base.roce.mode, over.roce.mode);
   override_with(base.roce.tos, over.roce.tos);
   override_with(base.ipoib.mode, over.ipoib.mode);
+  override_with(base.rail, over.rail);
 }
 
 void merge_node_spec(NodeSpec& base, const NodeSpec& over) {
@@ -74,6 +76,11 @@ void merge_node_spec(NodeSpec& base, const NodeSpec& over) {
   override_with(base.subnet_manager.priority, over.subnet_manager.priority);
   override_with(base.subnet_manager.port, over.subnet_manager.port);
   override_with(base.subnet_manager.partitions, over.subnet_manager.partitions);  // the list as a whole
+  override_with(base.subnet_manager.subnet, over.subnet_manager.subnet);
+  if (over.subnet_manager.priority || (over.subnet_manager.enabled && !base.subnet_manager.priority) ||
+      base.subnet_manager.origin.file.empty()) {
+    if (!over.subnet_manager.origin.file.empty()) base.subnet_manager.origin = over.subnet_manager.origin;
+  }
   for (const auto& [key, value] : over.sysctl) base.sysctl[key] = value;
   for (const auto& [key, origin] : over.sysctl_origins) base.sysctl_origins[key] = origin;
   override_with(base.selftest.enabled, over.selftest.enabled);
@@ -131,6 +138,7 @@ void expand_qos_profiles(NodeSpec& spec) {
 
 NodeSpec merge_for_node(const FabricSpec& spec, const std::string& node) {
   NodeSpec merged = spec.defaults;
+  merged.rails = spec.rails;
   for (const NodeEntry& entry : spec.nodes) {
     if (entry_matches_node(entry, node)) merge_node_spec(merged, entry.spec);
   }

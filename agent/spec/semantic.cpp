@@ -329,6 +329,8 @@ struct InterfaceRecord {
   std::vector<AddressUse> addresses;
   Position mtu_at;        // where mtu is written, when it is
   std::string mtu_path;
+  // Where the fields that place CNPs are written, when they are (check_cnp_priority).
+  std::optional<std::pair<Position, std::string>> cnp_dscp, pfc, dscp_to_priority, profile;
 };
 
 struct InterfacesRead {
@@ -345,6 +347,7 @@ class SpecReader {
     check_keys(document);
     FabricSpec spec;
     spec.file = file_;
+    if (auto rails = member(document, "rails")) spec.rails = read_rails(*rails);
     if (auto metadata = member(document, "metadata")) {
       spec.name = string_of(member(*metadata, "name")).value_or("");
     }
@@ -355,6 +358,11 @@ class SpecReader {
     AddressIndex default_index;
     for (std::size_t i = 0; i < default_records.size(); ++i) index_addresses(default_records[i], i, default_index);
     check_ipoib_mtus(spec.defaults, default_records, spec.defaults.subnet_manager.partitions);
+    {
+      NodeSpec expanded = spec.defaults;
+      expand_qos_profiles(expanded);
+      check_cnp_priorities(expanded, default_records, {}, /*entry_pass=*/false);
+    }
     check_firmware_per_adapter(spec.defaults.interfaces, {});
     if (auto fabric = member(document, "fabric")) spec.fabric = read_fabric(*fabric);
     if (auto nodes = member(document, "nodes")) {
@@ -371,6 +379,17 @@ class SpecReader {
         check_ipoib_mtus(node_entry.spec, records,
                          node_entry.spec.subnet_manager.partitions ? node_entry.spec.subnet_manager.partitions
                                                                    : spec.defaults.subnet_manager.partitions);
+        {
+          // The entry merged over defaults alone (which other entries a node matches too, the spec
+          // cannot tell); only what the entry itself sets is checked here, defaults were above.
+          FabricSpec over;
+          over.defaults = spec.defaults;
+          NodeEntry alone;
+          alone.match = {"*"};
+          alone.spec = node_entry.spec;
+          over.nodes.push_back(std::move(alone));
+          check_cnp_priorities(merge_for_node(over, "node"), records, default_records, /*entry_pass=*/true);
+        }
         spec.nodes.push_back(std::move(node_entry));
       }
     }
@@ -378,6 +397,7 @@ class SpecReader {
   }
 
   std::vector<Diagnostic> take_diagnostics() { return std::move(diagnostics_); }
+  std::vector<SpecWarning> take_warnings() { return std::move(warnings_); }
 
  private:
   void report(Position at, const std::string& path, std::string message) {
@@ -422,6 +442,120 @@ class SpecReader {
     if (auto sysctl = member(map, "sysctl")) spec.sysctl = read_sysctl(*sysctl, spec.sysctl_origins);
     if (auto selftest = member(map, "selftest")) spec.selftest = read_selftest(*selftest);
     return spec;
+  }
+
+  void warn(const std::string& check, Position at, const std::string& path, std::string message) {
+    warnings_.push_back(SpecWarning{check, Diagnostic{file_, at.line, at.column, path, std::move(message)}});
+  }
+
+  // Top-level rails: names once each, subnets as networks (no host bits), an MTU in range.
+  std::vector<RailSpec> read_rails(const Field& list) {
+    std::vector<RailSpec> out;
+    rails_declared_ = true;
+    for (const Field& item : items(list)) {
+      if (!item.value.IsMap()) continue;
+      RailSpec rail;
+      const auto name = member(item, "name");
+      rail.name = string_of(name).value_or("");
+      if (rail.name.empty()) continue;  // the structural check reported it
+      const Position at = name->position();
+      rail.origin = SourceMark{file_, at.line, at.column, item.path};
+      const auto [previous, fresh] = rail_names_.emplace(rail.name, at);
+      if (!fresh) {
+        report(at, name->path,
+               "rail " + in_quotes(rail.name) + " is declared twice (first at " + where_relative(previous->second, at) + ")");
+        continue;
+      }
+      if (auto subnet = member(item, "subnet")) {
+        std::vector<Field> given;
+        if (subnet->value.IsSequence()) {
+          given = items(*subnet);
+        } else {
+          given.push_back(*subnet);
+        }
+        for (const Field& f : given) {
+          const auto text = yaml_string(f.value);
+          if (!text) continue;
+          auto cidr = parse_cidr(*text);
+          if (!cidr) {
+            report(f.position(), f.path, escape_for_display(cidr.error().message));
+            continue;
+          }
+          const std::string network = network_text(*cidr);
+          if (network != cidr->to_string()) {
+            report(f.position(), f.path,
+                   cidr->to_string() + " is an address, not a subnet: write the network, " + network);
+            continue;
+          }
+          rail.subnets.push_back(network);
+        }
+      }
+      rail.mtu = int_of(member(item, "mtu"), kMinMtu, kMaxMtu);
+      out.push_back(std::move(rail));
+    }
+    return out;
+  }
+
+  // "10.0.1.7/24" -> "10.0.1.0/24".
+  static std::string network_text(const Cidr& cidr) {
+    Cidr net = cidr;
+    const int bytes = cidr.family == AF_INET ? 4 : 16;
+    for (int i = 0; i < bytes; ++i) {
+      const int keep = std::clamp(cidr.prefix - i * 8, 0, 8);
+      net.bytes[i] &= static_cast<unsigned char>(0xff00 >> keep);
+    }
+    return net.to_string();
+  }
+
+  // CNPs on a priority with PFC on: DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA
+  // Deployments", SIGCOMM 2015) sends congestion notification packets on a priority of their own,
+  // served ahead of data, because a CNP that waits behind the congestion it reports (or behind a
+  // PAUSE) slows the sender too late. NVUE's `nv set qos roce` (Cumulus Linux "RDMA over Converged
+  // Ethernet - RoCE": switch priority 6 to traffic class 6, CNP, strict; 3 to 3, RoCE, lossless)
+  // and the roce-lossless profile put CNPs (DSCP 48) on priority 6 and PFC on 3 only. The CNP's
+  // priority is the interface's qos.dscpToPriority entry for ecn.cnpDscp, else DSCP / 8 (the
+  // default DSCP map: what rdmactl writes for unlisted DSCPs on mlx5, and a switch's default).
+  // With trust pcp the DSCP picks no priority, and without cnpDscp or pfc there is nothing to say.
+  // `own`: the records of the list read (defaults, or a nodes: entry merged over `base`, defaults);
+  // in an entry's pass only interfaces whose QoS or ECN the entry sets are checked again.
+  void check_cnp_priorities(const NodeSpec& merged, const std::vector<InterfaceRecord>& own,
+                            const std::vector<InterfaceRecord>& base, bool entry_pass) {
+    const auto find = [](const std::vector<InterfaceRecord>& records, const std::string& key) -> const InterfaceRecord* {
+      for (const InterfaceRecord& r : records) {
+        if (r.key == key) return &r;
+      }
+      return nullptr;
+    };
+    for (const InterfaceSpec& iface : merged.interfaces) {
+      if (!iface.ecn.cnp_dscp || !iface.qos.pfc || iface.qos.trust == std::string("pcp")) continue;
+      const InterfaceRecord* o = find(own, iface.selector.key());
+      const InterfaceRecord* b = find(base, iface.selector.key());
+      if (o == nullptr) continue;  // a defaults interface the entry does not touch: checked with defaults
+      const bool touches = o->cnp_dscp || o->pfc || o->dscp_to_priority || o->profile;
+      if (entry_pass && !touches) continue;
+      const int dscp = *iface.ecn.cnp_dscp;
+      const bool mapped = iface.qos.dscp_to_priority && iface.qos.dscp_to_priority->count(dscp) > 0;
+      const int priority = mapped ? iface.qos.dscp_to_priority->at(dscp) : dscp >> 3;
+      if (std::find(iface.qos.pfc->begin(), iface.qos.pfc->end(), priority) == iface.qos.pfc->end()) continue;
+      std::optional<std::pair<Position, std::string>> at;
+      for (const auto* field : {&o->cnp_dscp, &o->profile, &o->pfc, &o->dscp_to_priority}) {
+        if (!at && *field) at = **field;
+      }
+      if (!at && b != nullptr) at = b->cnp_dscp ? b->cnp_dscp : b->profile;
+      if (!at) at = std::pair(o->at, iface.origin.path);
+      std::string pfc;
+      for (const int p : *iface.qos.pfc) pfc += (pfc.empty() ? "" : ", ") + std::to_string(p);
+      const bool from_profile = iface.qos.profile.has_value();
+      warn("cnp-pfc", at->first, at->second,
+           "CNPs (ecn.cnpDscp " + std::to_string(dscp) + (from_profile ? ", with qos.profile " + *iface.qos.profile : "") +
+               ") go on priority " + std::to_string(priority) + " (" +
+               (mapped ? "qos.dscpToPriority maps " + std::to_string(dscp) + " to it"
+                       : "DSCP " + std::to_string(dscp) + " / 8: qos.dscpToPriority does not list it") +
+               "), and qos.pfc [" + pfc + "] has PFC on that priority: a CNP held back by PAUSE frames reaches the "
+               "sender late and DCQCN slows it too late. DCQCN sends CNPs on a priority of their own, usually "
+               "strict, without PFC (NVUE's `nv set qos roce`: CNPs on priority 6, lossless RoCE on 3); map "
+               "ecn.cnpDscp to a priority without PFC");
+    }
   }
 
   // An interface in IPoIB datagram mode carries at most its partition's IB MTU minus the 4-byte
@@ -524,6 +658,24 @@ class SpecReader {
         record.mtu_at = mtu->position();
         record.mtu_path = mtu->path;
       }
+      const auto mark = [](const std::optional<Field>& f) -> std::optional<std::pair<Position, std::string>> {
+        if (!f) return std::nullopt;
+        return std::pair(f->position(), f->path);
+      };
+      if (auto qos = member(entry, "qos")) {
+        record.pfc = mark(member(*qos, "pfc"));
+        record.dscp_to_priority = mark(member(*qos, "dscpToPriority"));
+        record.profile = mark(member(*qos, "profile"));
+      }
+      if (auto ecn = member(entry, "ecn")) record.cnp_dscp = mark(member(*ecn, "cnpDscp"));
+      if (auto rail = member(entry, "rail"); rail && interface->rail && rails_declared_ &&
+                                             rail_names_.count(*interface->rail) == 0) {
+        std::string declared;
+        for (const auto& [name, at] : rail_names_) declared += (declared.empty() ? "" : ", ") + name;
+        report(rail->position(), rail->path,
+               "rail " + in_quotes(*interface->rail) + " is not declared in rails: (" +
+                   (declared.empty() ? std::string("it declares none") : "declared: " + declared) + ")");
+      }
       if (auto addresses = member(entry, "addresses"); addresses && addresses->value.IsSequence()) {
         record.has_addresses = true;
         const bool on_loopback =
@@ -563,6 +715,7 @@ class SpecReader {
       spec.roce.tos = int_of(member(*roce, "tos"), 0, kMaxTos);
     }
     if (auto ipoib = member(map, "ipoib")) spec.ipoib.mode = string_of(member(*ipoib, "mode"));
+    spec.rail = string_of(member(map, "rail"));
     const Position at = map.position();
     spec.origin = SourceMark{file_, at.line, at.column, map.path};
     return spec;
@@ -793,6 +946,12 @@ class SpecReader {
     if (auto partitions = member(map, "partitions"); partitions && partitions->value.IsSequence()) {
       sm.partitions = read_partitions(*partitions);
     }
+    sm.subnet = string_of(member(map, "subnet"));
+    const auto priority = member(map, "priority");
+    const auto enabled = member(map, "enabled");
+    const Field& at = priority ? *priority : enabled ? *enabled : map;
+    const Position position = at.key_position();
+    sm.origin = SourceMark{file_, position.line, position.column, at.path};
     return sm;
   }
 
@@ -989,6 +1148,9 @@ class SpecReader {
 
   std::string file_;
   std::vector<Diagnostic> diagnostics_;
+  std::vector<SpecWarning> warnings_;
+  std::map<std::string, Position> rail_names_;  // declared in rails:, with where
+  bool rails_declared_ = false;
 };
 
 }  // namespace
@@ -1012,6 +1174,7 @@ SemanticResult read_spec_document(const YAML::Node& root, const std::string& fil
   SemanticResult result;
   result.spec = reader.read(root);
   result.diagnostics = reader.take_diagnostics();
+  result.spec.warnings = reader.take_warnings();
   return result;
 }
 

@@ -85,6 +85,9 @@ struct InterfaceSpec {
   EcnSpec ecn;
   RoceSpec roce;
   IpoibSpec ipoib;
+  // The rail this port is cabled to (`rail: NAME`): the cross-node checks compare subnets and MTUs
+  // only among the ports of one named rail, whatever their selectors on each node role.
+  std::optional<std::string> rail;
   SourceMark origin;
   // Where a nodes: entry merged over this interface set a field ("mtu", "addresses"), when one did:
   // a finding about that field names the entry that says it, not the one that introduced the
@@ -121,12 +124,27 @@ struct SubnetManagerSpec {
   std::optional<Selector> port;
   // The whole of partitions.conf's definitions, in order; unset: the file is not managed.
   std::optional<std::vector<PartitionSpec>> partitions;
+  // The InfiniBand subnet this SM serves (`subnet: NAME`); unset: the fabric's one subnet. SMs of
+  // different subnets never compete in an election.
+  std::optional<std::string> subnet;
+  // Where priority (else enabled, else the subnetManager mapping) was last set, for findings.
+  SourceMark origin;
 };
 
 struct SelftestSpec {
   std::optional<bool> enabled;
   std::optional<double> min_bandwidth_ratio;
   std::optional<std::vector<std::string>> peers;
+};
+
+// One rail of a rail-optimised fabric (top-level `rails:`): the ports that name it (`rail:` on an
+// interface) are cabled to the same leaf; `subnet` lists the subnets their addresses must be in
+// (several for a design with a subnet per scalable unit), `mtu` the MTU every one must have.
+struct RailSpec {
+  std::string name;
+  std::vector<std::string> subnets;  // canonical network CIDRs ("10.0.1.0/24"); empty: not declared
+  std::optional<int> mtu;
+  SourceMark origin;
 };
 
 struct NodeSpec {
@@ -136,6 +154,9 @@ struct NodeSpec {
   // Where each sysctl key was last set (the entry that wins the merge), for plan errors.
   std::map<std::string, SourceMark> sysctl_origins;
   SelftestSpec selftest;
+  // The spec's `rails:` declarations (top level), copied by merge_for_node so that the cross-node
+  // checks, which see merged NodeSpecs, know them.
+  std::vector<RailSpec> rails;
 };
 
 struct NodeEntry {
@@ -159,6 +180,11 @@ struct FabricExpectation {
   SourceMark origin;  // the `fabric` mapping, for messages
 };
 
+struct SpecWarning {
+  std::string check;  // "cnp-pfc"
+  Diagnostic diagnostic;
+};
+
 struct FabricSpec {
   std::string file;    // as given on the command line ("-" shows as "<stdin>"); bytes that are
                        // not UTF-8 or are control characters shown escaped (it goes into JSON)
@@ -168,6 +194,11 @@ struct FabricSpec {
   NodeSpec defaults;
   std::vector<NodeEntry> nodes;
   std::optional<FabricExpectation> fabric;
+  std::vector<RailSpec> rails;  // top-level `rails:`, in spec order
+  // What is legal but most likely a mistake (say, CNPs on a PFC priority), in file order: validate
+  // prints them as "file:line:column: path: warning [check] message" (spec_warning_findings in
+  // agent/fleet/checks.h); they never make a spec invalid.
+  std::vector<SpecWarning> warnings;
 };
 
 // A spec is a few kilobytes; anything near this is a mistake or an attack (a spec path pointed

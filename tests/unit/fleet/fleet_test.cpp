@@ -40,10 +40,12 @@ std::string address(int i, int port) {
   return "192.168." + std::to_string(100 + port) + "." + std::to_string(i) + "/24";
 }
 
-// The spec: both rails at MTU 9000 and up; an entry per node with its two addresses.
+// The spec: both rails (rail0 on mlx5_0, rail1 on mlx5_1) at MTU 9000 and up; an entry per node
+// with its two addresses.
 std::string spec_text(const std::function<void(int, std::string&)>& extra = nullptr) {
   std::string s = "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: fleet}\ndefaults:\n  interfaces:\n"
-                  "    - {rdmaDevice: mlx5_0, mtu: 9000, state: up}\n    - {rdmaDevice: mlx5_1, mtu: 9000, state: up}\n"
+                  "    - {rdmaDevice: mlx5_0, rail: rail0, mtu: 9000, state: up}\n"
+                  "    - {rdmaDevice: mlx5_1, rail: rail1, mtu: 9000, state: up}\n"
                   "nodes:\n";
   for (int i = 1; i <= kNodes; ++i) {
     std::string entry = "  - match: " + node_name(i) + "\n    interfaces:\n      - {rdmaDevice: mlx5_0, addresses: [" +
@@ -66,6 +68,21 @@ json converged_state(int i) {
     }
   }
   return state;
+}
+
+// What valijson says is wrong with `document` against schemas/<schema_file>; "" when it is valid.
+std::string schema_problems(const json& document, const std::string& schema_file) {
+  const json schema_json = json::parse(test::read_file(test::source_path("schemas/" + schema_file)));
+  valijson::Schema schema;
+  valijson::SchemaParser parser;
+  parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(schema_json), schema);
+  valijson::Validator validator;
+  valijson::ValidationResults results;
+  const bool ok = validator.validate(schema, valijson::adapters::NlohmannJsonAdapter(document), &results);
+  std::string problems;
+  valijson::ValidationResults::Error error;
+  while (results.popError(error)) problems += error.description + "\n";
+  return ok ? std::string() : problems;
 }
 
 class FleetPlan : public ::testing::Test {
@@ -149,7 +166,7 @@ TEST_F(FleetPlan, TwoHundredNodesWithPlantedDifferencesFindEachOnce) {
   EXPECT_THAT(duplicate[0].message, HasSubstr("192.168.100.50 is set 2 times"));
   const auto subnet = findings(r, "rail-subnet");
   ASSERT_EQ(subnet.size(), 1u);
-  EXPECT_THAT(subnet[0].message, HasSubstr("rail rdmaDevice mlx5_0 port 1 has addresses in 2 subnets"));
+  EXPECT_THAT(subnet[0].message, HasSubstr("rail rail0 has addresses in 2 subnets"));
   EXPECT_THAT(subnet[0].message, HasSubstr("192.168.200.0/24 on gpu-099"));
   const auto mtu = findings(r, "rail-mtu");
   ASSERT_EQ(mtu.size(), 1u);
@@ -168,21 +185,8 @@ TEST_F(FleetPlan, TwoHundredNodesWithPlantedDifferencesFindEachOnce) {
   // Every format says the same. The JSON is what schemas/fleet-plan.schema.json says, and each
   // node's plan what report.schema.json says of a plan.
   const json j = to_json(r);
-  auto valid = [](const json& document, const std::string& schema_file) {
-    const json schema_json = json::parse(test::read_file(test::source_path("schemas/" + schema_file)));
-    valijson::Schema schema;
-    valijson::SchemaParser parser;
-    parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(schema_json), schema);
-    valijson::Validator validator;
-    valijson::ValidationResults results;
-    const bool ok = validator.validate(schema, valijson::adapters::NlohmannJsonAdapter(document), &results);
-    std::string problems;
-    valijson::ValidationResults::Error error;
-    while (results.popError(error)) problems += error.description + "\n";
-    return ok ? std::string() : problems;
-  };
-  EXPECT_EQ(valid(j, "fleet-plan.schema.json"), "");
-  EXPECT_EQ(valid(j["nodes"][16], "report.schema.json"), "") << j["nodes"][16].dump(2);
+  EXPECT_EQ(schema_problems(j, "fleet-plan.schema.json"), "");
+  EXPECT_EQ(schema_problems(j["nodes"][16], "report.schema.json"), "") << j["nodes"][16].dump(2);
   EXPECT_EQ(j["kind"], "FleetPlan");
   EXPECT_EQ(j["summary"]["nodes"], kNodes + 1);
   EXPECT_EQ(j["summary"]["drift"], 4);
@@ -211,9 +215,11 @@ TEST_F(FleetPlan, TwoHundredNodesWithPlantedDifferencesFindEachOnce) {
 TEST_F(FleetPlan, AConvergedFleetExitsZeroAndADriftingOneTwo) {
   for (int i = 1; i <= 3; ++i) write_state(node_name(i) + ".json", converged_state(i));
   std::string text = spec_text();
-  // Only the first three entries have a recorded node: the others are unmatched (a warning).
+  // Only the first three entries have a recorded node: the others are listed as no-state, which
+  // changes no exit code.
   FleetReport r = plan(spec(text));
   EXPECT_EQ(r.count("converged"), 3u);
+  EXPECT_EQ(r.count("no-state"), static_cast<size_t>(kNodes - 3));
   EXPECT_EQ(r.exit_code(), 0) << render_fleet(r, Format::kText);
   json drifted = converged_state(2);
   drifted["netdevs"][1]["state"] = "down";
@@ -234,11 +240,68 @@ TEST_F(FleetPlan, TwoStatesOfOneNodeAndAnEmptyDirectoryAreErrors) {
   EXPECT_THAT(none.error().message, HasSubstr("no *.json recorded states"));
 }
 
+// A node the spec names with no recorded state stays in the checks: gpu-002 takes gpu-001's
+// address, and only gpu-001 was recorded.
+TEST_F(FleetPlan, ANodeOfTheSpecWithoutAStateStaysInTheChecksAsNoState) {
+  write_state(node_name(1) + ".json", converged_state(1));
+  const FabricSpec s = spec(
+      "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: fleet}\nnodes:\n"
+      "  - match: gpu-001\n    interfaces: [{rdmaDevice: mlx5_0, addresses: [192.168.100.1/24]}]\n"
+      "  - match: gpu-002\n    interfaces: [{rdmaDevice: mlx5_0, addresses: [192.168.100.1/24]}]\n");
+  const FleetReport r = plan(s);
+  ASSERT_EQ(r.nodes.size(), 2u);
+  EXPECT_EQ(r.recorded(), 1u);
+  EXPECT_EQ(r.nodes[0].result(), "converged");
+  EXPECT_EQ(r.nodes[1].node, "gpu-002");
+  EXPECT_EQ(r.nodes[1].result(), "no-state");
+  const auto duplicate = findings(r, "duplicate-address");
+  ASSERT_EQ(duplicate.size(), 1u) << render_fleet(r, Format::kText);
+  EXPECT_THAT(duplicate[0].nodes, ElementsAre("gpu-001", "gpu-002"));
+  EXPECT_EQ(duplicate[0].where.path, "nodes[1].interfaces[0].addresses");
+  EXPECT_THAT(findings(r, "unmatched-entry"), IsEmpty()) << "gpu-002's entry matches a node the report lists";
+  EXPECT_EQ(r.exit_code(), 1);
+
+  const json j = to_json(r);
+  EXPECT_EQ(schema_problems(j, "fleet-plan.schema.json"), "");
+  EXPECT_EQ(j["summary"]["nodes"], 1);
+  EXPECT_EQ(j["summary"]["noState"], 1);
+  EXPECT_EQ(j["nodes"][1]["result"], "no-state");
+  EXPECT_TRUE(j["nodes"][1]["stateFile"].is_null());
+  EXPECT_EQ(j["nodes"][1]["changes"], json::array());
+  const std::string text = render_fleet(r, Format::kText);
+  EXPECT_THAT(text, HasSubstr("Fleet plan: 1 recorded node in "));
+  EXPECT_THAT(text, HasSubstr(", 1 node of the spec without a recorded state (no-state)\n"));
+  EXPECT_THAT(text, HasSubstr("\n  gpu-002 no-state      0       0\n"));
+  const std::string junit = render_fleet(r, Format::kJunit);
+  EXPECT_THAT(junit, HasSubstr("<testcase classname=\"gpu-002\" name=\"no-state\" time=\"0\">\n      <skipped message=\"no-state: "
+                               "the spec names gpu-002 but " + tree_.root() + "/states holds no recorded state of it\"/>"));
+  const std::string prom = render_fleet(r, Format::kProm);
+  EXPECT_THAT(prom, HasSubstr("rdmactl_fleet_nodes{result=\"no-state\"} 1"));
+  EXPECT_THAT(prom, HasSubstr("rdmactl_drift_changes{node=\"gpu-001\"} 0"));
+  EXPECT_EQ(prom.find("node=\"gpu-002\""), std::string::npos) << "no drift metrics without a state";
+}
+
+// The spec's own warnings come with the fleet plan's findings, in validate's form.
+TEST_F(FleetPlan, TheSpecsWarningsAreFindingsToo) {
+  write_state(node_name(1) + ".json", converged_state(1));
+  const FabricSpec s = spec(
+      "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: fleet}\ndefaults:\n  interfaces:\n"
+      "    - {rdmaDevice: mlx5_0, qos: {trust: dscp, pfc: [3, 6]}, ecn: {cnpDscp: 48}}\n");
+  const FleetReport r = plan(s);
+  const auto cnp = findings(r, "cnp-pfc");
+  ASSERT_EQ(cnp.size(), 1u);
+  EXPECT_EQ(cnp[0].severity, FleetFinding::Severity::kWarning);
+  EXPECT_EQ(cnp[0].where.path, "defaults.interfaces[0].ecn.cnpDscp");
+  EXPECT_EQ(schema_problems(to_json(r), "fleet-plan.schema.json"), "");
+}
+
 // The checks one by one, on merged specs alone (as validate runs them) and with states.
 class CrossNode : public ::testing::Test {
  protected:
-  FabricSpec load(const std::string& nodes) {
-    tree_.write("/f.yaml", "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: x}\nnodes:\n" + nodes);
+  FabricSpec load(const std::string& nodes) { return load_with("", nodes); }
+  // `top`: top-level sections (rails:, defaults:) between metadata and nodes.
+  FabricSpec load_with(const std::string& top, const std::string& nodes) {
+    tree_.write("/f.yaml", "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: x}\n" + top + "nodes:\n" + nodes);
     auto s = load_spec(tree_.root() + "/f.yaml");
     EXPECT_TRUE(s) << s.error().to_string();
     return s ? *s : FabricSpec{};
@@ -257,44 +320,242 @@ class CrossNode : public ::testing::Test {
   std::vector<NodeSpec> merged_;
 };
 
-TEST_F(CrossNode, PointToPointRailsAreNotOneSubnet) {
-  const FabricSpec s = load(
-      "  - match: a\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.0.1/31]}]\n"
-      "  - match: b\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.0.3/31]}]\n");
-  EXPECT_THAT(check(s), IsEmpty());
+// A port and its netdev in a recorded state: an InfiniBand port (state, physState, SM LID) or an
+// Ethernet one with its netdev at `mtu`.
+DeviceState ib_device(const std::string& name, const std::string& state, std::optional<int> sm_lid) {
+  DeviceState d;
+  d.name = name;
+  d.pci = "0000:3b:00.0";
+  PortState p;
+  p.port = 1;
+  p.link_layer = "InfiniBand";
+  p.state = state;
+  p.phys_state = "LinkUp";
+  p.sm_lid = sm_lid;
+  d.ports.push_back(p);
+  return d;
+}
+
+HostState with_netdev(const std::string& node, const std::string& netdev, int mtu) {
+  HostState s;
+  s.node = node;
+  NetdevState n;
+  n.name = netdev;
+  n.mtu = mtu;
+  s.netdevs.push_back(n);
+  s.index_netdevs();
+  return s;
+}
+
+// sminfo as `show` records it when it failed: master null, and why (subnet_manager.cpp observe_master).
+const json kSminfoFailed = {{"local", json::object()},
+                            {"master", nullptr},
+                            {"masterReason", "sminfo: can't resolve sm port (asked through mlx5_0 port 1)"}};
+
+TEST_F(CrossNode, PointToPointLinksAreNeverCompared) {
+  // /30 and /126 hold the two ends of a routed link, as /31 and /127 do.
+  const FabricSpec p2p = load(
+      "  - match: a\n    interfaces: [{pci: \"0000:3b:00.0\", rail: r0, addresses: [10.0.0.1/30, \"fd00::1/126\"]}]\n"
+      "  - match: b\n    interfaces: [{pci: \"0000:3b:00.0\", rail: r0, addresses: [10.0.0.5/30, \"fd00::5/126\"]}]\n"
+      "  - match: c\n    interfaces: [{pci: \"0000:3b:00.0\", rail: r0, addresses: [10.0.0.9/31, \"fd00::9/127\"]}]\n");
+  EXPECT_THAT(check(p2p), IsEmpty());
   const FabricSpec l2 = load(
-      "  - match: a\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.0.1/24]}]\n"
-      "  - match: b\n    interfaces: [{pci: \"0000:3b:00.0\", addresses: [10.0.1.1/24]}]\n");
+      "  - match: a\n    interfaces: [{pci: \"0000:3b:00.0\", rail: r0, addresses: [10.0.0.1/29]}]\n"
+      "  - match: b\n    interfaces: [{pci: \"0000:3b:00.0\", rail: r0, addresses: [10.0.0.9/29]}]\n");
   const auto found = check(l2);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].check, "rail-subnet");
-  EXPECT_EQ(found[0].where.path, "nodes[0].interfaces[0].addresses") << to_text(found[0]);
-  EXPECT_EQ(found[0].where.line, 6);
+  EXPECT_THAT(found[0].nodes, ElementsAre("a", "b"));
 }
 
-TEST_F(CrossNode, SubnetManagersWithOnePriorityAndNoneOnInfiniband) {
-  const FabricSpec same = load(
+TEST_F(CrossNode, OnlyDeclaredRailsAreCompared) {
+  // The same slot on two nodes is not a rail until the spec says so.
+  const FabricSpec s = load(
+      "  - match: a\n    interfaces: [{pci: \"0000:3b:00.0\", mtu: 9000, addresses: [10.0.0.1/24]}]\n"
+      "  - match: b\n    interfaces: [{pci: \"0000:3b:00.0\", mtu: 1500, addresses: [10.0.1.1/24]}]\n");
+  EXPECT_THAT(check(s), IsEmpty());
+}
+
+TEST_F(CrossNode, ARailIsKeyedByItsNameAcrossNodeRoles) {
+  const FabricSpec s = load(
+      "  - match: gpu-01\n    interfaces: [{rdmaDevice: mlx5_0, rail: r0, addresses: [10.0.0.1/24]}]\n"
+      "  - match: stor-01\n    interfaces: [{rdmaDevice: mlx5_4, rail: r0, addresses: [10.0.1.1/24]}]\n"
+      "  - match: stor-02\n    interfaces: [{rdmaDevice: mlx5_4, rail: r1, addresses: [10.0.9.1/24]}]\n");
+  const auto found = check(s);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "rail-subnet");
+  EXPECT_EQ(found[0].message,
+            "rail r0 has addresses in 2 subnets: 10.0.0.0/24 on gpu-01; 10.0.1.0/24 on stor-01 (one rail is one subnet "
+            "unless rails: declares its subnets, one per scalable unit; routed point-to-point links use /30 or longer, "
+            "/126 in IPv6)");
+  EXPECT_THAT(found[0].nodes, ElementsAre("gpu-01", "stor-01"));
+  // A 1-1 tie: the value set later in the file is the odd one (stor-01's entry, nodes[1]).
+  EXPECT_EQ(found[0].where.path, "nodes[1].interfaces[0].addresses");
+  EXPECT_EQ(found[0].where.line, 8);
+}
+
+TEST_F(CrossNode, OnATieTheOddValueIsTheOneSetLaterNotTheSmallest) {
+  // The mirror of the test above: here the later entry holds the smaller subnet.
+  const FabricSpec s = load(
+      "  - match: a\n    interfaces: [{rdmaDevice: mlx5_0, rail: r0, addresses: [10.0.1.1/24]}]\n"
+      "  - match: b\n    interfaces: [{rdmaDevice: mlx5_0, rail: r0, addresses: [10.0.0.1/24]}]\n");
+  const auto found = check(s);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].where.path, "nodes[1].interfaces[0].addresses");
+  EXPECT_EQ(found[0].where.line, 8);
+}
+
+TEST_F(CrossNode, OnATieAValueFromDefaultsIsTheFleetsIntent) {
+  // a keeps defaults' 1500, b's entry sets 9000: one node each; b departs from defaults.
+  const FabricSpec s = load_with(
+      "defaults:\n  interfaces: [{rdmaDevice: mlx5_0, rail: r0, mtu: 1500}]\n",
+      "  - match: a\n    sysctl: {net.ipv4.tcp_ecn: \"1\"}\n"
+      "  - match: b\n    interfaces: [{rdmaDevice: mlx5_0, mtu: 9000}]\n");
+  const auto found = check(s);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "rail-mtu");
+  EXPECT_EQ(found[0].message,
+            "rail r0 has 2 MTUs: 1500 on a; 9000 on b (the path MTU is the smaller end's; larger frames to a smaller "
+            "port are dropped)");
+  EXPECT_EQ(found[0].where.path, "nodes[1].interfaces[0].mtu");
+  EXPECT_EQ(found[0].where.line, 10);
+}
+
+TEST_F(CrossNode, ARailsDeclaredSubnetsAllowOnePerScalableUnit) {
+  const FabricSpec s = load_with(
+      "rails:\n  - {name: r0, subnet: [10.0.0.0/24, 10.0.1.0/24]}\n",
+      "  - match: a\n    interfaces: [{rdmaDevice: mlx5_0, rail: r0, addresses: [10.0.0.1/24]}]\n"
+      "  - match: b\n    interfaces: [{rdmaDevice: mlx5_0, rail: r0, addresses: [10.0.1.2/24]}]\n"
+      "  - match: c\n    interfaces: [{rdmaDevice: mlx5_0, rail: r0, addresses: [10.0.2.3/24, 10.9.0.1/31]}]\n");
+  const auto found = check(s);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "rail-subnet");
+  EXPECT_EQ(found[0].message,
+            "rail r0 has 1 address outside its subnets 10.0.0.0/24, 10.0.1.0/24 (rails[0]): 10.0.2.3/24 on c");
+  EXPECT_THAT(found[0].nodes, ElementsAre("c"));
+  EXPECT_EQ(found[0].where.path, "nodes[2].interfaces[0].addresses");
+  EXPECT_EQ(found[0].where.line, 12);
+}
+
+TEST_F(CrossNode, ARailsDeclaredMtuIsComparedWithTheRecordedOneWhereTheSpecLeavesIt) {
+  const FabricSpec s = load_with("rails:\n  - {name: r0, mtu: 9000}\n",
+                                 "  - match: a\n    interfaces: [{name: ens1f0np0, rail: r0, mtu: 9000}]\n"
+                                 "  - match: b\n    interfaces: [{name: ens1f0np0, rail: r0}]\n");
+  EXPECT_THAT(check(s), IsEmpty()) << "without states b's MTU is unknown";
+  const std::vector<HostState> states = {with_netdev("a", "ens1f0np0", 9000), with_netdev("b", "ens1f0np0", 1500)};
+  const auto found = check(s, states);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "rail-mtu");
+  EXPECT_EQ(found[0].message,
+            "rail r0 declares mtu 9000 (rails[0]), but has 1500 on b (recorded) (the path MTU is the smaller end's; "
+            "larger frames to a smaller port are dropped)");
+  EXPECT_THAT(found[0].nodes, ElementsAre("b"));
+  // The recorded value's governing element: b's interface (the spec sets no mtu to point at).
+  EXPECT_EQ(found[0].where.path, "nodes[1].interfaces[0]");
+  EXPECT_EQ(found[0].where.line, 10);
+  EXPECT_EQ(found[0].where.file, tree_.root() + "/f.yaml");
+}
+
+TEST_F(CrossNode, EqualSmPrioritiesAreANoteAndOnlyWithinOneSubnet) {
+  const FabricSpec s = load(
       "  - match: a\n    subnetManager: {enabled: true, priority: 10}\n"
       "  - match: b\n    subnetManager: {enabled: true, priority: 10}\n"
-      "  - match: c\n    subnetManager: {enabled: true, priority: 15}\n");
-  const auto found = check(same);
-  ASSERT_EQ(found.size(), 1u);
+      "  - match: c\n    subnetManager: {enabled: true, priority: 15}\n"
+      "  - match: d\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n"
+      "  - match: e\n    subnetManager: {enabled: true, priority: 15, subnet: ib2}\n"
+      "  - match: f\n    subnetManager: {enabled: true, priority: 5, port: {rdmaDevice: mlx5_0}}\n"
+      "  - match: g\n    subnetManager: {enabled: true, priority: 5, port: {rdmaDevice: mlx5_1}}\n");
+  const auto found = check(s);
+  ASSERT_EQ(found.size(), 1u) << to_text(found.back());
   EXPECT_EQ(found[0].check, "sm-priority");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kNote);
   EXPECT_THAT(found[0].nodes, ElementsAre("a", "b"));
+  EXPECT_THAT(found[0].message, HasSubstr("2 nodes run OpenSM with priority 10 on one subnet: a, b; the election breaks "
+                                          "the tie by the lower port GUID"));
+  EXPECT_EQ(found[0].where.path, "nodes[1].subnetManager.priority");
+  EXPECT_EQ(found[0].where.line, 8);
+  EXPECT_THAT(to_text(found[0]), HasSubstr(": note [sm-priority] "));
+  // A note changes no exit code, and passes in JUnit.
+  FleetReport r;
+  r.findings = found;
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_THAT(render_fleet(r, Format::kJunit),
+              HasSubstr("name=\"sm-priority\" time=\"0\">\n      <system-out>"));
 
+  // Named subnets: two SMs of one name compete.
+  const FabricSpec named = load("  - match: a\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n"
+                                "  - match: b\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n");
+  const auto both = check(named);
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_THAT(both[0].message, HasSubstr("with priority 15 on subnet ib1: a, b"));
+}
+
+TEST_F(CrossNode, SmMissingTellsUnknownFromAbsent) {
   const FabricSpec ib = load("  - match: a\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
                              "  - match: b\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n");
   auto none = check(ib);
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0].check, "sm-missing");
   EXPECT_EQ(none[0].severity, FleetFinding::Severity::kWarning) << "without states a switch may run the SM";
-  // With recorded states: no master anywhere is an error; a master seen (a switch's SM) is fine.
+
+  // sminfo failed on both: nothing says there is no master.
   std::vector<HostState> states(2);
+  states[0].subnet_manager = kSminfoFailed;
+  states[1].subnet_manager = kSminfoFailed;
+  none = check(ib, states);
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].severity, FleetFinding::Severity::kWarning);
+  EXPECT_THAT(none[0].message, HasSubstr("is unknown"));
+  EXPECT_THAT(none[0].nodes, ElementsAre("a", "b"));
+
+  // b's port trained but no SM configured it: INIT, SM LID 0. That is absent.
+  states[1].devices.push_back(ib_device("mlx5_0", "INIT", 0));
   none = check(ib, states);
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0].severity, FleetFinding::Severity::kError);
-  states[1].subnet_manager = json{{"master", {{"lid", 1}, {"guid", "0x0002c9030045d2f1"}, {"priority", 15}}}};
+  EXPECT_THAT(none[0].nodes, ElementsAre("b"));
+  EXPECT_THAT(none[0].message, HasSubstr("INIT and no SM LID"));
+
+  // An ACTIVE InfiniBand port anywhere: some SM configured it.
+  states[0].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
   EXPECT_THAT(check(ib, states), IsEmpty());
+  // So does a master sminfo recorded.
+  states[0].devices.clear();
+  states[0].subnet_manager = json{{"master", {{"lid", 1}, {"guid", "0x0002c9030045d2f1"}, {"priority", 15}}}};
+  EXPECT_THAT(check(ib, states), IsEmpty());
+}
+
+TEST_F(CrossNode, AFindingFromARecordedPortPointsAtTheInterfaceThatSelectsIt) {
+  // The spec says nothing of InfiniBand; the state's port does.
+  const FabricSpec s = load("  - match: a\n    interfaces: [{rdmaDevice: mlx5_0, mtu: 2044}]\n");
+  std::vector<HostState> states(1);
+  states[0].devices.push_back(ib_device("mlx5_0", "INIT", 0));
+  const auto found = check(s, states);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "sm-missing");
+  EXPECT_EQ(found[0].where.path, "nodes[0].interfaces[0]");
+  EXPECT_EQ(found[0].where.line, 6);
+}
+
+TEST_F(CrossNode, FirmwareVersionsPointAtTheOddAdaptersInterfaceAndTiesGoToTheUnpinnedVersion) {
+  const FabricSpec s = load(
+      "  - match: a\n    interfaces: [{rdmaDevice: mlx5_0, firmware: {version: \"22.39.1002\"}}]\n"
+      "  - match: b\n    interfaces: [{rdmaDevice: mlx5_0, firmware: {version: \"22.39.1002\"}}]\n");
+  auto device = [](const std::string& running) {
+    DeviceState d = ib_device("mlx5_0", "ACTIVE", 1);
+    d.fw_version = running;
+    d.firmware = json{{"running", running}, {"stored", running}, {"psid", "MT_0000000359"}, {"source", "devlink"}};
+    return d;
+  };
+  std::vector<HostState> states(2);
+  states[0].devices.push_back(device("22.41.1000"));  // a departs from the pinned version
+  states[1].devices.push_back(device("22.39.1002"));
+  const auto found = check(s, states);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].check, "firmware-version");
+  // One node each: the version the spec does not pin is the odd one, though b's entry is later.
+  EXPECT_EQ(found[0].where.path, "nodes[0].interfaces[0].firmware");
+  EXPECT_EQ(found[0].where.line, 6);
 }
 
 TEST_F(CrossNode, GlobsAreNotNodesForValidate) {

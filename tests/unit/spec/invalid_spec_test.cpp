@@ -80,12 +80,12 @@ const std::vector<InvalidCase> kCases = {
     {"MissingMetadataName", "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {labels: {team: ml}}\n", 3,
      11, "metadata", "missing required key \"name\""},
     {"UnknownTopLevelKey", kHeader + "defualts: {}\n", 5, 1, "defualts",
-     "unknown key \"defualts\" (expected one of: apiVersion, kind, metadata, defaults, nodes, fabric); did you mean "
+     "unknown key \"defualts\" (expected one of: apiVersion, kind, metadata, defaults, nodes, fabric, rails); did you mean "
      "\"defaults\"?"},
     {"UnknownInterfaceKey", with_interface("      mut: 9000\n"), 8, 7, "defaults.interfaces[0].mut",
      "unknown key \"mut\" (expected one of: name, pci, rdmaDevice, port, linkType, mtu, state, addresses, "
      "qos, "
-     "ecn, roce, ipoib, firmware); did you mean \"mtu\"?"},
+     "ecn, roce, ipoib, firmware, rail); did you mean \"mtu\"?"},
     {"UnknownQosKey", with_interface("      qos:\n        trust: dscp\n        pfcc: [3]\n"), 10, 9,
      "defaults.interfaces[0].qos.pfcc",
      "unknown key \"pfcc\" (expected one of: profile, priority, trust, dscpToPriority, pfc); did you mean "
@@ -94,7 +94,7 @@ const std::vector<InvalidCase> kCases = {
      "defaults.interfaces[0].colour",
      "unknown key \"colour\" (expected one of: name, pci, rdmaDevice, port, linkType, mtu, state, addresses, "
      "qos, "
-     "ecn, roce, ipoib, firmware)"},
+     "ecn, roce, ipoib, firmware, rail)"},
     {"MissingSelector", kHeader + "defaults:\n  interfaces:\n    - mtu: 9000\n", 7, 7,
      "defaults.interfaces[0]", "no selector: give exactly one of name, pci, rdmaDevice"},
     {"TwoSelectors", with_interface("      pci: 0000:3b:00.0\n"), 8, 7, "defaults.interfaces[0].pci",
