@@ -23,6 +23,8 @@ packages=(
   # (ibsim, its libumad2sim preload) with the real OpenSM and infiniband-diags; jq and bc for the
   # scenario scripts
   libibnetdisc-dev libibmad-dev libibumad-dev ibsim-utils libumad2sim0 opensm infiniband-diags jq bc
+  # yanglint (libyang 2.1): the SONiC output is checked against SONiC's YANG models (tests/switch/)
+  libyang2-tools
 )
 
 missing=()

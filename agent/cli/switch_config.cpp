@@ -12,36 +12,58 @@ struct SwitchConfigOptions {
   std::string spec;
   std::string vendor;
   std::string ports;
+  std::string uplinks;
+  std::string platform;
+  std::string buffer_model = "traditional";
   long ecn_min = 150000;
   long ecn_max = 1500000;
   int ecn_probability = 100;
+  int lossless_bandwidth = 50;
+  bool watchdog = false;
+  std::optional<int> watchdog_detect;
+  std::optional<int> watchdog_restore;
+  std::optional<std::string> watchdog_action;
 };
 
-int run_switch_config(const SwitchConfigOptions& opts) {
-  auto spec = load_spec(opts.spec);
-  if (!spec) return print_spec_error(spec.error());
-  auto qos = switch_qos_of(*spec);
-  if (!qos) return print_spec_error(qos.error());
-  SwitchOptions options;
-  options.vendor = opts.vendor;
-  std::istringstream list(opts.ports);
-  // "swp1, swp2" as "swp1,swp2"; every other character is the port name's, checked by switch_config.
+// "swp1, swp2" as "swp1,swp2"; every other character is the port name's, checked by switch_config.
+std::vector<std::string> port_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream list(text);
   for (std::string port; std::getline(list, port, ',');) {
     const auto first = port.find_first_not_of(" \t");
     if (first == std::string::npos) continue;
-    options.ports.push_back(port.substr(first, port.find_last_not_of(" \t") - first + 1));
+    out.push_back(port.substr(first, port.find_last_not_of(" \t") - first + 1));
   }
+  return out;
+}
+
+int run_switch_config(const SwitchConfigOptions& opts) {
   if (opts.ecn_min < 1 || opts.ecn_max < opts.ecn_min) {
     return report_error(make_error(ErrorKind::kUsage, "--ecn-min must be at least 1 and --ecn-max at least --ecn-min"));
   }
   if (opts.ecn_probability < 1 || opts.ecn_probability > 100) {
     return report_error(make_error(ErrorKind::kUsage, "--ecn-probability is a percentage, 1 to 100"));
   }
+  auto spec = load_spec(opts.spec);
+  if (!spec) return print_spec_error(spec.error());
+  auto qos = switch_qos_of(*spec);
+  if (!qos) return print_spec_error(qos.error());
+  SwitchOptions options;
+  options.vendor = opts.vendor;
+  options.ports = port_list(opts.ports);
+  options.uplinks = port_list(opts.uplinks);
+  options.platform = opts.platform;
+  options.buffer_model = opts.buffer_model;
   options.ecn_min_bytes = opts.ecn_min;
   options.ecn_max_bytes = opts.ecn_max;
   options.ecn_probability = opts.ecn_probability;
+  options.lossless_bandwidth = opts.lossless_bandwidth;
+  options.watchdog.enabled = opts.watchdog;
+  options.watchdog.detect_ms = opts.watchdog_detect;
+  options.watchdog.restore_ms = opts.watchdog_restore;
+  options.watchdog.action = opts.watchdog_action;
   auto text = switch_config(*spec, *qos, options);
-  if (!text) return report_error(text.error());
+  if (!text) return text.error().kind == ErrorKind::kInvalidSpec ? print_spec_error(text.error()) : report_error(text.error());
   std::cout << *text << std::flush;
   return kExitOk;
 }
@@ -58,30 +80,67 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       ->type_name("nvue|sonic|eos");
   sub->add_option("--ports", opts->ports,
                   "The switch ports facing the hosts, comma-separated as the vendor names them\n"
-                  "(swp1-32; Ethernet0,Ethernet4; Ethernet1-32); ranges N-M for nvue and eos only")
-      ->required()
+                  "(swp1-32 or swp1s0-3; Ethernet0,Ethernet4; Ethernet1-32 or Ethernet3/1-4)")
       ->type_name("LIST");
+  sub->add_option("--uplinks", opts->uplinks,
+                  "The ports facing the spines (or, on a spine, the leaves): they carry RoCE too\n"
+                  "and get the same classification, PFC and ECN")
+      ->type_name("LIST");
+  sub->add_option("--platform", opts->platform,
+                  "eos only, required: strata (Trident, Tomahawk; uc-tx-queue) or sand\n"
+                  "(Jericho, Arad: 7280R, 7500R, 7800R; tx-queue 0-6, class 7 is the control plane's)")
+      ->check(CLI::IsMember({"strata", "sand"}).description(""))
+      ->type_name("strata|sand");
+  sub->add_option("--buffer-model", opts->buffer_model,
+                  "sonic only: traditional (default; the platform's lossless headroom, PGs 3 and 4) or\n"
+                  "dynamic (BUFFER_PG entries with profile NULL: the switch sizes each lossless PG)")
+      ->check(CLI::IsMember({"traditional", "dynamic"}).description(""))
+      ->type_name("traditional|dynamic");
   sub->add_option("--ecn-min", opts->ecn_min, "ECN marking starts at this queue depth, bytes (default 150000)")
       ->type_name("BYTES");
   sub->add_option("--ecn-max", opts->ecn_max, "ECN marks with --ecn-probability at this depth, bytes (default 1500000)")
       ->type_name("BYTES");
   sub->add_option("--ecn-probability", opts->ecn_probability, "percent of packets marked at --ecn-max (default 100)")
       ->type_name("PERCENT");
+  sub->add_option("--lossless-bandwidth", opts->lossless_bandwidth,
+                  "ETS: the RoCE classes' share of a port's DWRR bandwidth, percent (default 50,\n"
+                  "as `nv set qos roce`); the other non-strict classes share the rest")
+      ->type_name("PERCENT");
+  sub->add_flag("--pfc-watchdog", opts->watchdog,
+                "Turn on the PFC watchdog on every port: a queue paused for longer than the\n"
+                "detection time (a PFC storm from a stuck NIC) is acted on instead of spreading");
+  sub->add_option("--pfc-watchdog-detect", opts->watchdog_detect,
+                  "sonic, eos: storm detection time, 100-5000 ms (default 200)")
+      ->type_name("MS");
+  sub->add_option("--pfc-watchdog-restore", opts->watchdog_restore,
+                  "sonic, eos: time the action lasts after the storm, 100-60000 ms (default 200)")
+      ->type_name("MS");
+  sub->add_option("--pfc-watchdog-action", opts->watchdog_action,
+                  "sonic: drop (default), forward or notify (alert); eos: drop or notify (notify-only)")
+      ->type_name("drop|forward|notify");
   sub->footer(
       "From the spec's interfaces (defaults and every nodes: entry, qos profiles expanded): classify\n"
-      "by DSCP with the hosts' map (all 64 DSCPs: the spec's rows, DSCP >> 3 for the others, as the\n"
-      "hosts' firmware holds them), priority N on queue N, PFC on the spec's lossless priorities\n"
-      "only, ECN marking on their queues (the thresholds of NVUE's `nv set qos roce` unless given),\n"
-      "the CNP priority strict, and the vendor's largest port MTU. Hosts whose QoS disagree cannot\n"
-      "share a switch: that is an invalid spec (65), naming both places. Buffers are left to the\n"
-      "switch's own (NVUE's traffic pools are set; SONiC's lossless priority groups and EOS's MMU\n"
-      "are the platform's).\n\n"
-      "Exit codes: 0 printed, 65 invalid spec or hosts that disagree, 64 usage.\n\n"
+      "by the hosts' trust (DSCP: all 64 DSCPs as the hosts map them, the spec's rows and DSCP >> 3\n"
+      "for the others; PCP: priority N as N), PFC on the spec's lossless priorities and off on every\n"
+      "other, ECN on their queues (lossy RoCE, qos.pfc: [], marks the roce.tos class and has no PFC),\n"
+      "the CNP priority strict, the RoCE classes --lossless-bandwidth of DWRR, and the vendor's\n"
+      "largest port MTU (which carries the hosts' Ethernet MTU; InfiniBand ports are not counted).\n"
+      "What the spec does not want is switched off, in the vendor's unset form or with the whole\n"
+      "value, so the output can be applied again after the spec changes.\n\n"
+      "--ports and --uplinks: every port that carries RoCE needs the same QoS. A leaf given only\n"
+      "its host ports stays lossless to the hosts and lossy across the spines (SONiC's stock map\n"
+      "sends DSCP 26 to a lossy class); give both. They are named apart for the reader.\n\n"
+      "Vendors: nvue starts from `nv set qos roce` (NVIDIA's RoCE profile: pools, buffers,\n"
+      "scheduler) and sets what the spec has differently; sonic's JSON is checked in the tests\n"
+      "against SONiC's YANG models; eos needs --platform. Hosts whose QoS disagree cannot share a\n"
+      "switch: that is an invalid spec (65), naming both places.\n\n"
+      "Exit codes: 0 printed, 65 invalid spec, hosts that disagree or what the vendor cannot hold,\n"
+      "64 usage (an unknown port name, an option the vendor has no form for).\n\n"
       "Examples:\n"
-      "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 > roce.nvue && sh roce.nvue\n"
-      "  rdmactl switch-config -f fabric.yaml --vendor sonic --ports Ethernet0,Ethernet4 > qos.json \\\n"
-      "    && sudo sonic-cfggen -j qos.json --write-to-db\n"
-      "  rdmactl switch-config -f fabric.yaml --vendor eos --ports Ethernet1-32");
+      "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 --uplinks swp49-64 > roce.sh && sh roce.sh\n"
+      "  rdmactl switch-config -f fabric.yaml --vendor sonic --ports Ethernet0,Ethernet4 \\\n"
+      "    --uplinks Ethernet248,Ethernet252 --pfc-watchdog > qos.json && sudo sonic-cfggen -j qos.json --write-to-db\n"
+      "  rdmactl switch-config -f fabric.yaml --vendor eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49-64");
   sub->callback([opts, &command] { command = [opts] { return run_switch_config(*opts); }; });
 }
 

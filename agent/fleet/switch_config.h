@@ -3,25 +3,33 @@
 // Most RoCE outages are a host and its switch disagreeing on PFC, DSCP or MTU. From the spec
 // (defaults and every nodes: entry, qos profiles expanded) this derives the one QoS the switches
 // must hold and prints it for:
-//   nvue   NVIDIA Cumulus Linux 5.x NVUE commands (`nv set qos ...`, then `nv config apply`)
+//   nvue   NVIDIA Cumulus Linux 5.x NVUE commands: `nv set qos roce` (NVIDIA's RoCE profile), then
+//          only what the spec sets differently, then `nv config apply -y`
 //   sonic  a SONiC CONFIG_DB fragment (JSON; `sonic-cfggen -j FILE --write-to-db`, or merged into
-//          /etc/sonic/config_db.json), with table references as plain names (202111 and later)
-//   eos    Arista EOS CLI (global `qos map` statements, then the ports' interface configuration)
-// What it sets, each where the vendor documents it (the sources are named beside each rule in
-// switch_config.cpp and the tests check the output against the documentation's own examples):
-//   - classification by DSCP (trust DSCP / L3);
-//   - DSCP -> switch priority (traffic class) for all 64 DSCPs as the hosts map them: the spec's
-//     rows, and DSCP >> 3 for the others (the table the hosts' mlx5 firmware holds under trust
-//     dscp, reconcilers/qos). Switch defaults differ (SONiC's AZURE map sends DSCP 26 to TC 1), so
-//     every row is written, grouped by priority;
-//   - switch priority N on egress queue N (the hosts' priority is the switch's traffic class);
-//   - PFC on the spec's lossless priorities only;
-//   - ECN marking (WRED/ECN) on the lossless queues, with the thresholds of `nv set qos roce`
-//     (150000 and 1500000 bytes, probability 100) unless given;
-//   - the CNP priority (the priority the CNP DSCP maps to) as a strict-priority queue;
-//   - the ports' MTU: the vendor's largest (9216, 9216, 9214), which carries the hosts' MTU.
-// Hosts that disagree among themselves (two DSCP maps, two PFC sets) cannot share one switch
-// configuration: that is an error naming both places in the spec.
+//          /etc/sonic/config_db.json), checked in the tests against SONiC's own YANG models
+//   eos    Arista EOS CLI (global `qos map` statements, then each port's interface configuration;
+//          --platform strata or sand, whose queues differ)
+// Every port that carries RoCE gets the same classification, PFC and ECN: the host-facing ports
+// (--ports) and the uplinks (--uplinks); RoCE lossless to the leaf and lossy across the spine is
+// the failure this avoids. What it sets, each where the vendor documents it (the sources are
+// named beside each rule in switch_config.cpp, and the tests check the output against them):
+//   - classification by the hosts' trust: DSCP (L3) or PCP (802.1p, L2);
+//   - under DSCP trust, DSCP -> switch priority for all 64 DSCPs as the hosts map them: the spec's
+//     rows, DSCP >> 3 for the others (the table the hosts' mlx5 firmware holds, reconcilers/qos);
+//     under PCP trust, PCP N -> priority N;
+//   - PFC on the spec's lossless priorities, and off on every other (the full value or the
+//     vendor's unset form: nothing a previous run set survives); a spec whose interfaces set
+//     `qos.pfc: []` is lossy RoCE: ECN only, no PFC;
+//   - ECN marking on the lossless queues (lossy RoCE: on the RoCE data priority, roce.tos's DSCP),
+//     with the thresholds of `nv set qos roce` (150000 and 1500000 bytes, probability 100) unless
+//     given, and off on the others;
+//   - ETS: the CNP priority strict, the lossless (or lossy RoCE) classes DWRR with
+//     --lossless-bandwidth percent (default 50, `nv set qos roce`'s), the other classes the rest;
+//   - optionally the PFC watchdog (storm detection and its action) on every port;
+//   - the ports' MTU: the vendor's largest (9216, 9216, 9214), which carries the hosts' Ethernet MTU
+//     (InfiniBand and IPoIB interfaces do not cross an Ethernet switch and are not counted).
+// Hosts that disagree among themselves (two DSCP maps, two PFC sets, two trusts) cannot share one
+// switch configuration: that is an error naming both places in the spec.
 #pragma once
 
 #include <map>
@@ -35,26 +43,46 @@
 namespace rdmactl {
 
 struct SwitchQos {
+  std::string trust = "dscp";           // dscp | pcp: what the hosts' ports classify by
   std::map<int, int> dscp_to_priority;  // the spec's rows
-  std::vector<int> lossless;            // PFC priorities
+  std::vector<int> lossless;            // PFC priorities; empty: lossy RoCE (ECN only)
+  std::vector<int> ecn;                 // the priorities the switch marks: lossless, or the RoCE one
   std::optional<int> cnp_priority;      // the priority CNPs are sent on (cnpDscp's row)
   std::optional<int> cnp_dscp;
-  int host_mtu = 0;                     // the largest MTU a host interface sets (0: none)
+  std::optional<int> roce_priority;     // the RoCE data priority (roce.tos's DSCP), when set
+  int host_mtu = 0;                     // the largest MTU a host Ethernet interface sets (0: none)
+  bool lossy() const { return lossless.empty(); }
+  // The priority of a DSCP as the hosts' firmware maps it: the spec's row, else DSCP >> 3.
+  int priority_of_dscp(int dscp) const;
+};
+
+struct PfcWatchdog {
+  bool enabled = false;
+  std::optional<int> detect_ms;   // storm detection time
+  std::optional<int> restore_ms;  // how long the queue stays in its action after the storm
+  std::optional<std::string> action;  // drop | forward | notify
 };
 
 struct SwitchOptions {
-  std::string vendor;              // nvue | sonic | eos
-  std::vector<std::string> ports;  // the switch ports facing the hosts, as the vendor names them
-  long ecn_min_bytes = 150000;     // `nv set qos roce`'s default-global congestion-control
+  std::string vendor;                // nvue | sonic | eos
+  std::vector<std::string> ports;    // the ports facing the hosts, as the vendor names them
+  std::vector<std::string> uplinks;  // the ports facing other switches (spines)
+  std::string platform;              // eos: strata (Trident/Tomahawk) | sand (Jericho/Arad)
+  std::string buffer_model = "traditional";  // sonic: traditional | dynamic (DEVICE_METADATA buffer_model)
+  long ecn_min_bytes = 150000;       // `nv set qos roce`'s default-global congestion-control
   long ecn_max_bytes = 1500000;
-  int ecn_probability = 100;       // percent
+  int ecn_probability = 100;         // percent
+  int lossless_bandwidth = 50;       // percent of the port's DWRR bandwidth for the RoCE classes
+  PfcWatchdog watchdog;
 };
 
 // The QoS every host of the spec uses, or kInvalidSpec when its interfaces disagree (or none
 // sets qos: there is nothing to mirror).
 Result<SwitchQos> switch_qos_of(const FabricSpec& spec);
-// The configuration text for the vendor; kUsage for an unknown vendor, kInvalidSpec for a host
-// MTU above the vendor's largest.
+// The configuration text for the vendor; kUsage for an unknown vendor, a port name the vendor
+// does not use, or an option the vendor has no form for; kInvalidSpec for what the spec asks that
+// the vendor or platform cannot hold (a host MTU above the vendor's largest, a RoCE class on a
+// reserved queue).
 Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, const SwitchOptions& options);
 
 }  // namespace rdmactl

@@ -176,7 +176,7 @@ fleet="$source_dir/examples/fleet"
 out=$("$rdmactl" validate -f "$fleet/fabric.yaml" 2>&1)
 status=$?
 [ "$status" -eq 65 ] || fail "validate of the fleet example: exit $status, expected 65 (its nodes conflict): $out"
-[[ "$out" == *"fabric.yaml:33:9: nodes[1].interfaces[1].addresses: error [duplicate-address]"* ]] ||
+[[ "$out" == *"fabric.yaml:35:9: nodes[1].interfaces[1].addresses: error [duplicate-address]"* ]] ||
   fail "validate does not name the duplicate address where the spec sets it: $out"
 out=$("$rdmactl" plan -f "$fleet/fabric.yaml" --states "$fleet/states" --format json 2>&1)
 status=$?
@@ -189,11 +189,16 @@ status=$?
 [ "$status" -eq 2 ] || fail "plan --states with a spec whose nodes agree: exit $status, expected 2 (drift)"
 "$rdmactl" plan -f "$fleet/fabric.yaml" --states "$fleet/states" --state "$fleet/states/gpu-01.json" > /dev/null 2>&1
 [ $? -eq 64 ] || fail "--state and --states together are a usage error"
-for vendor in nvue sonic eos; do
-  out=$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor $vendor --ports Ethernet0 2>&1)
+for args in "nvue --ports swp1-32 --uplinks swp49-64" "sonic --ports Ethernet0 --uplinks Ethernet248" \
+  "eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49" "eos --platform sand --ports Ethernet3/1"; do
+  # shellcheck disable=SC2086 # the words of $args are the options
+  out=$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor $args 2>&1)
   status=$?
-  [ "$status" -eq 0 ] || fail "switch-config --vendor $vendor: exit $status: $out"
+  [ "$status" -eq 0 ] || fail "switch-config --vendor $args: exit $status: $out"
 done
+"$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --ports Etherent4 > "$work/out" 2> "$work/err"
+{ [ $? -eq 64 ] && [ ! -s "$work/out" ] && grep -q '"Etherent4" is not a SONiC port' "$work/err"; } ||
+  fail "switch-config --ports Etherent4: not refused as a port name: $(cat "$work/err")"
 printf '%s' "$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --ports Ethernet0)" |
   python3 -c 'import json,sys; json.load(sys.stdin)' || fail "switch-config --vendor sonic is not JSON"
 "$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor junos --ports xe-0/0/0 > /dev/null 2>&1

@@ -1,7 +1,8 @@
 // switch-config against each vendor's documentation: every statement rdmactl prints has the shape
 // of a statement in the vendor's own examples (numbers, lists, port names and units abstracted),
-// quoted here verbatim with their sources; and the values are the hosts' (the roce-lossless
-// profile: DSCP 26 on priority 3 lossless, CNPs on DSCP 48 / priority 6).
+// quoted here verbatim with their sources, or is the vendor's unset form of one; and the values
+// are the hosts' (the roce-lossless profile: DSCP 26 on priority 3 lossless, CNPs on DSCP 48 /
+// priority 6). SONiC's output is also loaded into SONiC's own YANG models (tests/switch/).
 #include "agent/fleet/switch_config.h"
 
 #include <gmock/gmock.h>
@@ -20,11 +21,18 @@ namespace rdmactl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
-// NVIDIA Cumulus Linux 5.12 user guide (CumulusNetworks/docs, content/cumulus-linux-512/
-// Layer-1-and-Switch-Ports/Quality-of-Service/_index.md and RDMA-over-Converged-Ethernet-RoCE.md;
-// Interface-Configuration-and-Management/Switch-Port-Attributes.md), verbatim.
-constexpr const char* kNvueExamples = R"(cumulus@switch:~$ nv set qos mapping default-global trust l3
+// NVIDIA Cumulus Linux user guide 5.12 (CumulusNetworks/docs, content/cumulus-linux-512/
+// Layer-1-and-Switch-Ports/Quality-of-Service/_index.md, RDMA-over-Converged-Ethernet-RoCE.md;
+// Interface-Configuration-and-Management/Switch-Port-Attributes.md) and the NVUE command
+// reference (content/nvue-reference/Set-and-Unset-Commands/QoS.md, Config-Commands.md), verbatim.
+constexpr const char* kNvueExamples = R"(cumulus@switch:~$ nv set qos roce
+cumulus@switch:~$ nv set qos roce mode lossy
+cumulus@switch:~$ nv unset qos roce
+cumulus@switch:~$ nv set qos mapping default-global trust l3
+cumulus@switch:~$ nv set qos mapping default-global trust l2
+cumulus@switch:~$ nv set qos mapping default-global pcp 0 switch-priority 4
 cumulus@switch:~$ nv set qos mapping default-global dscp 22 switch-priority 4
 cumulus@switch:~$ nv config apply
 cumulus@switch:~$ nv set qos pfc default-global switch-priority 0
@@ -33,91 +41,62 @@ cumulus@switch:~$ nv set qos congestion-control default-global traffic-class 4,5
 cumulus@switch:~$ nv set qos congestion-control default-global traffic-class 4,5,7 red enable
 cumulus@switch:~$ nv set qos congestion-control default-global traffic-class 4,5,7 probability 80
 cumulus@switch:~$ nv set qos egress-queue-mapping default-global switch-priority 2 traffic-class 7
+cumulus@switch:~$ nv set qos egress-scheduler default-global traffic-class 2,6 mode dwrr
+cumulus@switch:~$ nv set qos egress-scheduler default-global traffic-class 2,6 bw-percent 30
 cumulus@switch:~$ nv set qos egress-scheduler default-global traffic-class 0,1,5,7 mode strict
-cumulus@switch:mgmt:~$ nv set qos mapping default-global dscp 26 switch-priority 2
-cumulus@switch:~$ nv set qos traffic-pool default-lossless memory-percent 50
-cumulus@switch:~$ nv set qos traffic-pool default-lossy memory-percent 50
+cumulus@switch:~$ nv set interface swp1 qos pfc-watchdog
+cumulus@switch:~$ nv unset interface swp1 qos pfc-watchdog
 cumulus@switch:~$ nv set interface swp1 link mtu 1500
 )";
-// The NVUE command reference (Set and Unset Commands, QoS): the syntax of the ECN switch, which
-// the user guide's examples do not show with a value.
-constexpr const char* kNvueReference = "nv set qos congestion-control <profile-id> traffic-class <qos-tc-id> ecn (enable|disable)";
+// The command reference's syntax lines for what the guide's examples do not show with a value:
+// `... traffic-class <qos-tc-id> ecn (enable|disable)` (QoS), `nv config apply [-y|--assume-yes]`
+// (Config Commands: "automatically replies yes to all prompts"), `nv set qos roce mode
+// (lossy|lossless)`; and its rule for unset: "The nv unset commands remove the configuration you
+// set with the equivalent nv set commands".
+constexpr const char* kNvueReference = R"(nv set qos congestion-control default-global traffic-class 3 ecn enable
+nv config apply -y
+nv set qos roce mode lossless
+)";
 
-// Arista AVD (aristanetworks/avd, molecule/eos_cli_config_gen/intended/configs/qos.cfg and the
-// rendered qos profiles) and AMD ROCm's RoCE guide for an Arista 7388
-// (ROCm/gpu-cluster-networking, docs/how-to/roce-network-config.rst), verbatim.
+// Arista AVD (aristanetworks/avd, eos_cli_config_gen: molecule intended configs, the templates
+// ethernet-interfaces.j2, ethernet-interface-tx-queues.j2, ethernet-interface-uc-tx-queues.j2,
+// priority-flow-control.j2) and AMD ROCm's RoCE guide for an Arista 7388
+// (ROCm/gpu-cluster-networking, docs/how-to/roce-network-config.rst), verbatim. EOS's `no` form
+// negates any of them.
 constexpr const char* kEosExamples = R"(qos map dscp 46 to traffic-class 5
+qos map cos 1 2 3 4 to traffic-class 2
 qos map traffic-class 6 to tx-queue 2
+priority-flow-control pause watchdog default timeout 0.05
+priority-flow-control pause watchdog default recovery-time 1.11
+priority-flow-control pause watchdog action drop
+priority-flow-control pause watchdog action notify-only
 interface Ethernet1
    mtu 1500
    qos trust dscp
+   qos trust cos
+   !
    tx-queue 2
       priority strict
+      no priority
+      bandwidth percent 50
       random-detect ecn minimum-threshold 320 kbytes maximum-threshold 320 kbytes max-mark-probability 90
+   uc-tx-queue 2
    priority-flow-control on
+   no priority-flow-control
    priority-flow-control priority 0 no-drop
+   priority-flow-control priority 1 drop
+   priority-flow-control pause watchdog
 interface Ethernet2/5/1
    mtu 9214
 )";
 
-// SONiC: sonic-buildimage src/sonic-yang-models/doc/Configuration.md, verbatim (the QUEUE and
-// PORT_QOS_MAP examples' keys, and the WRED profile), and files/build_templates/qos_config.j2's
-// map tables.
-constexpr const char* kSonicExamples = R"({
-"PORT_QOS_MAP": {
-    "Ethernet50,Ethernet52,Ethernet54,Ethernet56": {
-        "tc_to_pg_map": "AZURE",
-        "tc_to_queue_map": "AZURE",
-        "pfc_enable": "3,4",
-        "pfc_to_queue_map": "AZURE",
-        "dscp_to_tc_map": "AZURE",
-        "dscp_to_fc_map": "AZURE",
-        "exp_to_fc_map": "AZURE",
-        "scheduler": "scheduler.port"
-    }
-  },
-"QUEUE": {
-	"Ethernet56|4": {
-        "wred_profile": "AZURE_LOSSLESS",
-        "scheduler": "scheduler.1"
-    }
-  },
-"SCHEDULER": {
-    "scheduler.0": {
-        "type": "STRICT"
-    }
-  },
-"WRED_PROFILE": {
-    "AZURE_LOSSLESS": {
-        "red_max_threshold": "2097152",
-        "wred_green_enable": "true",
-        "ecn": "ecn_all",
-        "green_min_threshold": "1048576",
-        "red_min_threshold": "1048576",
-        "wred_yellow_enable": "true",
-        "yellow_min_threshold": "1048576",
-        "green_max_threshold": "2097152",
-        "green_drop_probability": "5",
-        "yellow_max_threshold": "2097152",
-        "wred_red_enable": "true",
-        "yellow_drop_probability": "5",
-        "red_drop_probability": "5"
-    }
-  },
-"PORT": {"Ethernet0": {"index": "0", "lanes": "101,102", "mtu": "9100", "speed": "40000"}},
-"DSCP_TO_TC_MAP": {"AZURE": {"26": "1", "48": "6"}},
-"TC_TO_QUEUE_MAP": {"AZURE": {"0": "0", "3": "3"}},
-"TC_TO_PRIORITY_GROUP_MAP": {"AZURE": {"0": "0", "3": "3", "4": "4", "7": "7"}},
-"MAP_PFC_PRIORITY_TO_QUEUE": {"AZURE": {"0": "0", "3": "3"}}
-})";
-
 // A statement's shape: numbers and number lists as N, port names as PORT, EOS's units as UNIT.
 std::string shape(std::string line) {
   line = std::regex_replace(line, std::regex(R"(^cumulus@switch(:mgmt)?:~\$ )"), "");
-  line = std::regex_replace(line, std::regex(R"(\b(swp|Ethernet)[0-9/,\-]+)"), "PORT");
+  line = std::regex_replace(line, std::regex(R"(\b(swp|Ethernet)[0-9/,\-s]+)"), "PORT");
   line = std::regex_replace(line, std::regex(R"(\b(segments|bytes|kbytes|mbytes)\b)"), "UNIT");
-  line = std::regex_replace(line, std::regex(R"(\b[0-9]+(,[0-9]+)*\b)"), "N");
-  line = std::regex_replace(line, std::regex(R"(N( N)+)"), "N");  // EOS's space-separated DSCPs
+  line = std::regex_replace(line, std::regex(R"(\b[0-9]+(\.[0-9]+)?(,[0-9]+)*\b)"), "N");
+  line = std::regex_replace(line, std::regex(R"(N( N)+)"), "N");  // EOS's space-separated lists
   return line;
 }
 
@@ -130,19 +109,56 @@ std::set<std::string> shapes(const std::string& text) {
   return out;
 }
 
+// A documented statement, or the vendor's unset of one: NVUE `nv unset X` where `nv set X ...`
+// is documented; EOS `no X` where `X ...` is.
+bool documented(const std::set<std::string>& docs, const std::string& line, const std::string& unset,
+                const std::string& set) {
+  const std::string s = shape(line);
+  if (docs.count(s)) return true;
+  const auto indent = s.find_first_not_of(' ');
+  if (s.compare(indent, unset.size(), unset) != 0) return false;
+  const std::string positive = s.substr(0, indent) + set + s.substr(indent + unset.size());
+  for (const std::string& d : docs) {
+    if (d.compare(0, positive.size(), positive) == 0 && (d.size() == positive.size() || d[positive.size()] == ' ')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 class SwitchConfig : public ::testing::Test {
  protected:
-  std::string config(const std::string& vendor, std::vector<std::string> ports) {
-    auto spec = load_spec(test::source_path("examples/roce-lossless.yaml"));
+  test::TempTree tree;
+
+  Result<std::string> render(const std::string& spec_file, SwitchOptions options) {
+    auto spec = load_spec(spec_file);
     EXPECT_TRUE(spec) << spec.error().to_string();
+    if (!spec) return spec.error();
     auto qos = switch_qos_of(*spec);
-    EXPECT_TRUE(qos) << qos.error().to_string();
+    if (!qos) return qos.error();
+    return switch_config(*spec, *qos, options);
+  }
+  std::string config(const std::string& vendor, std::vector<std::string> ports, std::vector<std::string> uplinks = {},
+                     const std::string& spec_file = "") {
     SwitchOptions options;
     options.vendor = vendor;
     options.ports = std::move(ports);
-    auto text = switch_config(*spec, *qos, options);
+    options.uplinks = std::move(uplinks);
+    if (vendor == "eos") options.platform = "strata";
+    return must(spec_file.empty() ? test::source_path("examples/roce-lossless.yaml") : spec_file, options);
+  }
+  std::string must(const std::string& spec_file, const SwitchOptions& options) {
+    auto text = render(spec_file, options);
     EXPECT_TRUE(text) << text.error().to_string();
     return text ? *text : std::string();
+  }
+  // A spec whose one interface has this qos/ecn/roce text.
+  std::string spec_with(const std::string& fields) {
+    tree.write("/s.yaml",
+               "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: x}\ndefaults:\n  interfaces:\n"
+               "    - rdmaDevice: mlx5_0\n      mtu: 9000\n" +
+                   fields);
+    return tree.root() + "/s.yaml";
   }
 };
 
@@ -151,107 +167,328 @@ TEST_F(SwitchConfig, TheHostsQosOfTheRoceLosslessProfile) {
   ASSERT_TRUE(spec);
   auto qos = switch_qos_of(*spec);
   ASSERT_TRUE(qos) << qos.error().to_string();
+  EXPECT_EQ(qos->trust, "dscp");
   EXPECT_EQ(qos->dscp_to_priority, (std::map<int, int>{{26, 3}, {48, 6}}));
   EXPECT_EQ(qos->lossless, std::vector<int>{3});
+  EXPECT_EQ(qos->ecn, std::vector<int>{3});
   EXPECT_EQ(qos->cnp_priority, 6);
+  EXPECT_EQ(qos->roce_priority, 3);
   EXPECT_EQ(qos->host_mtu, 9000);
 }
 
-TEST_F(SwitchConfig, NvueStatementsAreTheGuidesAndSayTheHostsValues) {
-  const std::string out = config("nvue", {"swp1-32"});
-  std::set<std::string> documented = shapes(kNvueExamples);
-  documented.insert("nv set qos congestion-control default-global traffic-class N ecn enable");  // kNvueReference
-  std::istringstream lines(out);
+// The roce-lossless profile is what `nv set qos roce` sets: nothing to add but trust L3 (the
+// profile's is both), the unset of every other row, and the ports.
+TEST_F(SwitchConfig, NvueIsTheRoceProfileAndOnlyWhatTheSpecSetsDifferently) {
+  const std::string out = config("nvue", {"swp1-32"}, {"swp49-64"});
+  const std::string body = out.substr(out.find("\nnv ") + 1);
+  EXPECT_EQ(body,
+            "nv set qos roce mode lossless\n"
+            "nv set qos mapping default-global trust l3\n"
+            "nv unset qos mapping default-global dscp "
+            "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,"
+            "39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63\n"
+            "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,3,4,5,6,7\n"
+            "nv unset qos pfc default-global switch-priority 0,1,2,4,5,6,7\n"
+            "nv unset qos congestion-control default-global traffic-class 1,2,4,5,6,7\n"
+            "nv unset qos egress-scheduler default-global traffic-class 1,2,4,5,7\n"
+            "nv unset interface swp1-32 qos pfc-watchdog\n"
+            "nv unset interface swp49-64 qos pfc-watchdog\n"
+            "nv set interface swp1-32 link mtu 9216\n"
+            "nv set interface swp49-64 link mtu 9216\n"
+            "nv config apply -y\n");
+  EXPECT_THAT(out, HasSubstr("# uplinks: swp49-64 (the same QoS: RoCE crosses them)\n"));
+}
+
+TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityMovesPfcEcnQueueAndWeight) {
+  const std::string spec = spec_with(
+      "      qos: {trust: dscp, dscpToPriority: {26: 4, 48: 6}, pfc: [4]}\n      ecn: {cnpDscp: 48}\n");
+  SwitchOptions o;
+  o.vendor = "nvue";
+  o.ports = {"swp1"};
+  o.lossless_bandwidth = 60;
+  const std::string out = must(spec, o);
+  EXPECT_THAT(out, HasSubstr("nv set qos mapping default-global dscp 26 switch-priority 4\n"));
+  EXPECT_THAT(out, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 0\n"
+                             "nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 4\n"
+                             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,5,6,7\n"));
+  EXPECT_THAT(out, HasSubstr("nv set qos pfc default-global switch-priority 4\n"
+                             "nv unset qos pfc default-global switch-priority 0,1,2,3,5,6,7\n"));
+  EXPECT_THAT(out, HasSubstr("nv set qos congestion-control default-global traffic-class 4 ecn enable\n"
+                             "nv set qos congestion-control default-global traffic-class 4 min-threshold 150000\n"));
+  EXPECT_THAT(out, HasSubstr("nv unset qos congestion-control default-global traffic-class 1,2,3,5,6,7\n"));
+  EXPECT_THAT(out, HasSubstr("nv set qos egress-scheduler default-global traffic-class 0 bw-percent 40\n"
+                             "nv set qos egress-scheduler default-global traffic-class 4 mode dwrr\n"
+                             "nv set qos egress-scheduler default-global traffic-class 4 bw-percent 60\n"
+                             "nv unset qos egress-scheduler default-global traffic-class 1,2,3,5,7\n"));
+}
+
+// Every NVUE statement of every form rdmactl prints is a documented one or its unset.
+TEST_F(SwitchConfig, NvueStatementsAreTheGuidesOrTheirUnsets) {
+  std::set<std::string> docs = shapes(kNvueExamples);
+  for (const std::string& s : shapes(kNvueReference)) docs.insert(s);
+  SwitchOptions lossless4;
+  lossless4.vendor = "nvue";
+  lossless4.ports = {"swp1s0-3"};
+  lossless4.watchdog.enabled = true;
+  SwitchOptions plain = lossless4;
+  plain.watchdog.enabled = false;
+  const std::vector<std::string> outputs = {
+      config("nvue", {"swp1-32"}, {"swp49-64"}),
+      must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 4}, pfc: [4]}\n      ecn: {cnpDscp: 48}\n"), lossless4),
+      must(spec_with("      qos: {trust: pcp, pfc: [3]}\n"), plain),
+      must(spec_with("      qos: {trust: dscp, pfc: []}\n      roce: {tos: 106}\n      ecn: {cnpDscp: 48}\n"), plain),
+  };
   int statements = 0;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    ++statements;
-    EXPECT_TRUE(documented.count(shape(line))) << "not a documented NVUE statement: " << line << " (" << shape(line)
-                                               << "); reference: " << kNvueReference;
+  for (const std::string& out : outputs) {
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      ++statements;
+      EXPECT_TRUE(documented(docs, line, "nv unset ", "nv set "))
+          << "not a documented NVUE statement nor its unset: " << line << " (" << shape(line) << ")";
+    }
   }
-  EXPECT_GT(statements, 10);
-  EXPECT_THAT(out, HasSubstr("nv set qos mapping default-global trust l3\n"));
-  EXPECT_THAT(out, HasSubstr("nv set qos mapping default-global dscp 24,25,26,27,28,29,30,31 switch-priority 3\n"));
-  EXPECT_THAT(out, HasSubstr("nv set qos mapping default-global dscp 48,49,50,51,52,53,54,55 switch-priority 6\n"));
-  EXPECT_THAT(out, HasSubstr("nv set qos pfc default-global switch-priority 3\n"));
-  EXPECT_EQ(out.find("nv set qos pfc default-global switch-priority 6"), std::string::npos) << "PFC on 3 only";
-  EXPECT_THAT(out, HasSubstr("nv set qos congestion-control default-global traffic-class 3 ecn enable\n"));
-  EXPECT_THAT(out, HasSubstr("nv set qos congestion-control default-global traffic-class 3 min-threshold 150000\n"));
-  EXPECT_THAT(out, HasSubstr("nv set qos egress-scheduler default-global traffic-class 6 mode strict\n"));
-  EXPECT_THAT(out, HasSubstr("nv set interface swp1-32 link mtu 9216\n"));
-  EXPECT_EQ(out.substr(out.size() - 16), "nv config apply\n");
+  EXPECT_GT(statements, 40);
 }
 
-TEST_F(SwitchConfig, EosStatementsAreTheManualsAndSayTheHostsValues) {
-  const std::string out = config("eos", {"Ethernet1-32"});
-  const std::set<std::string> documented = shapes(kEosExamples);
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '!') continue;
-    EXPECT_TRUE(documented.count(shape(line))) << "not a documented EOS statement: " << line << " (" << shape(line) << ")";
-  }
-  EXPECT_THAT(out, HasSubstr("qos map dscp 24 25 26 27 28 29 30 31 to traffic-class 3\n"));
-  EXPECT_THAT(out, HasSubstr("interface Ethernet1-32\n   mtu 9214\n   qos trust dscp\n   priority-flow-control on\n"
-                             "   priority-flow-control priority 3 no-drop\n   tx-queue 3\n      random-detect ecn "
-                             "minimum-threshold 150000 bytes maximum-threshold 1500000 bytes max-mark-probability 100\n"
-                             "   tx-queue 6\n      priority strict\n"));
+TEST_F(SwitchConfig, LossyRoceIsEcnOnTheRoceClassAndNoPfcOnEveryVendor) {
+  const std::string spec = spec_with("      qos: {trust: dscp, pfc: []}\n      roce: {tos: 106}\n      ecn: {cnpDscp: 48}\n");
+  auto loaded = load_spec(spec);
+  ASSERT_TRUE(loaded);
+  auto qos = switch_qos_of(*loaded);
+  ASSERT_TRUE(qos) << qos.error().to_string();
+  EXPECT_TRUE(qos->lossy());
+  EXPECT_EQ(qos->ecn, std::vector<int>{3}) << "roce.tos 106 is DSCP 26, priority 26 >> 3";
+  SwitchOptions o;
+  o.vendor = "nvue";
+  o.ports = {"swp1"};
+  const std::string nvue = must(spec, o);
+  EXPECT_THAT(nvue, HasSubstr("nv set qos roce mode lossy\n"));
+  EXPECT_THAT(nvue, HasSubstr("nv unset qos pfc default-global switch-priority 0,1,2,3,4,5,6,7\n"));
+  o.vendor = "sonic";
+  o.ports = {"Ethernet0"};
+  const auto sonic = nlohmann::json::parse(must(spec, o));
+  EXPECT_EQ(sonic["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "") << "the whole value: no priority is lossless";
+  EXPECT_EQ(sonic["QUEUE"]["Ethernet0|3"]["wred_profile"], "RDMACTL_ECN");
+  EXPECT_EQ(sonic["QUEUE"]["Ethernet0|4"]["wred_profile"], "RDMACTL_NO_ECN");
+  o.vendor = "eos";
+  o.platform = "strata";
+  o.ports = {"Ethernet1"};
+  const std::string eos = must(spec, o);
+  EXPECT_THAT(eos, HasSubstr("   no priority-flow-control\n"));
+  EXPECT_THAT(eos, Not(HasSubstr("no-drop")));
+  EXPECT_THAT(eos, HasSubstr("   uc-tx-queue 3\n      bandwidth percent 50\n      no priority\n      random-detect ecn"));
+  // Lossy RoCE without roce.tos: the switch cannot know which class to mark.
+  auto no_tos = load_spec(spec_with("      qos: {trust: dscp, pfc: []}\n"));
+  ASSERT_TRUE(no_tos);
+  auto refused = switch_qos_of(*no_tos);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().message, HasSubstr("set roce.tos"));
 }
 
-TEST_F(SwitchConfig, SonicTablesAndFieldsAreConfigDbsAndSayTheHostsValues) {
+TEST_F(SwitchConfig, TrustPcpIsEachVendorsL2Form) {
+  const std::string spec = spec_with("      qos: {trust: pcp, pfc: [3]}\n");
+  SwitchOptions o;
+  o.vendor = "nvue";
+  o.ports = {"swp1"};
+  const std::string nvue = must(spec, o);
+  EXPECT_THAT(nvue, HasSubstr("nv set qos mapping default-global trust l2\n"));
+  EXPECT_THAT(nvue, Not(HasSubstr("dscp")));
+  o.vendor = "eos";
+  o.platform = "sand";
+  o.ports = {"Ethernet1"};
+  const std::string eos = must(spec, o);
+  EXPECT_THAT(eos, HasSubstr("   qos trust cos\n"));
+  EXPECT_THAT(eos, HasSubstr("qos map cos 3 to traffic-class 3\n"));
+  EXPECT_THAT(eos, HasSubstr("qos map cos 7 to traffic-class 0\n")) << "Sand: class 7 is the control plane's";
+  EXPECT_THAT(eos, Not(HasSubstr("qos map dscp")));
+  o.vendor = "sonic";
+  o.platform.clear();
+  o.ports = {"Ethernet0"};
+  const auto sonic = nlohmann::json::parse(must(spec, o));
+  EXPECT_FALSE(sonic.contains("DSCP_TO_TC_MAP"));
+  EXPECT_EQ(sonic["DOT1P_TO_TC_MAP"]["RDMACTL"]["3"], "3");
+  EXPECT_EQ(sonic["PORT_QOS_MAP"]["Ethernet0"]["dot1p_to_tc_map"], "RDMACTL");
+  EXPECT_FALSE(sonic["PORT_QOS_MAP"]["Ethernet0"].contains("dscp_to_tc_map"));
+}
+
+TEST_F(SwitchConfig, UplinksGetTheHostPortsQos) {
+  const auto sonic = nlohmann::json::parse(config("sonic", {"Ethernet0"}, {"Ethernet248"}));
+  EXPECT_EQ(sonic["PORT_QOS_MAP"]["Ethernet248"], sonic["PORT_QOS_MAP"]["Ethernet0"]);
+  for (int q = 0; q < 8; ++q) {
+    const std::string n = std::to_string(q);
+    EXPECT_EQ(sonic["QUEUE"]["Ethernet248|" + n], sonic["QUEUE"]["Ethernet0|" + n]) << q;
+  }
+  EXPECT_EQ(sonic["PORT"]["Ethernet248"]["mtu"], "9216");
+  const std::string eos = config("eos", {"Ethernet1-32"}, {"Ethernet49/1"});
+  const auto block = [&](const std::string& port) {
+    const auto at = eos.find("interface " + port + "\n");
+    EXPECT_NE(at, std::string::npos) << port;
+    const auto end = eos.find("!\ninterface", at + 1);
+    return eos.substr(eos.find('\n', at), end == std::string::npos ? std::string::npos : end - eos.find('\n', at));
+  };
+  EXPECT_EQ(block("Ethernet49/1"), block("Ethernet1-32"));
+}
+
+TEST_F(SwitchConfig, EosStatementsAreDocumentedOrTheirNoForm) {
+  const std::set<std::string> docs = shapes(kEosExamples);
+  SwitchOptions wd;
+  wd.vendor = "eos";
+  wd.platform = "sand";
+  wd.ports = {"Ethernet3/1-4"};
+  wd.watchdog.enabled = true;
+  wd.watchdog.detect_ms = 150;
+  wd.watchdog.action = "notify";
+  const std::vector<std::string> outputs = {config("eos", {"Ethernet1-32"}, {"Ethernet49"}),
+                                            must(test::source_path("examples/roce-lossless.yaml"), wd)};
+  for (const std::string& out : outputs) {
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.empty() || line[0] == '!' || line == "   !") continue;
+      EXPECT_TRUE(documented(docs, line, "no ", ""))
+          << "not a documented EOS statement nor its no form: " << line << " (" << shape(line) << ")";
+    }
+  }
+  EXPECT_THAT(outputs[1], HasSubstr("priority-flow-control pause watchdog default timeout 0.15\n"
+                                    "priority-flow-control pause watchdog default recovery-time 0.2\n"
+                                    "priority-flow-control pause watchdog action notify-only\n"));
+  EXPECT_THAT(outputs[1], HasSubstr("   priority-flow-control pause watchdog\n"));
+  EXPECT_THAT(outputs[0], HasSubstr("   no priority-flow-control pause watchdog\n"));
+}
+
+TEST_F(SwitchConfig, EosPlatformsQueuesAndTheReservedClass) {
+  const std::string strata = config("eos", {"Ethernet1"});
+  EXPECT_THAT(strata, HasSubstr("qos map dscp 24 25 26 27 28 29 30 31 to traffic-class 3\n"));
+  EXPECT_THAT(strata, HasSubstr("qos map dscp 56 57 58 59 60 61 62 63 to traffic-class 7\n"));
+  EXPECT_THAT(strata, HasSubstr("   priority-flow-control on\n   priority-flow-control priority 0 drop\n"));
+  EXPECT_THAT(strata, HasSubstr("   priority-flow-control priority 3 no-drop\n"));
+  EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 7\n"));
+  EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 6\n      no bandwidth percent\n      priority strict\n      no random-detect ecn\n"));
+  EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 3\n      bandwidth percent 50\n      no priority\n      random-detect ecn "
+                                "minimum-threshold 150000 bytes maximum-threshold 1500000 bytes max-mark-probability 100\n"));
+  SwitchOptions o;
+  o.vendor = "eos";
+  o.platform = "sand";
+  o.ports = {"Ethernet1"};
+  const std::string sand = must(test::source_path("examples/roce-lossless.yaml"), o);
+  EXPECT_THAT(sand, HasSubstr("   tx-queue 6\n"));
+  EXPECT_THAT(sand, Not(HasSubstr("tx-queue 7")));
+  EXPECT_THAT(sand, Not(HasSubstr("uc-tx-queue")));
+  EXPECT_THAT(sand, HasSubstr("qos map dscp 0 1 2 3 4 5 6 7 56 57 58 59 60 61 62 63 to traffic-class 0\n"));
+  // A RoCE class on 7 cannot be given on Sand; no --platform is a usage error.
+  auto seven = render(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 7}, pfc: [7]}\n"), o);
+  ASSERT_FALSE(seven);
+  EXPECT_EQ(seven.error().kind, ErrorKind::kInvalidSpec);
+  EXPECT_THAT(seven.error().message, HasSubstr("reserved for the control plane"));
+  o.platform.clear();
+  auto none = render(test::source_path("examples/roce-lossless.yaml"), o);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().kind, ErrorKind::kUsage);
+  EXPECT_THAT(none.error().message, HasSubstr("--platform"));
+}
+
+TEST_F(SwitchConfig, SonicWritesEveryFieldItOwnsWhole) {
   const nlohmann::json out = nlohmann::json::parse(config("sonic", {"Ethernet0", "Ethernet4"}));
-  const nlohmann::json doc = nlohmann::json::parse(kSonicExamples);
-  std::set<std::string> fields;
-  for (const auto& [table, entries] : doc.items()) {
-    for (const auto& [key, entry] : entries.items()) {
-      if (table.find("MAP") != std::string::npos && table != "PORT_QOS_MAP") continue;  // maps: numeric keys
-      for (const auto& [field, value] : entry.items()) fields.insert(table + "." + field);
-    }
-  }
-  for (const auto& [table, entries] : out.items()) {
-    ASSERT_TRUE(doc.contains(table)) << "not a CONFIG_DB table of the documentation: " << table;
-    for (const auto& [key, entry] : entries.items()) {
-      if (table == "QUEUE") {
-        EXPECT_TRUE(std::regex_match(key, std::regex("Ethernet[0-9]+\\|[0-7]"))) << key;
-      }
-      for (const auto& [field, value] : entry.items()) {
-        EXPECT_TRUE(value.is_string()) << table << "|" << key << "." << field << ": CONFIG_DB values are strings";
-        if (table.find("MAP") != std::string::npos && table != "PORT_QOS_MAP") continue;
-        EXPECT_TRUE(fields.count(table + "." + field)) << "not a documented field: " << table << "." << field;
-      }
-    }
-  }
   EXPECT_EQ(out["DSCP_TO_TC_MAP"]["RDMACTL"].size(), 64u);
   EXPECT_EQ(out["DSCP_TO_TC_MAP"]["RDMACTL"]["26"], "3") << "AZURE's 26 -> 1 would be lossy on the switch";
   EXPECT_EQ(out["DSCP_TO_TC_MAP"]["RDMACTL"]["48"], "6");
-  EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet4"]["pfc_enable"], "3");
-  EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet4"]["dscp_to_tc_map"], "RDMACTL") << "a plain name, not [DSCP_TO_TC_MAP|...]";
-  EXPECT_EQ(out["QUEUE"]["Ethernet0|3"]["wred_profile"], "RDMACTL_LOSSLESS");
-  EXPECT_EQ(out["QUEUE"]["Ethernet0|6"]["scheduler"], "RDMACTL_STRICT");
+  const nlohmann::json want_map = {{"dscp_to_tc_map", "RDMACTL"}, {"tc_to_queue_map", "RDMACTL"},
+                                   {"tc_to_pg_map", "RDMACTL"},   {"pfc_to_queue_map", "RDMACTL"},
+                                   {"pfc_to_pg_map", "RDMACTL"},  {"pfc_enable", "3"},
+                                   {"pfcwd_sw_enable", ""}};
+  EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet4"], want_map);
+  // Every queue has its scheduler and WRED profile: a queue that was ECN or strict before is not.
+  const std::map<int, std::pair<std::string, std::string>> queues = {
+      {0, {"RDMACTL_DWRR_9", "RDMACTL_NO_ECN"}}, {1, {"RDMACTL_DWRR_9", "RDMACTL_NO_ECN"}},
+      {2, {"RDMACTL_DWRR_8", "RDMACTL_NO_ECN"}}, {3, {"RDMACTL_DWRR_50", "RDMACTL_ECN"}},
+      {4, {"RDMACTL_DWRR_8", "RDMACTL_NO_ECN"}}, {5, {"RDMACTL_DWRR_8", "RDMACTL_NO_ECN"}},
+      {6, {"RDMACTL_STRICT", "RDMACTL_NO_ECN"}}, {7, {"RDMACTL_DWRR_8", "RDMACTL_NO_ECN"}}};
+  for (const auto& [q, want] : queues) {
+    const auto& queue = out["QUEUE"]["Ethernet0|" + std::to_string(q)];
+    EXPECT_EQ(queue["scheduler"], want.first) << q;
+    EXPECT_EQ(queue["wred_profile"], want.second) << q;
+  }
+  EXPECT_EQ(out["SCHEDULER"]["RDMACTL_DWRR_50"], (nlohmann::json{{"type", "DWRR"}, {"weight", "50"}}));
   EXPECT_EQ(out["SCHEDULER"]["RDMACTL_STRICT"]["type"], "STRICT");
-  EXPECT_EQ(out["WRED_PROFILE"]["RDMACTL_LOSSLESS"]["ecn"], "ecn_all");
-  EXPECT_EQ(out["PORT"]["Ethernet4"]["mtu"], "9216");
+  EXPECT_EQ(out["WRED_PROFILE"]["RDMACTL_ECN"]["ecn"], "ecn_all");
+  EXPECT_EQ(out["WRED_PROFILE"]["RDMACTL_ECN"]["green_min_threshold"], "150000");
+  EXPECT_EQ(out["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["3"], "3");
   EXPECT_EQ(out["TC_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["3"], "3");
   EXPECT_EQ(out["TC_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["6"], "0");
+  EXPECT_EQ(out["PORT"]["Ethernet4"]["mtu"], "9216");
+  EXPECT_FALSE(out.contains("BUFFER_PG")) << "traditional: the platform's PG 3 headroom";
+  EXPECT_FALSE(out.contains("PFC_WD"));
+}
+
+TEST_F(SwitchConfig, SonicBufferModelsAndTheWatchdog) {
+  const std::string five = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 5}, pfc: [5]}\n");
+  SwitchOptions o;
+  o.vendor = "sonic";
+  o.ports = {"Ethernet0"};
+  auto traditional = render(five, o);
+  ASSERT_FALSE(traditional);
+  EXPECT_EQ(traditional.error().kind, ErrorKind::kInvalidSpec);
+  EXPECT_THAT(traditional.error().message, HasSubstr("groups 3 and 4 only"));
+  o.buffer_model = "dynamic";
+  o.watchdog.enabled = true;
+  o.watchdog.detect_ms = 400;
+  o.watchdog.action = "notify";
+  const auto out = nlohmann::json::parse(must(five, o));
+  EXPECT_EQ(out["BUFFER_PG"]["Ethernet0|5"]["profile"], "NULL");
+  EXPECT_EQ(out["BUFFER_PG"].size(), 1u);
+  EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet0"]["pfcwd_sw_enable"], "5");
+  EXPECT_EQ(out["PFC_WD"]["Ethernet0"],
+            (nlohmann::json{{"action", "alert"}, {"detection_time", "400"}, {"restoration_time", "200"}}));
+}
+
+TEST_F(SwitchConfig, WatchdogOptionsEachVendorHasNoFormForAreRefused) {
+  const std::string spec = test::source_path("examples/roce-lossless.yaml");
+  SwitchOptions o;
+  o.vendor = "nvue";
+  o.ports = {"swp1"};
+  o.watchdog.enabled = true;
+  EXPECT_THAT(must(spec, o), HasSubstr("nv set interface swp1 qos pfc-watchdog\n"));
+  o.watchdog.detect_ms = 300;
+  auto nvue = render(spec, o);
+  ASSERT_FALSE(nvue);
+  EXPECT_EQ(nvue.error().kind, ErrorKind::kUsage);
+  EXPECT_THAT(nvue.error().message, HasSubstr("polling-interval and robustness only"));
+  o.vendor = "eos";
+  o.platform = "strata";
+  o.ports = {"Ethernet1"};
+  o.watchdog.detect_ms.reset();
+  o.watchdog.action = "forward";
+  auto eos = render(spec, o);
+  ASSERT_FALSE(eos);
+  EXPECT_THAT(eos.error().message, HasSubstr("no EOS form"));
+  o.watchdog = PfcWatchdog{false, 300, {}, {}};
+  auto without = render(spec, o);
+  ASSERT_FALSE(without);
+  EXPECT_THAT(without.error().message, HasSubstr("give it too"));
+  o.watchdog = PfcWatchdog{true, 50, {}, {}};
+  auto short_detect = render(spec, o);
+  ASSERT_FALSE(short_detect);
+  EXPECT_THAT(short_detect.error().message, HasSubstr("100 to 5000"));
 }
 
 TEST_F(SwitchConfig, HostsThatDisagreeCannotShareASwitch) {
-  test::TempTree tree;
   tree.write("/f.yaml",
              "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: x}\ndefaults:\n  interfaces:\n"
              "    - {rdmaDevice: mlx5_0, qos: {profile: roce-lossless}}\n"
              "nodes:\n  - match: odd\n    interfaces:\n"
-             "      - {rdmaDevice: mlx5_1, qos: {trust: dscp, dscpToPriority: {26: 4}, pfc: [4]}}\n");
+             "      - {rdmaDevice: mlx5_1, qos: {trust: pcp, dscpToPriority: {26: 4}, pfc: [4]}}\n");
   auto spec = load_spec(tree.root() + "/f.yaml");
   ASSERT_TRUE(spec) << spec.error().to_string();
   auto qos = switch_qos_of(*spec);
   ASSERT_FALSE(qos);
-  ASSERT_EQ(qos.error().diagnostics.size(), 2u);
+  ASSERT_EQ(qos.error().diagnostics.size(), 3u) << qos.error().to_string();
   EXPECT_THAT(qos.error().diagnostics[0].message, HasSubstr("maps DSCP 26 to priority 4"));
-  EXPECT_THAT(qos.error().diagnostics[1].message, HasSubstr("qos.pfc [4] differs from [3]"));
+  EXPECT_THAT(qos.error().diagnostics[1].message, HasSubstr("qos.trust pcp differs from dscp"));
+  EXPECT_THAT(qos.error().diagnostics[2].message, HasSubstr("qos.pfc [4] differs from [3]"));
   EXPECT_EQ(qos.error().diagnostics[0].line, 10);
 }
 
-TEST_F(SwitchConfig, AHostMtuAboveTheSwitchsIsRefused) {
+TEST_F(SwitchConfig, AHostEthernetMtuAboveTheSwitchsIsRefused) {
   auto spec = load_spec(test::source_path("examples/roce-lossless.yaml"));
   ASSERT_TRUE(spec);
   auto qos = switch_qos_of(*spec);
@@ -259,47 +496,72 @@ TEST_F(SwitchConfig, AHostMtuAboveTheSwitchsIsRefused) {
   qos->host_mtu = 9216;
   SwitchOptions options;
   options.vendor = "eos";
+  options.platform = "strata";
   options.ports = {"Ethernet1"};
   auto text = switch_config(*spec, *qos, options);
   ASSERT_FALSE(text);
   EXPECT_THAT(text.error().message, HasSubstr("above eos's largest port MTU 9214"));
   options.vendor = "nvue";
+  options.platform.clear();
+  options.ports = {"swp1"};
   EXPECT_TRUE(switch_config(*spec, *qos, options));
 }
 
-// NVUE's output is run with `sh` and EOS's pasted into a CLI: a port is a name, never a command.
-TEST_F(SwitchConfig, PortsAreNamesNeverCommandsAndRangesCountUp) {
-  auto spec = load_spec(test::source_path("examples/roce-lossless.yaml"));
-  ASSERT_TRUE(spec);
+// InfiniBand ports (and IPoIB's 65520) never cross the Ethernet switch: a mixed spec is fine.
+TEST_F(SwitchConfig, OnlyEthernetInterfacesCountTowardsTheSwitchMtu) {
+  tree.write("/m.yaml",
+             "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: x}\ndefaults:\n  interfaces:\n"
+             "    - {rdmaDevice: mlx5_0, mtu: 9000, qos: {profile: roce-lossless}}\n"
+             "    - {rdmaDevice: mlx5_2, linkType: infiniband, mtu: 65520, ipoib: {mode: connected}}\n");
+  auto spec = load_spec(tree.root() + "/m.yaml");
+  ASSERT_TRUE(spec) << spec.error().to_string();
   auto qos = switch_qos_of(*spec);
-  ASSERT_TRUE(qos);
-  auto refusal = [&](const std::string& vendor, const std::string& port) {
+  ASSERT_TRUE(qos) << qos.error().to_string();
+  EXPECT_EQ(qos->host_mtu, 9000);
+  SwitchOptions o;
+  o.vendor = "nvue";
+  o.ports = {"swp1"};
+  EXPECT_TRUE(switch_config(*spec, *qos, o));
+}
+
+// Ports are each vendor's physical port names: a typo or a command is refused with 64.
+TEST_F(SwitchConfig, PortsAreTheVendorsPortNames) {
+  const std::string spec = test::source_path("examples/roce-lossless.yaml");
+  auto refusal = [&](const std::string& vendor, const std::string& port, bool uplink = false) {
     SwitchOptions options;
     options.vendor = vendor;
-    options.ports = {"swp1", port};
-    auto text = switch_config(*spec, *qos, options);
+    if (vendor == "eos") options.platform = "strata";
+    (uplink ? options.uplinks : options.ports) = {port};
+    auto text = render(spec, options);
     EXPECT_FALSE(text) << vendor << " took " << port << ":\n" << (text ? *text : "");
     if (text) return std::string();
     EXPECT_EQ(text.error().kind, ErrorKind::kUsage);
     return text.error().message;
   };
-  EXPECT_EQ(refusal("nvue", "swp1;touch /tmp/x"),
-            "--ports: \"swp1;touch /tmp/x\" is not a port name: a letter, then letters, digits and / . _ : - (at most 64)");
-  EXPECT_THAT(refusal("eos", "Ethernet1 $(id)"), HasSubstr("is not a port name"));
-  EXPECT_THAT(refusal("eos", "Ethernet1\nreload now"), HasSubstr("is not a port name"));
-  EXPECT_THAT(refusal("sonic", "Ethernet0|x"), HasSubstr("is not a port name"));
-  EXPECT_THAT(refusal("nvue", "1swp"), HasSubstr("is not a port name"));
-  EXPECT_THAT(refusal("nvue", std::string(65, 'a')), HasSubstr("is not a port name"));
-  EXPECT_EQ(refusal("nvue", "swp32-1"), "--ports: \"swp32-1\" is not a range that counts up (swp32-N, N above 32)");
-  EXPECT_THAT(refusal("eos", "Ethernet4-4"), HasSubstr("is not a range that counts up"));
-  EXPECT_EQ(refusal("sonic", "Ethernet0-4"),
-            "--ports: \"Ethernet0-4\" is a range: SONiC's CONFIG_DB names each port, list them (Ethernet0,Ethernet4)");
+  EXPECT_THAT(refusal("sonic", "Etherent4"), HasSubstr("\"Etherent4\" is not a SONiC port"));
+  EXPECT_THAT(refusal("eos", "Etherent4"), HasSubstr("is not an Arista EOS Ethernet interface"));
+  EXPECT_THAT(refusal("nvue", "swp1;touch /tmp/x"), HasSubstr("is not a Cumulus Linux switch port"));
+  EXPECT_THAT(refusal("nvue", "bond0"), HasSubstr("give those"));
+  EXPECT_THAT(refusal("eos", "Port-Channel10"), HasSubstr("give those"));
+  EXPECT_THAT(refusal("sonic", "PortChannel0001"), HasSubstr("give those"));
+  EXPECT_THAT(refusal("eos", "Ethernet1 $(id)"), HasSubstr("is not an Arista"));
+  EXPECT_THAT(refusal("eos", "Ethernet1\nreload now"), HasSubstr("is not an Arista"));
+  EXPECT_THAT(refusal("sonic", "Ethernet0|x"), HasSubstr("is not a SONiC port"));
+  EXPECT_THAT(refusal("sonic", "Ethernet0-4"), HasSubstr("is not a SONiC port"));
+  EXPECT_EQ(refusal("nvue", "swp32-1"), "--ports: \"swp32-1\" is not a range that counts up");
+  EXPECT_EQ(refusal("eos", "Ethernet4-4", true), "--uplinks: \"Ethernet4-4\" is not a range that counts up");
+  SwitchOptions twice;
+  twice.vendor = "nvue";
+  twice.ports = {"swp1"};
+  twice.uplinks = {"swp1"};
+  auto dup = render(spec, twice);
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().message, "--uplinks: \"swp1\" is given twice");
 
   // The names and ranges of the vendors' own examples pass.
   EXPECT_THAT(config("nvue", {"swp1s0-3", "swp49"}), HasSubstr("nv set interface swp1s0-3 link mtu 9216\n"));
-  EXPECT_THAT(config("eos", {"Ethernet2/5/1", "Ethernet1/1-4", "Port-Channel10"}),
-              HasSubstr("interface Ethernet1/1-4\n"));
-  EXPECT_THAT(config("sonic", {"Ethernet0", "Ethernet-BP0"}), HasSubstr("\"Ethernet-BP0|3\""));
+  EXPECT_THAT(config("eos", {"Ethernet2/5/1", "Ethernet1/1-4"}), HasSubstr("interface Ethernet1/1-4\n"));
+  EXPECT_THAT(config("sonic", {"Ethernet0", "Ethernet252"}), HasSubstr("\"Ethernet252|3\""));
 }
 
 }  // namespace
