@@ -50,7 +50,7 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
   sub->footer(
       "Checks: port ACTIVE and LinkUp; rate against the adapter's best and full link width; link layer\n"
       "against the spec; a RoCE v2 GID for every IPv4 address of a RoCE netdev (and which GID index\n"
-      "tests should use); RoCE MTU (netdev MTU of at least 4200; 9000 is the norm); PFC on the\n"
+      "tests should use); RoCE MTU (netdev MTU of at least 4192; 9000 is the norm); PFC on the\n"
       "priority DSCP 26 maps to, ECN on each PFC priority (where DCB was observed); the traffic\n"
       "class NCCL and perftest send by default (0, i.e. DSCP 0) on a priority without PFC, or the one\n"
       "the DOCA/MLNX-OFED driver forces (tc/<port>/traffic_class), with the NCCL_IB_TC and perftest\n"

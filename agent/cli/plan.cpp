@@ -40,6 +40,16 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   auto state = recorded_or_observed(global, opts.state_file, &*spec, &engine);
   if (!state) return report_error(state.error());
   const NodeSpec node_spec = merge_for_node(*spec, state->node);
+  // The spec's own warnings (cnp-pfc) that concern this node: those of defaults and of the nodes:
+  // entries that match it, on standard error as validate prints them, whatever the host's drift.
+  for (const FleetFinding& f : spec_warning_findings(*spec)) {
+    bool mine = f.where.path.rfind("nodes[", 0) != 0;
+    for (size_t i = 0; !mine && i < spec->nodes.size(); ++i) {
+      mine = f.where.path.rfind("nodes[" + std::to_string(i) + "]", 0) == 0 &&
+             entry_matches_node(spec->nodes[i], state->node);
+    }
+    if (mine) std::cerr << to_text(f) << "\n";
+  }
   Report report = engine.plan(node_spec, *state);
   report.spec_file = spec->file;
   report.spec_sha256 = spec->sha256;

@@ -21,9 +21,13 @@
 namespace rdmactl {
 namespace {
 
-// A RoCE path MTU of 4096 needs a netdev MTU of 4096 plus RoCE v2 headers (Ethernet, IP, UDP,
-// BTH, ICRC): 4200 is the usual threshold; 9000 is the norm on RDMA fabrics.
-constexpr int kRoceMtuThreshold = 4200;
+// The bytes the kernel takes off a netdev MTU before choosing a RoCE path MTU: iboe_get_mtu
+// (include/rdma/ib_addr.h) subtracts IB_GRH_BYTES 40 + IB_UDP_BYTES 8 + IB_BTH_BYTES 12 +
+// IB_EXT_XRC_BYTES 4 + IB_EXT_ATOMICETH_BYTES 28 + IB_ICRC_BYTES 4 (include/rdma/ib_pack.h) = 96,
+// then takes the largest IB MTU that fits. So 4096 needs a netdev MTU of 4192; 9000 is the norm.
+constexpr int kIboeHeaderBytes = 40 + 8 + 12 + 4 + 28 + 4;
+constexpr int kRoceMtuThreshold = 4096 + kIboeHeaderBytes;
+static_assert(kRoceMtuThreshold == 4192);
 
 std::string port_resource(const DeviceState& d, const PortState& p) {
   return "rdma/" + d.name + "/" + std::to_string(p.port);
@@ -35,12 +39,13 @@ std::string format_gbps(double gbps) {
   return buf;
 }
 
-// The RoCE path MTU the kernel derives from a netdev MTU (iboe_get_mtu).
+// The RoCE path MTU the kernel derives from a netdev MTU (iboe_get_mtu); 0 below 256 + 96, where
+// iboe_get_mtu returns 0 (no valid IB MTU).
 int roce_active_mtu(int netdev_mtu) {
   for (int mtu : {4096, 2048, 1024, 512, 256}) {
-    if (netdev_mtu >= mtu + (kRoceMtuThreshold - 4096)) return mtu;
+    if (netdev_mtu - kIboeHeaderBytes >= mtu) return mtu;
   }
-  return 256;
+  return 0;
 }
 
 // The top rate of one port of known NVIDIA/Mellanox adapters, by hca_type. A port below it
@@ -86,21 +91,31 @@ std::string ipv4_gid(const std::string& ipv4) {
 // - MLNX_OFED/DOCA mlx5, drivers/infiniband/hw/mlx5/main_ext.c ("mlx5_force_tc"): a global value in
 //   /sys/class/infiniband/<dev>/tc/<port>/traffic_class overrides the traffic class of every GRH QP
 //   of the port (tclass_get_tclass_locked), whatever the application asked for.
-// A DSCP with no dscpToPriority entry: mlx5's firmware table starts at dscp >> 3 (mlnx_qos output)
-// and en_dcbnl.c mlx5e_dcbnl_ieee_delapp resets a deleted entry to priority 0; both give 0 for
-// DSCP 0, and 0 is what this check assumes for any DSCP the observed table does not list.
+// A DSCP with no dscpToPriority entry under trust dscp:
+// - mlx5 classifies by its firmware row (QPDPM), which the kernel shows only through app entries
+//   (reconcilers/qos/qos.cpp). The row is dscp >> 3 until an entry of it is deleted (then 0,
+//   mlx5e_dcbnl_ieee_delapp): dscp >> 3 is what mlnx-tools' mlnx_qos writes as the "#firmware
+//   default" (python/mlnx_qos setDefaultAppEntry; no kernel source states the firmware's table), and
+//   mlx5e_trust_initialize only reads the table, never writes it. This check assumes dscp >> 3 and
+//   says that it did.
+// - other drivers have no table behind the app list: a DSCP without an entry gets priority 0 (the
+//   kernel's dcb_ieee_getapp_mask finds no entry).
 struct DscpPriority {
   int priority = 0;
-  bool from_table = false;  // false: no entry, priority 0 assumed
+  bool from_table = false;  // false: no entry, priority assumed (see firmware_row)
+  bool firmware_row = false;  // mlx5: the assumed priority is the firmware's default row, dscp >> 3
 };
 
-DscpPriority dscp_priority(const nlohmann::json& qos, int dscp) {
+bool has_firmware_rows(const std::string& driver) { return driver == "mlx5_core"; }
+
+DscpPriority dscp_priority(const nlohmann::json& qos, int dscp, const std::string& driver) {
   const std::string key = std::to_string(dscp);
   if (qos.contains("dscpToPriority") && qos["dscpToPriority"].is_object() && qos["dscpToPriority"].contains(key) &&
       qos["dscpToPriority"][key].is_number_integer()) {
-    return {qos["dscpToPriority"][key].get<int>(), true};
+    return {qos["dscpToPriority"][key].get<int>(), true, false};
   }
-  return {0, false};
+  if (has_firmware_rows(driver)) return {dscp >> 3, false, true};
+  return {0, false, false};
 }
 
 bool pfc_on(const nlohmann::json& qos, int priority) {
@@ -111,12 +126,18 @@ bool pfc_on(const nlohmann::json& qos, int priority) {
 }
 
 // "priority 3 (its dscpToPriority entry for DSCP 26)", or for a DSCP the table does not list,
-// "priority 0 (dscpToPriority has no entry for DSCP 0, so the driver uses priority 0)".
+// "priority 0 (dscpToPriority has no entry for DSCP 0, so the driver uses priority 0)", or on mlx5
+// the firmware's row.
 std::string describe_mapping(int dscp, const DscpPriority& m) {
-  return "priority " + std::to_string(m.priority) +
-         (m.from_table ? " (its dscpToPriority entry for DSCP " + std::to_string(dscp) + ")"
-                       : " (dscpToPriority has no entry for DSCP " + std::to_string(dscp) +
-                             ", so the driver uses priority 0)");
+  const std::string d = std::to_string(dscp);
+  if (m.from_table) return "priority " + std::to_string(m.priority) + " (its dscpToPriority entry for DSCP " + d + ")";
+  if (m.firmware_row) {
+    const std::string head = "priority " + std::to_string(m.priority) + " (dscpToPriority has no entry for DSCP " + d +
+                             ", so the firmware's row decides: ";
+    if (m.priority == 0) return head + "0, by default (dscp >> 3) and after a delete)";
+    return head + "dscp >> 3 = " + std::to_string(m.priority) + " by default, 0 if an entry of it was deleted)";
+  }
+  return "priority 0 (dscpToPriority has no entry for DSCP " + d + ", so the driver uses priority 0)";
 }
 
 // The ToS byte that lands on a lossless priority: the DSCP of the first PFC priority that has one
@@ -209,6 +230,8 @@ class Doctor {
           check_roce(d, p);
           check_lossless(d, p);
           check_dcbx_peer(d, p);
+          check_dcbx_mode(d, p);
+          check_cnp_priority(d, p);
           check_traffic_class(d, p);
         }
       }
@@ -411,14 +434,64 @@ class Doctor {
     }
   }
 
+  // Who runs DCBX (qos.dcbx, from the driver's getdcbx): where it is the adapter's firmware
+  // (mlx5: DCBX_PARAM.version_oper not "disabled - host is in charge", mlx5e_dcbnl_initialize), the
+  // firmware's DCBX engine can replace PFC and the DSCP table with the switch's, so what rdmactl or
+  // anyone sets through dcbnl may not stay. The runtime fix is host mode through dcbnl
+  // (mlx5e_dcbnl_setdcbx with DCB_CAP_DCBX_HOST writes version_admin 0); the lasting one is the
+  // firmware's LLDP agent off (mlxconfig's LLDP_NB_DCBX_P<n>, "Enables DCBX", mstflint's
+  // mlxconfig_host.db), since a driver load reads the firmware's mode again.
+  void check_dcbx_mode(const DeviceState& d, const PortState& p) {
+    const NetdevState* netdev = p.netdev.empty() ? nullptr : state_.find_netdev(p.netdev);
+    if (!netdev || !netdev->qos || !netdev->qos->is_object()) return;
+    if (netdev->qos->value("dcbx", "") != "firmware") return;
+    const std::string n = netdev->name;
+    std::string fix = "hand DCBX to the host: `dcb dcbx set dev " + n + " host ieee` (or `mlnx_qos -i " + n +
+                      " --dcbx os`), then apply the spec again";
+    if (netdev->driver == "mlx5_core" && !d.pci.empty()) {
+      fix += "; to keep it so after a driver reload or reboot, turn the firmware's DCBX off: `mstconfig -d " + d.pci +
+             " set LLDP_NB_DCBX_P" + std::to_string(p.port) + "=False` (takes effect at the next boot)";
+    }
+    add("dcbx", "warning", "netdev/" + n,
+        "DCBX on " + n + " (" + d.name + " port " + std::to_string(p.port) +
+            ") is run by the adapter's firmware, not the host: it can replace PFC and the DSCP table with what the "
+            "switch advertises, so the host's settings may not stay",
+        fix);
+  }
+
+  // CNPs (ecn.cnpDscp) on a priority with PFC: a pause from a congested switch holds back the CNPs
+  // that would slow the senders down, so DCQCN loses its signal when it is needed. Under trust dscp
+  // only: the CNP's priority is its DSCP's row (dscp_priority).
+  void check_cnp_priority(const DeviceState& d, const PortState& p) {
+    const NetdevState* netdev = p.netdev.empty() ? nullptr : state_.find_netdev(p.netdev);
+    if (!netdev || !netdev->qos || !netdev->qos->is_object() || !netdev->ecn || !netdev->ecn->is_object()) return;
+    const nlohmann::json& qos = *netdev->qos;
+    const nlohmann::json& ecn = *netdev->ecn;
+    if (qos.value("trust", "") != "dscp" || !qos.contains("pfc") || !qos["pfc"].is_array()) return;
+    if (!ecn.contains("cnpDscp") || !ecn["cnpDscp"].is_number_integer()) return;
+    const int cnp = ecn["cnpDscp"].get<int>();
+    const DscpPriority m = dscp_priority(qos, cnp, netdev->driver);
+    if (!pfc_on(qos, m.priority)) return;
+    add("cnp-priority", "warning", "netdev/" + netdev->name,
+        "CNPs of " + d.name + " port " + std::to_string(p.port) + " (DSCP " + std::to_string(cnp) + ") land on " +
+            describe_mapping(cnp, m) + ", which has PFC (" + json_text(qos["pfc"]) +
+            "): a pause holds back the CNPs that would slow the senders, and DCQCN stops working under congestion",
+        "map DSCP " + std::to_string(cnp) + " to a priority without PFC (qos.dscpToPriority; 48 -> 6 is the usual "
+        "choice), or set ecn.cnpDscp to a DSCP that lands on one");
+  }
+
   void check_roce(const DeviceState& d, const PortState& p) {
     const NetdevState* netdev = p.netdev.empty() ? nullptr : state_.find_netdev(p.netdev);
     if (!netdev) return;
     if (netdev->mtu > 0 && netdev->mtu < kRoceMtuThreshold) {
+      const int active = roce_active_mtu(netdev->mtu);
       add("roce-mtu", "warning", "netdev/" + netdev->name,
           netdev->name + " has MTU " + std::to_string(netdev->mtu) + ", so RoCE on " + d.name + " port " +
-              std::to_string(p.port) + " uses " + std::to_string(roce_active_mtu(netdev->mtu)) +
-              "-byte packets (4096 needs an MTU of at least " + std::to_string(kRoceMtuThreshold) + ")",
+              std::to_string(p.port) +
+              (active > 0 ? " uses " + std::to_string(active) + "-byte packets"
+                          : " has no valid path MTU (iboe_get_mtu needs at least " +
+                                std::to_string(256 + kIboeHeaderBytes) + ")") +
+              " (4096 needs an MTU of at least " + std::to_string(kRoceMtuThreshold) + ")",
           "set mtu: 9000 on the interface (and jumbo frames on the switch ports)");
     }
     for (const std::string& cidr : netdev->addresses) {
@@ -474,7 +547,7 @@ class Doctor {
         "/sys/class/infiniband/" + d.name + "/tc/" + std::to_string(p.port) + "/traffic_class";
     if (p.forced_traffic_class) {
       const int tc = *p.forced_traffic_class;
-      const DscpPriority forced = dscp_priority(qos, tc >> 2);
+      const DscpPriority forced = dscp_priority(qos, tc >> 2, netdev->driver);
       if (pfc_on(qos, forced.priority)) {
         report_.notes.push_back(
             {resource, "the vendor driver forces traffic class " + std::to_string(tc) + " on every QP of " + d.name +
@@ -486,7 +559,7 @@ class Doctor {
       }
       // DSCP 26 on a priority without PFC is check_lossless's error already: one finding, not two.
       if (tc >> 2 == 26 && forced.from_table) return;
-      const auto tos = wanted_tos(d, p, qos);
+      const auto tos = wanted_tos(d, p, qos, netdev->driver);
       add("traffic-class", "warning", resource,
           "the vendor driver forces traffic class " + std::to_string(tc) + " on every QP of " + d.name + " port " +
               std::to_string(p.port) + " (tc/" + std::to_string(p.port) + "/traffic_class), i.e. DSCP " +
@@ -499,10 +572,10 @@ class Doctor {
                     tc_file + ", or `echo -1` to stop forcing one");
       return;
     }
-    const DscpPriority zero = dscp_priority(qos, 0);
+    const DscpPriority zero = dscp_priority(qos, 0, netdev->driver);
     if (pfc_on(qos, zero.priority)) return;
     std::string fix;
-    if (const auto tos = wanted_tos(d, p, qos)) {
+    if (const auto tos = wanted_tos(d, p, qos, netdev->driver)) {
       const std::string t = std::to_string(tos->first);
       fix = "give RoCE applications the ToS " + t + " (" + tos->second + "): `export NCCL_IB_TC=" + t +
             "` for NCCL; `ib_write_bw -R` (rdma_cm then uses the default ToS that roce: {tos: " + t +
@@ -525,19 +598,19 @@ class Doctor {
   // The ToS to tell applications: the spec's roce.tos for this port when it gives one, else the
   // DSCP of the first PFC priority (lossless_tos); with a few words saying where it came from.
   std::optional<std::pair<int, std::string>> wanted_tos(const DeviceState& d, const PortState& p,
-                                                        const nlohmann::json& qos) const {
+                                                        const nlohmann::json& qos, const std::string& driver) const {
     if (spec_) {
       for (const InterfaceSpec& iface : spec_->interfaces) {
         if (!iface.roce.tos || !selects(iface.selector, d, p)) continue;
         const int tos = *iface.roce.tos;
         return std::make_pair(tos, "the spec's roce.tos: DSCP " + std::to_string(tos >> 2) + " -> priority " +
-                                       std::to_string(dscp_priority(qos, tos >> 2).priority));
+                                       std::to_string(dscp_priority(qos, tos >> 2, driver).priority));
       }
     }
     const auto tos = lossless_tos(qos);
     if (!tos) return std::nullopt;
     return std::make_pair(*tos, "DSCP " + std::to_string(*tos >> 2) + " -> priority " +
-                                    std::to_string(dscp_priority(qos, *tos >> 2).priority) + ", which has PFC");
+                                    std::to_string(dscp_priority(qos, *tos >> 2, driver).priority) + ", which has PFC");
   }
 
   // PCIe: the link's width and speed against the device's best, and its bandwidth against the

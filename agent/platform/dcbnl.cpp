@@ -26,13 +26,15 @@ constexpr uint16_t kGetFlags = NLM_F_REQUEST;
 constexpr uint16_t kSetFlags = NLM_F_REQUEST | NLM_F_ACK;
 
 // Indexed by attribute type: one past the largest type each table reads.
-constexpr size_t kTopTableSize = DCB_ATTR_IEEE + 1;
+constexpr size_t kTopTableSize = DCB_ATTR_DCBX + 1;
 constexpr size_t kIeeeTableSize = kDcbAttrAppTrustTable + 1;
 
-// The top level of every reply; DCB_ATTR_DCBX after the nest and anything newer are ignored.
+// The top level of every reply: DCB_ATTR_DCBX follows the nest where the driver has getdcbx
+// (dcbnl_ieee_fill: `if (dcbx >= 0) nla_put_u8(skb, DCB_ATTR_DCBX, dcbx)`); anything newer is ignored.
 constexpr AttributePolicy kGetReplyPolicy[] = {
     {DCB_ATTR_IFNAME, MNL_TYPE_NUL_STRING, "DCB_ATTR_IFNAME"},
     {DCB_ATTR_IEEE, MNL_TYPE_NESTED, "DCB_ATTR_IEEE", true},
+    {DCB_ATTR_DCBX, MNL_TYPE_U8, "DCB_ATTR_DCBX"},
 };
 
 // IEEE_SET/IEEE_DEL replies carry DCB_ATTR_IEEE as the driver's status instead of a nest.
@@ -164,6 +166,7 @@ Result<IeeeReply> parse_reply(const nlmsghdr* message) {
   }
 
   IeeeReply reply;
+  if (const nlattr* dcbx = top[DCB_ATTR_DCBX]; dcbx != nullptr) reply.state.dcbx = mnl_attr_get_u8(dcbx);
   if (const nlattr* pfc = ieee[DCB_ATTR_IEEE_PFC]; pfc != nullptr) {
     ieee_pfc raw{};
     std::memcpy(&raw, mnl_attr_get_payload(pfc), sizeof raw);  // the payload is only 4-aligned

@@ -51,7 +51,17 @@ struct DcbIeeeState {
   // firmware runs DCBX).
   std::optional<uint8_t> peer_pfc_enable;
   std::optional<std::vector<DcbApp>> peer_apps;
+  // DCB_ATTR_DCBX, which dcbnl_ieee_fill (net/dcb/dcbnl.c) appends after the DCB_ATTR_IEEE nest
+  // from the driver's getdcbx: the DCB_CAP_DCBX_* flags, the same byte DCB_CMD_GDCBX answers.
+  // Without DCB_CAP_DCBX_HOST the device's own DCBX engine (firmware) is in charge and can
+  // override PFC and the app table with what the switch advertises (mlx5: mlx5e_dcbnl_initialize
+  // sets HOST only when DCBX_PARAM.version_oper is MLX5E_DCBX_PARAM_VER_OPER_HOST).
+  // nullopt: the driver has no getdcbx.
+  std::optional<uint8_t> dcbx;
 };
+
+// DCB_CAP_DCBX_HOST (linux/dcbnl.h): DCBX is run by the host's LLDP agent, or by nobody.
+constexpr uint8_t kDcbCapDcbxHost = 0x01;
 
 // Message builders (exposed for golden-byte tests). `pfc` is the whole ieee_pfc struct as read,
 // with pfc_en replaced.
@@ -62,7 +72,8 @@ void build_ieee_set_pfc(MnlMessage& message, const std::string& ifname, const st
 void build_ieee_set_trust(MnlMessage& message, const std::string& ifname, const std::vector<uint8_t>& selectors);
 
 // Reads a DCB_CMD_IEEE_GET reply (RTM_GETDCB, dcbmsg, DCB_ATTR_IFNAME, DCB_ATTR_IEEE nest) as the
-// kernel's dcbnl_ieee_fill builds it; attributes not read here (ETS, the peer's ETS, DCBX) are ignored.
+// kernel's dcbnl_ieee_fill builds it (DCB_ATTR_DCBX included); attributes not read here (ETS, the
+// peer's ETS) are ignored.
 Result<DcbIeeeState> parse_ieee_reply(const nlmsghdr* message);
 
 // A DCB client over an MnlSocket on NETLINK_ROUTE. Errors name the netdev; a driver without DCB

@@ -45,7 +45,10 @@
 #include <set>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "agent/core/cidr.h"
+#include "agent/platform/netns_mounts.h"
 #include "agent/spec/text.h"
 
 namespace rdmactl {
@@ -1223,6 +1226,11 @@ Result<void> enter_netns(const std::string& name) {
   if (mount("", "/", "none", MS_SLAVE | MS_REC, nullptr) != 0) {
     return make_errno_error("mount --make-rslave /", errno, shown_path);
   }
+  // configfs and debugfs below the host's /sys go with it: clone them now and attach the clones to
+  // the new sysfs (agent/platform/netns_mounts.h). A failure is logged here, not fatal: rdma_cm and
+  // cc_params then report themselves missing, and this says why.
+  Result<HostSysMounts> carried = HostSysMounts::take();
+  if (!carried) spdlog::warn("--netns: {}: configfs and debugfs stay the host's only", carried.error().to_string());
   unsigned long mount_flags = 0;
   if (umount2("/sys", MNT_DETACH) != 0) {
     // Nothing mounted there, or it cannot be unmounted: mount over it. A read-only /sys cannot be
@@ -1232,6 +1240,11 @@ Result<void> enter_netns(const std::string& name) {
   }
   if (mount(name.c_str(), "/sys", "sysfs", mount_flags, nullptr) != 0) {
     return make_errno_error("mount sysfs on /sys", errno, shown_path);
+  }
+  if (carried) {
+    if (Result<void> attached = carried->attach(); !attached) {
+      spdlog::warn("--netns: {}: it is not reachable inside the namespace", attached.error().to_string());
+    }
   }
   // iproute2 also bind-mounts /etc/netns/<name>/* over /etc; rdmactl reads no per-namespace
   // resolver or hosts configuration, so that step is left out.

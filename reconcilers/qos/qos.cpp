@@ -17,6 +17,25 @@
 //    and dscp >> 3 for the others (what `mlnx_qos --trust dscp` writes, mlnx-tools
 //    setDefaultAppEntry "#firmware default"). Two hosts with one spec then hold the same table.
 //    Trust is carried by the table: trust dscp = all 64 entries, trust pcp = none.
+//    The kernel shows a firmware row only through its app entry: the driver reads the QPDPM table
+//    once (mlx5e_trust_initialize -> mlx5_query_dscp2prio, port.c) into priv->dcbx_dp.dscp2prio,
+//    lists all 64 only when it loads under DSCP trust (mlx5e_dcbnl_init_app), and has no
+//    ieee_getapp and no sysfs file for the table (upstream or MLNX_OFED en_sysfs.c). So the
+//    observed qos records the rows it can see (dscpToPriority, all 64 where the table is whole) and,
+//    under DSCP trust, how many it cannot (dscpRowsHidden).
+//    Rollback: a row without an entry cannot be written back. Deleting an entry writes priority 0
+//    to its row (mlx5e_dcbnl_ieee_delapp "Reset the priority mapping back to zero") and keeps DSCP
+//    trust while other entries remain, so undoing the whole table to a partial one (as
+//    `mlnx_qos --dscp2prio set,26,3` or `dcb app add ... dscp-prio 26:3` leave it) by deletes would
+//    move every other DSCP (CNPs on DSCP 48) to priority 0. The revert keeps those entries at
+//    dscp >> 3 instead, the firmware's row until an entry of it is deleted, puts the shown rows
+//    back, and fails: the rollback check then sees a table that is not as before, and says so.
+//    (A row that was 0 before, its entry deleted earlier, cannot be told from one at dscp >> 3:
+//    the kernel shows neither.) Back to PCP trust there is no such choice: the deletes leave every row at 0, which PCP
+//    trust does not consult (the plan says so).
+//  - DCBX: where the device's own DCBX engine is in charge (no DCB_CAP_DCBX_HOST in getdcbx), the
+//    firmware can replace PFC and the app table with what the switch advertises; every qos
+//    change of that netdev says so (observed as qos.dcbx "firmware").
 //  - other drivers: the DSCP entries are exactly the spec's; new entries are added before the
 //    replaced ones are deleted (the generic dcb_ieee_setapp keeps several priorities per DSCP).
 // A netdev whose driver has no DCB gets a "not supported" error in the plan, never a silent no-op.
@@ -26,6 +45,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "agent/platform/dcbnl.h"
@@ -128,6 +148,13 @@ nlohmann::json observe_netdev(DcbClient& dcb, const NetdevState& n) {
     // As mlnx_qos reads it (getTrust): DSCP entries mean DSCP trust.
     qos["trust"] = has_dscp ? "dscp" : "pcp";
   }
+  // mlx5 under DSCP trust: the DSCPs whose firmware row classifies packets but is not shown (no
+  // app entry); see the top of this file.
+  if (full_table_driver(n) && qos["trust"] == "dscp" && qos["dscpToPriority"].size() < static_cast<size_t>(kDscpCount)) {
+    qos["dscpRowsHidden"] = kDscpCount - static_cast<int>(qos["dscpToPriority"].size());
+  }
+  // Who runs DCBX: "host" (DCB_CAP_DCBX_HOST: the host's LLDP agent, or nobody) or "firmware".
+  if (ieee->dcbx) qos["dcbx"] = (*ieee->dcbx & kDcbCapDcbxHost) ? "host" : "firmware";
   // The DCBX peer's (the switch's) PFC and DSCP table, where the driver passes them on
   // (dcbnl_ieee_fill: ieee_peer_getpfc, peer_getapptable); doctor compares them with the spec.
   if (ieee->peer_pfc_enable || ieee->peer_apps) {
@@ -137,6 +164,73 @@ nlohmann::json observe_netdev(DcbClient& dcb, const NetdevState& n) {
     qos["peer"] = std::move(peer);
   }
   return qos;
+}
+
+void append_note(Change& change, const std::string& note) {
+  if (note.empty()) return;
+  change.note += (change.note.empty() ? "" : "; ") + note;
+}
+
+// The DSCP -> priority table a netdev has once the spec is applied: the spec's (all 64 on mlx5)
+// where it sets one, else the observed entries.
+std::map<int, int> table_after(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos) {
+  std::map<int, int> table;
+  if (iface.qos.dscp_to_priority) {
+    if (full_table_driver(n)) {
+      for (int dscp = 0; dscp < kDscpCount; ++dscp) table[dscp] = dscp >> 3;
+    }
+    for (const auto& [dscp, priority] : *iface.qos.dscp_to_priority) table[dscp] = priority;
+    return table;
+  }
+  if (qos.contains("dscpToPriority") && qos["dscpToPriority"].is_object()) {
+    for (const auto& [dscp, priority] : qos["dscpToPriority"].items()) {
+      if (priority.is_number_integer()) table[std::stoi(dscp)] = priority.get<int>();
+    }
+  }
+  return table;
+}
+
+// Warnings every qos change of a netdev carries: firmware DCBX, and CNPs on a PFC priority.
+std::string netdev_warnings(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos) {
+  std::string out;
+  if (qos.value("dcbx", "") == "firmware") {
+    out = "warning: DCBX on " + n.name +
+          " is run by the adapter's firmware (getdcbx has no DCB_CAP_DCBX_HOST): it can replace PFC and the DSCP "
+          "table with what the switch advertises; hand DCBX to the host with `dcb dcbx set dev " + n.name +
+          " host ieee` (or `mlnx_qos -i " + n.name + " --dcbx os`)";
+  }
+  // Under DSCP trust, a CNP's priority is its DSCP's row. With PFC on that priority, a pause from
+  // the congested switch holds back the CNP that would have slowed the sender: DCQCN loses its
+  // signal exactly when it is needed.
+  std::optional<int> cnp;
+  if (iface.ecn.cnp_dscp) {
+    cnp = *iface.ecn.cnp_dscp;
+  } else if (n.ecn && n.ecn->is_object() && n.ecn->contains("cnpDscp") && (*n.ecn)["cnpDscp"].is_number_integer()) {
+    cnp = (*n.ecn)["cnpDscp"].get<int>();
+  }
+  std::string trust = qos.value("trust", "");
+  if (iface.qos.trust) trust = *iface.qos.trust;
+  if (iface.qos.dscp_to_priority && !iface.qos.dscp_to_priority->empty()) trust = "dscp";
+  std::vector<int> pfc;
+  if (iface.qos.pfc) {
+    pfc = *iface.qos.pfc;
+  } else if (qos.contains("pfc") && qos["pfc"].is_array()) {
+    for (const auto& p : qos["pfc"]) {
+      if (p.is_number_integer()) pfc.push_back(p.get<int>());
+    }
+  }
+  if (cnp && trust == "dscp") {
+    const std::map<int, int> table = table_after(iface, n, qos);
+    const auto row = table.find(*cnp);
+    if (row != table.end() && std::find(pfc.begin(), pfc.end(), row->second) != pfc.end()) {
+      out += std::string(out.empty() ? "" : "; ") + "warning: CNPs of " + n.name + " (ecn.cnpDscp " +
+             std::to_string(*cnp) + ") land on priority " + std::to_string(row->second) +
+             ", which has PFC: a pause holds back the CNPs that would slow the senders, and DCQCN stops working "
+             "under congestion; map DSCP " + std::to_string(*cnp) + " to a priority without PFC (48 -> 6 is the "
+             "usual choice)";
+    }
+  }
+  return out;
 }
 
 class QosReconciler final : public Reconciler {
@@ -191,12 +285,15 @@ class QosReconciler final : public Reconciler {
         out.errors.push_back(selector_error(iface, make_error(ErrorKind::kNotSupported, why)));
         continue;
       }
+      const size_t first = out.changes.size();
       if (full_table_driver(n)) {
         diff_full_table(iface, n, qos, out);
       } else {
         diff_entries(iface, n, qos, out);
       }
       diff_pfc(iface, n, qos, out);
+      const std::string warnings = netdev_warnings(iface, n, qos);
+      for (size_t i = first; i < out.changes.size(); ++i) append_note(out.changes[i], warnings);
     }
   }
 
@@ -253,10 +350,20 @@ class QosReconciler final : public Reconciler {
     Change change = make_change(resource, "qos.dscpToPriority", current, desired, kName, true);
     change.via = kVia;
     if (desired.empty()) {
-      change.note = "every DSCP entry is deleted: " + n.driver + " resets each to priority 0, then trusts PCP";
+      change.note = "every DSCP entry is deleted: " + n.driver +
+                    " resets each to priority 0, then trusts PCP; the firmware's rows stay at 0 (PCP trust does not "
+                    "consult them, but a later `dcb app add` of one DSCP puts every other DSCP on priority 0)";
     } else {
       change.note = "all 64 DSCPs get an entry (dscp >> 3 where the spec has no row): the firmware table then does "
                     "not depend on the host's history";
+      const int hidden = qos.value("dscpRowsHidden", 0);
+      if (current_trust == "dscp" && hidden > 0) {
+        change.note += "; " + std::to_string(hidden) + " DSCPs have no entry now, so the kernel does not show their "
+                       "firmware rows: a rollback cannot delete their new entries without putting them on priority 0 "
+                       "(mlx5e_dcbnl_ieee_delapp), so it keeps them at dscp >> 3 and reports that it did";
+      } else if (current_trust == "pcp") {
+        change.note += "; a rollback deletes every entry again, which leaves the firmware's rows at priority 0";
+      }
     }
     out.changes.push_back(std::move(change));
   }
@@ -329,9 +436,23 @@ class QosReconciler final : public Reconciler {
       if (std::find(current.begin(), current.end(), app) == current.end()) set.push_back(app);
     }
     std::vector<DcbApp> remove;
+    // A table that stays DSCP-trusted with fewer than 64 entries is only ever a revert (or a put-back)
+    // to what the host had: diff_full_table plans all 64 or none. Its other DSCPs had no entry, so
+    // their rows were the firmware's; deleting the entries now would write 0 to them
+    // (mlx5e_dcbnl_ieee_delapp), so they keep an entry at dscp >> 3, the firmware's row until an
+    // entry of it is deleted (mlnx_qos setDefaultAppEntry, "#firmware default").
+    std::vector<int> kept_rows;
+    const bool partial = !wanted.empty() && wanted.size() < static_cast<size_t>(kDscpCount);
     for (const DcbApp& app : current) {
       const bool kept = std::any_of(wanted.begin(), wanted.end(), [&](const DcbApp& w) { return w.protocol == app.protocol; });
-      if (!kept) remove.push_back(app);
+      if (kept) continue;
+      if (!partial) {
+        remove.push_back(app);
+        continue;
+      }
+      kept_rows.push_back(app.protocol);
+      const DcbApp row{kDcbSelectorDscp, static_cast<uint8_t>(app.protocol >> 3), app.protocol};
+      if (!(row == app)) set.push_back(row);
     }
     if (!set.empty()) {
       if (auto r = dcb.add_apps(ifname, set); !r) {
@@ -347,7 +468,26 @@ class QosReconciler final : public Reconciler {
     }
     // The table went through empty (or ends empty, PCP), so trust agrees with it again.
     rearm_.erase(ifname);
+    if (!kept_rows.empty()) return kept_rows_error(ifname, kept_rows);
     return ok();
+  }
+
+  // Why a revert to a partial mlx5 table did not restore it: the rows it kept (see apply_full_table).
+  static Error kept_rows_error(const std::string& ifname, std::vector<int> dscps) {
+    std::sort(dscps.begin(), dscps.end());
+    std::string list;
+    for (size_t i = 0; i < dscps.size() && i < 8; ++i) list += (i ? ", " : "") + std::to_string(dscps[i]);
+    if (dscps.size() > 8) list += ", ... (" + std::to_string(dscps.size()) + " in all)";
+    const bool has48 = std::find(dscps.begin(), dscps.end(), 48) != dscps.end();
+    return make_error(ErrorKind::kVerification,
+                      "the DSCP table cannot be put back as it was: DSCPs " + list +
+                          " had no app entry before apply, and deleting their entries now would set their firmware "
+                          "rows to priority 0 (mlx5e_dcbnl_ieee_delapp), which they did not hold; they keep an entry "
+                          "at dscp >> 3, the firmware's default" +
+                          (has48 ? std::string(" (CNPs on DSCP 48 stay on priority 6)") : std::string()) +
+                          "; delete them by hand (`dcb app del dev " + ifname + " dscp-prio DSCP:PRIO`) if the rows "
+                          "must be 0",
+                      ifname);
   }
 
   // The DSCP entries become exactly `desired`: add what is new, then delete what it replaces.

@@ -207,6 +207,25 @@ ok "fleet: validate across nodes, plan --states (json, exit codes), switch-confi
 "$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor nvue --ports 'swp1;reboot' > "$work/out" 2> "$work/err"
 { [ $? -eq 64 ] && [ ! -s "$work/out" ]; } || fail "switch-config --ports 'swp1;reboot': not refused before printing"
 
+# CNPs on a PFC priority: validate and plan both warn (on standard error; the exit code is theirs).
+cat > "$work/cnp.yaml" <<'EOF2'
+apiVersion: rdmactl/v1
+kind: FabricSpec
+metadata: {name: cnp}
+defaults:
+  interfaces:
+    - rdmaDevice: mlx5_0
+      qos: {trust: dscp, dscpToPriority: {26: 3, 48: 3}, pfc: [3]}
+      ecn: {cnpDscp: 48}
+EOF2
+"$rdmactl" validate -f "$work/cnp.yaml" > /dev/null 2> "$work/err" ||
+  fail "validate of a spec with CNPs on a PFC priority: not valid: $(cat "$work/err")"
+grep -q 'cnp.yaml:8:22: defaults.interfaces\[0\].ecn.cnpDscp: warning \[cnp-pfc\]' "$work/err" ||
+  fail "validate does not warn of CNPs on a PFC priority: $(cat "$work/err")"
+"$rdmactl" plan -f "$work/cnp.yaml" --state "$source_dir/examples/demo-host.json" > /dev/null 2> "$work/err"
+grep -q 'warning \[cnp-pfc\]' "$work/err" || fail "plan does not warn of CNPs on a PFC priority: $(cat "$work/err")"
+ok "validate and plan warn of CNPs on a PFC priority"
+
 # --- serve's timer ------------------------------------------------------------------------------
 "$rdmactl" serve -f "$source_dir/examples/roce-lossless.yaml" --interval 10ms > /dev/null 2> "$work/err"
 { [ $? -eq 64 ] && grep -q 'shorter than 1s' "$work/err"; } || fail "serve --interval 10ms: $(cat "$work/err")"

@@ -195,7 +195,25 @@ INSTANTIATE_TEST_SUITE_P(
                 "roce-gid", "rdma/mlx5_0/1", "no RoCE v2 GID for 192.168.200.11 (on ens1f0np0)"},
         Planted{"LowRoceMtu", [](HostState& s) { s.netdevs[0].mtu = 1500; }, "roce-mtu", "netdev/ens1f0np0",
                 "ens1f0np0 has MTU 1500, so RoCE on mlx5_0 port 1 uses 1024-byte packets (4096 needs an MTU of "
-                "at least 4200)"},
+                "at least 4192)"},
+        // iboe_get_mtu (include/rdma/ib_addr.h) takes 96 bytes of headers off: 4191 - 96 = 4095 < 4096.
+        Planted{"RoceMtuOneBelowTheBoundary", [](HostState& s) { s.netdevs[0].mtu = 4191; }, "roce-mtu",
+                "netdev/ens1f0np0",
+                "ens1f0np0 has MTU 4191, so RoCE on mlx5_0 port 1 uses 2048-byte packets (4096 needs an MTU of "
+                "at least 4192)"},
+        // Below 256 + 96 iboe_get_mtu returns 0: no IB MTU at all.
+        Planted{"RoceMtuBelowAnyIbMtu", [](HostState& s) { s.netdevs[0].mtu = 351; }, "roce-mtu", "netdev/ens1f0np0",
+                "ens1f0np0 has MTU 351, so RoCE on mlx5_0 port 1 has no valid path MTU (iboe_get_mtu needs at "
+                "least 352) (4096 needs an MTU of at least 4192)"},
+        Planted{"FirmwareRunsDcbx", [](HostState& s) { (*s.netdevs[0].qos)["dcbx"] = "firmware"; }, "dcbx",
+                "netdev/ens1f0np0",
+                "DCBX on ens1f0np0 (mlx5_0 port 1) is run by the adapter's firmware, not the host: it can replace "
+                "PFC and the DSCP table with what the switch advertises, so the host's settings may not stay"},
+        Planted{"CnpOnTheLosslessPriority", [](HostState& s) { (*s.netdevs[0].qos)["dscpToPriority"]["48"] = 3; },
+                "cnp-priority", "netdev/ens1f0np0",
+                "CNPs of mlx5_0 port 1 (DSCP 48) land on priority 3 (its dscpToPriority entry for DSCP 48), which "
+                "has PFC ([3]): a pause holds back the CNPs that would slow the senders, and DCQCN stops working "
+                "under congestion"},
         // Gen4 x8 still carries 100 Gb/s: only the width is wrong.
         Planted{"PcieNarrow", [](HostState& s) { s.devices[0].pcie.width = 8; }, "pcie-link", "pci/0000:3b:00.0",
                 "PCIe link runs x8 at 16.0 GT/s PCIe; mlx5_0 can do x16 at 16.0 GT/s PCIe"},
@@ -230,10 +248,51 @@ INSTANTIATE_TEST_SUITE_P(
                 "to PFC pauses alone, which spread to other flows"}),
     [](const ::testing::TestParamInfo<Planted>& info) { return std::string(info.param.name); });
 
+TEST(Doctor, RoceMtuOf4192CarriesFullSizePackets) {
+  HostState state = healthy_host();
+  state.netdevs[0].mtu = 4192;  // iboe_get_mtu: 4192 - 96 = 4096
+  for (const Finding& f : run_doctor(state, nullptr).findings) EXPECT_NE(f.check, "roce-mtu") << f.message;
+}
+
+TEST(Doctor, FirmwareDcbxFixNamesHostModeAndTheFirmwareSetting) {
+  HostState state = healthy_host();
+  (*state.netdevs[0].qos)["dcbx"] = "firmware";
+  const DoctorReport report = run_doctor(state, nullptr);
+  ASSERT_EQ(report.findings.size(), 1u) << to_json(report).dump(2);
+  EXPECT_EQ(report.findings[0].fix,
+            "hand DCBX to the host: `dcb dcbx set dev ens1f0np0 host ieee` (or `mlnx_qos -i ens1f0np0 --dcbx os`), "
+            "then apply the spec again; to keep it so after a driver reload or reboot, turn the firmware's DCBX off: "
+            "`mstconfig -d 0000:3b:00.0 set LLDP_NB_DCBX_P1=False` (takes effect at the next boot)");
+  (*state.netdevs[0].qos)["dcbx"] = "host";
+  EXPECT_TRUE(run_doctor(state, nullptr).findings.empty());
+}
+
+// A DSCP without an entry: on mlx5 the firmware's row classifies it (dscp >> 3 by default, the
+// mlnx_qos "#firmware default"), on other drivers priority 0. DSCP 48 without an entry lands on 6
+// on mlx5, which has PFC here, and on 0 elsewhere, which has not.
+TEST(Doctor, ADscpWithoutAnEntryTakesTheFirmwaresRowOnMlx5Only) {
+  HostState state = healthy_host();
+  (*state.netdevs[0].qos)["dscpToPriority"].erase("48");
+  (*state.netdevs[0].qos)["pfc"] = nlohmann::json({3, 6});
+  (*state.netdevs[0].ecn)["priorities"] = nlohmann::json({3, 6});
+  DoctorReport report = run_doctor(state, nullptr);
+  ASSERT_EQ(report.findings.size(), 1u) << to_json(report).dump(2);
+  EXPECT_EQ(report.findings[0].check, "cnp-priority");
+  EXPECT_EQ(report.findings[0].message,
+            "CNPs of mlx5_0 port 1 (DSCP 48) land on priority 6 (dscpToPriority has no entry for DSCP 48, so the "
+            "firmware's row decides: dscp >> 3 = 6 by default, 0 if an entry of it was deleted), which has PFC "
+            "([3,6]): a pause holds back the CNPs that would slow the senders, and DCQCN stops working under "
+            "congestion");
+  state.netdevs[0].driver = "ice";
+  report = run_doctor(state, nullptr);
+  for (const Finding& f : report.findings) EXPECT_NE(f.check, "cnp-priority") << f.message;
+}
+
 // --- Traffic class of applications (NCCL_IB_TC, perftest --tclass, the vendor's forced class) ---
 
-// mlx5's firmware dscp2prio table as the vendor qos/dscp2prio file shows it (dscp >> 3, the
-// mlnx_qos output in att/netarbiter's OUTPUTSAMPLE), with the roce-lossless rows written over it.
+// mlx5's firmware dscp2prio table as the app table lists it under DSCP trust after a driver load
+// (mlx5e_dcbnl_init_app: all 64 rows; dscp >> 3, the mlnx_qos "#firmware default"), with the
+// roce-lossless rows written over it. (No mlx5 driver has a qos/dscp2prio sysfs file.)
 nlohmann::json full_mlx5_table() {
   nlohmann::json table = nlohmann::json::object();
   for (int dscp = 0; dscp < 64; ++dscp) table[std::to_string(dscp)] = dscp >> 3;
@@ -293,8 +352,8 @@ INSTANTIATE_TEST_SUITE_P(
         TrafficClassCase{"Pfc3AndDscp0WithoutEntry", [](HostState& s) { roce(s).forced_traffic_class.reset(); }, true,
                          "NCCL (NCCL_IB_TC unset) and perftest without -R send RoCE on mlx5_0 port 1 with traffic "
                          "class 0, i.e. DSCP 0, which ens1f0np0 maps to priority 0 (dscpToPriority has no entry for "
-                         "DSCP 0, so the driver uses priority 0); PFC is on [3] only, so that traffic is dropped "
-                         "under congestion",
+                         "DSCP 0, so the firmware's row decides: 0, by default (dscp >> 3) and after a delete); PFC "
+                         "is on [3] only, so that traffic is dropped under congestion",
                          "give RoCE applications the ToS 106 (DSCP 26 -> priority 3, which has PFC): `export "
                          "NCCL_IB_TC=106` for NCCL; `ib_write_bw -R` (rdma_cm then uses the default ToS that roce: "
                          "{tos: 106} sets) or `ib_write_bw --tclass=106` for perftest; with the DOCA/MLNX-OFED mlx5 "
@@ -322,8 +381,8 @@ INSTANTIATE_TEST_SUITE_P(
                          true,
                          "NCCL (NCCL_IB_TC unset) and perftest without -R send RoCE on mlx5_0 port 1 with traffic "
                          "class 0, i.e. DSCP 0, which ens1f0np0 maps to priority 0 (dscpToPriority has no entry for "
-                         "DSCP 0, so the driver uses priority 0); PFC is on [3,6] only, so that traffic is dropped "
-                         "under congestion",
+                         "DSCP 0, so the firmware's row decides: 0, by default (dscp >> 3) and after a delete); PFC "
+                         "is on [3,6] only, so that traffic is dropped under congestion",
                          "`export NCCL_IB_TC=98`", ""},
         // Another vendor's driver has no tc/<port>/traffic_class: no echo in the fix.
         TrafficClassCase{"NotMlx5",
@@ -361,8 +420,8 @@ INSTANTIATE_TEST_SUITE_P(
         TrafficClassCase{"ForcedClassOnALossyPriority", [](HostState& s) { roce(s).forced_traffic_class = 8; }, true,
                          "the vendor driver forces traffic class 8 on every QP of mlx5_0 port 1 (tc/1/traffic_class), "
                          "i.e. DSCP 2, which ens1f0np0 maps to priority 0 (dscpToPriority has no entry for DSCP 2, so "
-                         "the driver uses priority 0); PFC is on [3] only, so all RoCE traffic of the port is dropped "
-                         "under congestion",
+                         "the firmware's row decides: 0, by default (dscp >> 3) and after a delete); PFC is on [3] "
+                         "only, so all RoCE traffic of the port is dropped under congestion",
                          "`echo 106 > /sys/class/infiniband/mlx5_0/tc/1/traffic_class`", "", ""},
         // No PFC anywhere: the pfc check's finding, not this one.
         TrafficClassCase{"NoPfcAnywhere",

@@ -368,7 +368,8 @@ FakeDcbNetdev& FakeDcbKernel::add_mlx5_netdev(const std::string& name, const Mlx
   // mlx5e_dcbnl_initialize: DCBX capabilities (host mode), then mlx5e_ets_init rewrites ETS: every
   // TC vendor-TSA at 100%, priority 0 on TC 1 and priority 1 on TC 0. (Its ETS validation rules
   // are not modelled: rdmactl never writes ETS.)
-  dev.dcbx = DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_CEE | DCB_CAP_DCBX_VER_IEEE;
+  dev.dcbx = DCB_CAP_DCBX_VER_CEE | DCB_CAP_DCBX_VER_IEEE;
+  if (!boot.firmware_dcbx) *dev.dcbx |= DCB_CAP_DCBX_HOST;
   ieee_ets ets{};
   ets.ets_cap = IEEE_8021QAZ_MAX_TCS;
   for (int tc = 0; tc < IEEE_8021QAZ_MAX_TCS; ++tc) {

@@ -74,6 +74,10 @@ struct Mlx5Boot {
   // table; mlnx-tools' mlnx_qos writes exactly this when it turns DSCP trust on
   // (python/mlnx_qos setDefaultAppEntry, commented "#firmware default"), so it is taken from there.
   std::optional<std::array<uint8_t, 64>> dscp2prio;
+  // DCBX_PARAM.version_oper not 0 ("disabled - host is in charge"): the firmware runs DCBX, and
+  // mlx5e_dcbnl_query_dcbx_mode reports MLX5E_DCBX_PARAM_VER_OPER_AUTO, so mlx5e_dcbnl_initialize
+  // leaves DCB_CAP_DCBX_HOST out of priv->dcbx.cap (what getdcbx returns).
+  bool firmware_dcbx = false;
 };
 
 // The table mlnx_qos calls the firmware default: priority dscp >> 3.

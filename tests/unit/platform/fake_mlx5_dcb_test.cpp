@@ -40,6 +40,45 @@ TEST(FakeMlx5Dcb, AtLoadWithPcpTrustTheAppTableIsEmptyAndTheFirmwareTableIsKept)
   EXPECT_EQ(state->pfc_enable, 0);
 }
 
+// mlx5e_dcbnl_initialize: cap = CEE | IEEE, plus HOST only when the firmware's DCBX_PARAM says
+// the host is in charge; dcbnl_ieee_fill sends getdcbx's byte as DCB_ATTR_DCBX after the nest.
+TEST(FakeMlx5Dcb, GetdcbxSaysWhetherTheHostOrTheFirmwareRunsDcbx) {
+  Mlx5Fixture host_mode;
+  auto state = host_mode.dcb.get_ieee("ens1f0np0");
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->dcbx, DCB_CAP_DCBX_HOST | DCB_CAP_DCBX_VER_CEE | DCB_CAP_DCBX_VER_IEEE);
+  Mlx5Boot boot;
+  boot.firmware_dcbx = true;
+  Mlx5Fixture firmware_mode(boot);
+  state = firmware_mode.dcb.get_ieee("ens1f0np0");
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->dcbx, DCB_CAP_DCBX_VER_CEE | DCB_CAP_DCBX_VER_IEEE);
+  EXPECT_EQ(*state->dcbx & kDcbCapDcbxHost, 0);
+}
+
+// A driver without getdcbx: dcbnl_ieee_fill puts no DCB_ATTR_DCBX (dcbx = -EOPNOTSUPP).
+TEST(FakeMlx5Dcb, NoGetdcbxNoDcbxByte) {
+  test::FakeDcbKernel kernel;
+  kernel.add_netdev("eth0").dcbx.reset();
+  MnlSocket socket = kernel.connect();
+  DcbClient dcb{socket};
+  auto state = dcb.get_ieee("eth0");
+  ASSERT_TRUE(state);
+  EXPECT_FALSE(state->dcbx);
+}
+
+// mlx5e_dcbnl_ieee_delapp on a partial table: the row goes to priority 0 ("Reset the priority
+// mapping back to zero") and trust stays DSCP while another entry remains.
+TEST(FakeMlx5Dcb, DeletingOneOfSeveralEntriesZeroesItsRowAndKeepsDscpTrust) {
+  Mlx5Fixture f;
+  ASSERT_TRUE(f.dcb.add_apps("ens1f0np0", {dscp(26, 3), dscp(48, 6)}));
+  ASSERT_EQ(f.hw().trust, FakeMlx5Dcb::kTrustDscp);
+  ASSERT_TRUE(f.dcb.delete_apps("ens1f0np0", {dscp(48, 6)}));
+  EXPECT_EQ(f.hw().dscp2prio[48], 0);
+  EXPECT_EQ(f.hw().trust, FakeMlx5Dcb::kTrustDscp);
+  EXPECT_EQ(f.apps(), std::vector<DcbApp>{dscp(26, 3)});
+}
+
 TEST(FakeMlx5Dcb, AtLoadWithDscpTrustEveryDscpHasAnEntryListedNewestFirst) {
   Mlx5Boot boot;
   boot.trust = FakeMlx5Dcb::kTrustDscp;

@@ -300,6 +300,116 @@ TEST_F(RoceLosslessMlx5Test, AFailureInTheMiddleFromDscpTrustRestoresTheSameHard
   EXPECT_EQ(after.changes.size(), 6u) << "the same plan as before the apply";
 }
 
+// The table `dcb app add dev X dscp-prio 26:4` (or `mlnx_qos --dscp2prio set,26,4`) leaves on a
+// host that booted with PCP trust: DSCP trust, one entry, and 63 rows the kernel does not show
+// that still hold the firmware's dscp >> 3. A failed apply must not delete the entries it added
+// for those 63: mlx5e_dcbnl_ieee_delapp would set each row to 0 with trust still DSCP, moving CNPs
+// (DSCP 48) from priority 6 to 0. The rows end as they were, and the rollback says it could not
+// restore the app table rather than reporting success.
+TEST_F(RoceLosslessMlx5Test, AFailedApplyOverAPartialTableKeepsTheFirmwaresRows) {
+  host(Driver::kUpstream);
+  for (const char* netdev : kNetdevs) {
+    MnlSocket socket = dcb_.connect();
+    DcbClient dcb(socket);
+    ASSERT_TRUE(dcb.add_apps(netdev, {{kDcbSelectorDscp, 4, 26}}));
+  }
+  std::array<uint8_t, 64> before = test::mlx5_default_dscp2prio();
+  before[26] = 4;
+  ASSERT_EQ(table_of(hw("ens1f0np0").dscp2prio), table_of(before));
+  ASSERT_EQ(hw("ens1f0np0").trust, FakeMlx5Dcb::kTrustDscp);
+
+  const Report planned = plan();
+  ASSERT_EQ(planned.changes.size(), 6u) << lines(planned)[0];
+  EXPECT_EQ(planned.changes[0].field, "qos.dscpToPriority");
+  EXPECT_EQ(planned.changes[0].current, json({{"26", 4}}));
+  EXPECT_NE(planned.changes[0].note.find("63 DSCPs have no entry now, so the kernel does not show their firmware "
+                                         "rows"),
+            std::string::npos)
+      << planned.changes[0].note;
+
+  hw("ens1f1np1").refuse_pfc = true;  // after the first port's table and PFC are written
+  const Report applied = apply();
+  EXPECT_TRUE(applied.rolled_back);
+  for (const char* netdev : kNetdevs) {
+    EXPECT_EQ(table_of(hw(netdev).dscp2prio), table_of(before)) << netdev << ": every firmware row as before";
+    EXPECT_EQ(hw(netdev).dscp2prio[48], 6) << netdev << ": CNPs stay on priority 6";
+    EXPECT_EQ(hw(netdev).trust, FakeMlx5Dcb::kTrustDscp) << netdev;
+    EXPECT_EQ(hw(netdev).pfc_en, 0) << netdev;
+  }
+  // The first port's table could not be restored as an app table (its 63 new entries stay), and
+  // the report says so: the change keeps status applied with the reason.
+  const Change& table = applied.changes[0];
+  ASSERT_EQ(table.resource, "netdev/ens1f0np0");
+  ASSERT_EQ(table.field, "qos.dscpToPriority");
+  EXPECT_EQ(table.status, ChangeStatus::kApplied);
+  EXPECT_NE(table.error.find("rollback failed: ens1f0np0: the DSCP table cannot be put back as it was: DSCPs 0, 1, 2, "
+                             "3, 4, 5, 6, 7, "
+                             "... (63 in all) had no app entry before apply"),
+            std::string::npos)
+      << table.error;
+  EXPECT_NE(table.error.find("(CNPs on DSCP 48 stay on priority 6)"), std::string::npos) << table.error;
+  EXPECT_EQ(applied.changes[2].field, "qos.dscpToPriority");
+  EXPECT_NE(applied.changes[2].error.find("ens1f1np1: the DSCP table cannot be put back as it was"), std::string::npos)
+      << applied.changes[2].error;
+  for (const char* netdev : kNetdevs) EXPECT_EQ(apps(netdev).size(), 64u) << netdev;
+}
+
+// Back to PCP trust after a failure: the deletes leave the rows at 0 (no dcbnl request writes a
+// row without an entry), and the plan said so before anything was written.
+TEST_F(RoceLosslessMlx5Test, ThePlanFromPcpTrustSaysARollbackLeavesTheRowsAtZero) {
+  host(Driver::kUpstream);
+  const Report planned = plan();
+  ASSERT_EQ(planned.changes[1].field, "qos.dscpToPriority");
+  EXPECT_NE(planned.changes[1].note.find("a rollback deletes every entry again, which leaves the firmware's rows at "
+                                         "priority 0"),
+            std::string::npos)
+      << planned.changes[1].note;
+}
+
+// Firmware-run DCBX (mlx5e_dcbnl_initialize without DCB_CAP_DCBX_HOST): observed, recorded, and
+// every qos change of the netdev warns about it.
+TEST_F(RoceLosslessMlx5Test, FirmwareDcbxIsObservedAndWarnedAbout) {
+  Mlx5Boot boot;
+  boot.firmware_dcbx = true;
+  host(Driver::kUpstream, boot);
+  auto state = engine_->observe(*platform_, &spec_, "gpu-01");
+  ASSERT_TRUE(state) << state.error().to_string();
+  const NetdevState* n = state->find_netdev("ens1f0np0");
+  ASSERT_TRUE(n && n->qos);
+  EXPECT_EQ((*n->qos)["dcbx"], "firmware");
+  EXPECT_EQ(to_json(*state)["netdevs"][0]["qos"]["dcbx"], "firmware") << "recorded states carry it";
+  const Report planned = engine_->plan(spec_, *state);
+  size_t warned = 0;
+  for (const Change& c : planned.changes) {
+    if (c.reconciler != "qos") continue;
+    EXPECT_NE(c.note.find("warning: DCBX on " + c.resource.substr(7) + " is run by the adapter's firmware"),
+              std::string::npos)
+        << c.field << ": " << c.note;
+    EXPECT_NE(c.note.find("`dcb dcbx set dev " + c.resource.substr(7) + " host ieee`"), std::string::npos) << c.note;
+    ++warned;
+  }
+  EXPECT_EQ(warned, 6u);
+}
+
+// ecn.cnpDscp onto a PFC priority through the table the spec writes: the plan warns on each qos
+// change of the netdev.
+TEST_F(RoceLosslessMlx5Test, CnpsOnAPfcPriorityAreWarnedAboutInThePlan) {
+  host(Driver::kUpstream);
+  ASSERT_TRUE(spec_.interfaces[0].qos.dscp_to_priority);
+  spec_.interfaces[0].qos.dscp_to_priority->insert_or_assign(48, 3);
+  const Report planned = plan();
+  size_t warned = 0;
+  for (const Change& c : planned.changes) {
+    if (c.reconciler != "qos") continue;
+    const bool has = c.note.find("warning: CNPs of " + c.resource.substr(7) +
+                                 " (ecn.cnpDscp 48) land on priority 3, which has PFC") != std::string::npos;
+    if (has) ++warned;
+  }
+  EXPECT_GE(warned, 1u) << lines(planned)[0];
+  use_spec("");
+  for (const Change& c : plan().changes) EXPECT_EQ(c.note.find("warning: CNPs"), std::string::npos) << c.note;
+}
+
 TEST_F(RoceLosslessMlx5Test, InboxDriverStagesTheFirmwareEcnMaskAsPendingReboot) {
   host(Driver::kUpstream, {}, "8,8");  // DCQCN restricted to priority 3 by someone
   const Report planned = plan();
