@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared reconciler helpers: change construction and selector errors.
 #include "reconcilers/resource.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers that every reconciler uses to name resources and build Changes.
 #pragma once
 

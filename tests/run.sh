@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test of rdmactl, in two builds: one with warnings as errors, one under AddressSanitizer
 # + UBSan. Both are built first; then the unit tests, golden diffs and real-kernel netns tests run
 # in each; then the Soft-RoCE VM boots ONCE and runs its checks with the first build's rdmactl and,

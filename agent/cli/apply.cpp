@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl apply: converge this host to the spec, verify, roll back on failure; one writer at a
 // time (the host lock), an interrupted run rolled back first (its journal), every write audited,
 // SIGTERM/SIGINT/SIGHUP roll back, and --confirm reverts unless `rdmactl confirm` comes in time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared command plumbing.
 #include "agent/cli/common.h"
 

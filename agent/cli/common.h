@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every command shares: global options, node name, host set-up, spec loading, output.
 #pragma once
 

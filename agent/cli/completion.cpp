@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl completion bash|zsh: shell completion scripts generated from the CLI11 app itself (its
 // subcommands, their options, and the values an option's type name lists, "text|json|yaml"), so
 // the scripts follow every option added to a command without being edited by hand.

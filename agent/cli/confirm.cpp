@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl confirm: keep the changes of an `apply --confirm` that waits for it.
 #include <iostream>
 

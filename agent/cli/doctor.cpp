@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl doctor: the health checks of the manual procedure.
 #include <iostream>
 

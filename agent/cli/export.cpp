@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl export: the live state written as a spec.
 #include <fstream>
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl fabric: the InfiniBand subnet seen from one of this node's ports, and its findings.
 #include <iostream>
 

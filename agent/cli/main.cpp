@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl: declarative configuration of RDMA hosts. The entry point parses the command line
 // (CLI11), sets up logging and runs one command.
 #include <CLI/CLI.hpp>

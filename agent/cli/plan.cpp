@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl plan: the drift report; changes nothing.
 #include <chrono>
 #include <iostream>

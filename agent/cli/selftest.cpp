@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl selftest: the RDMA self-test alone (loopback per ACTIVE port, peer tests).
 #include <unistd.h>
 

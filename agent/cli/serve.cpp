@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl serve: the agent. With -f SPEC it keeps the host converged to the spec (agent/daemon/
 // agent.h: start-up, spec file changes, a timer and POST /v1/reconcile each ask for a full
 // reconcile), serves the HTTP API (agent/daemon/http_api.h) and answers other nodes' peer

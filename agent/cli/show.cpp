@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl show: the live state of this host.
 #include <iostream>
 

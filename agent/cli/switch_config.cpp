@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl switch-config: the switch-side QoS that agrees with the hosts (agent/fleet/switch_config.h).
 #include <iostream>
 #include <sstream>

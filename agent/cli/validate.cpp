@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl validate: schema and semantic checks of a spec, no host access.
 #include <algorithm>
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IP addresses with a prefix length ("192.0.2.10/24"), as the spec and the kernel write them.
 #pragma once
 

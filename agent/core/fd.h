@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UniqueFd: owns one file descriptor and closes it when it goes out of scope; move-only, as
 // bpftrace's util/fd.h. Every descriptor a function opens and closes itself is held in one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON text that never throws on the bytes it carries. nlohmann-json's dump() throws type_error 316
 // on a string that is not UTF-8, and such strings reach rdmactl from the host (a netdev name or a
 // sysctl value is any bytes the kernel took) and from files; a report, log line or API answer must

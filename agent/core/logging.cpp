@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spdlog to stderr; the JSON format writes one object per line, escaped by nlohmann-json, so that
 // log shippers (journald, Fluent Bit, Loki) can parse it. The text format escapes the message
 // (escape_for_display): messages carry names from the host (netdevs, namespaces, sysctl values)

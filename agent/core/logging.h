@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging set-up: spdlog to standard error (reports own standard output), as text or JSON lines.
 #pragma once
 

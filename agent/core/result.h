@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Result<T> and Error: how every fallible function in rdmactl reports failure.
 //
 // Shaped like C++23 std::expected so that the move to it is mechanical. No exception crosses a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconcile loop: triggers, coalescing, spec reload, and the status the HTTP API shows.
 #include "agent/daemon/agent.h"
 #include "agent/daemon/spec_watch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "agent/daemon/fabric_monitor.h"
 
 #include <spdlog/spdlog.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's view of the InfiniBand subnet (`serve --fabric-interval`): a thread that scans the
 // fabric from this node's port on its own timer (agent/fabric: libibnetdisc, SMInfo, PortCounters)
 // and keeps the metrics of the last scan, which /metrics appends. A scan of a 1,000-node subnet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The agent's HTTP API on cpp-httplib (see http_api.h): its endpoints and their checks. How
 // connections are held and served is ApiServer's (http_server.h).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ApiServer (see http_server.h): the waiting room, the two lanes of workers, and the stream through
 // which a worker answers a request that the room has read.
 //

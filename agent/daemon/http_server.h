@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ApiServer: the HTTP API's connections (http_api.h has its endpoints). cpp-httplib 0.11 gives each
 // accepted socket to a worker thread that then waits for the client to send its request, so slow
 // clients (a header a byte at a time, a body sent slowly) each hold a worker, and a few dozen of

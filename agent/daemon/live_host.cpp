@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LiveHost: plan, apply and self-test against this host (see live_host.h).
 #include "agent/daemon/live_host.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LiveHost: the HostDriver of the running agent. Each call works on a fresh Platform (its link and
 // address dumps are per pass) in the network namespace the process entered at start-up, with the
 // same Engine and reconciler table as `rdmactl apply` and `rdmactl plan`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SpecWatch (see spec_watch.h).
 #include "agent/daemon/spec_watch.h"
 

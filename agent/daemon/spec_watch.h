@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SpecWatch: inotify on the directory of the agent's spec file, so that a new spec is seen when it
 // lands instead of at the next poll.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The doctor's checks. Each check reads the state, never the host, and says what is wrong with the
 // observed values and what to do about it, as an experienced admin would after ibstat,
 // show_gids, ibdev2netdev, lspci -vv and perfquery.

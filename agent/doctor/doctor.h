@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // doctor: the health checks of the manual procedure (ibstat, show_gids, ibdev2netdev, lspci -vv,
 // perfquery), run over an observed or recorded HostState. Pure: every check is a function of the
 // state (and the spec, when one is given), so each is tested table-driven on states.

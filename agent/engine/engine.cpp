@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's pipeline. Modelled on nmstate's apply (retrieve, validate, apply, verify with
 // retries, roll back), with the rollback that nmstate's kernel-only mode lacks.
 #include "agent/engine/engine.h"

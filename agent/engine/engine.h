@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine: observe -> diff -> apply in table order -> verify by observing again, and on failure
 // apply the revert plan and verify that too. It knows reconcilers only through their four verbs.
 #pragma once

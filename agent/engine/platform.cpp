@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Platform: lazily opened rtnetlink socket and per-pass dump cache.
 #include "agent/engine/platform.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Platform: the host handles that reconcilers share during one reconcile.
 //
 // It owns the file root (HostFs) and the rtnetlink socket, and caches the link and address dumps

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reconciler: one concern of the host (MTU and state, addresses, sysctl, QoS, ...) with four verbs.
 //
 //   observe  read-only: fill this concern's part of HostState from the host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Snapshots of netdevs: take, compare in words, and write back (see snapshot.h).
 #include "agent/engine/snapshot.h"
 

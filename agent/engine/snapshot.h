@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Snapshot: the whole observable state of a set of netdevs, taken before rdmactl writes and again
 // afterwards, so that "the host is as before" is checked on everything a write can disturb, not
 // only on the fields a plan names.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ordered reconciler table and spec-origin text used in diff errors.
 #include "agent/engine/reconciler.h"
 #include "reconcilers/addresses/addresses.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // export: the managed fields of a HostState, as YAML the spec loader accepts.
 #include "agent/export/export.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // export: a HostState written as a spec (apiVersion rdmactl/v1) such that `plan` of it on the
 // same host shows no drift. The starting point for a fleet's spec: export one good node, edit.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fabric's checks (see checks.h). Each reads the scan only; messages carry the observed values
 // and name nodes by their description and GUID, as ibnetdiscover and iblinkinfo do.
 #include "agent/fabric/checks.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fabric's findings: pure functions of a FabricScan (model.h) and, when the spec has a
 // `fabric:` mapping, its FabricExpectation. Each finding names the node and port it is about,
 // the peer at the other end of the link when there is one, what is wrong and the fix, as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmactl fabric` as a function, so that tests and other front ends run the command without the
 // CLI: agent/cli/fabric.cpp registers it (register_fabric, declared in agent/cli/common.h).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery through rdma-core's libibnetdisc (topology), libibmad (SMInfo, NodeInfo, PortCounters)
 // and libibumad (the local devices). See discover.h.
 #include "agent/fabric/discover.h"

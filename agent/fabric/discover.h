@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Discovery of the InfiniBand subnet seen from one local port: the only code of rdmactl that talks
 // to libibnetdisc, libibmad and libibumad. It fills a FabricScan (model.h): every node and port
 // libibnetdisc finds (ibnd_discover_fabric), the SMInfo of every port with the IsSM capability

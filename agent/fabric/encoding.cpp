@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names of the PortInfo, SMInfo and PortCounters encodings (see encoding.h for the sources).
 #include "agent/fabric/encoding.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The encodings of the PortInfo, PortCounters and SMInfo fields `rdmactl fabric` reads, with the
 // names rdmactl shows for them. Each table cites where rdma-core decodes the same field, so that
 // a value can be checked against `smpquery portinfo`, `iblinkinfo` or `sminfo`.

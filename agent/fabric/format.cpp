@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The outputs of `rdmactl fabric` (see format.h).
 #include "agent/fabric/format.h"
 

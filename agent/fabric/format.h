@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmactl fabric`'s outputs: text (a person reads the findings and their fixes), json (nodes,
 // links, subnetManagers, findings, summary), junit (one test case per finding, and one passing case
 // per check without findings) and prom (Prometheus text exposition, agent/report/prom.h). Node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Links of a scan: each pair of ports that name each other, once.
 #include "agent/fabric/model.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The InfiniBand subnet as `rdmactl fabric` sees it: nodes, their ports, the links between them,
 // the subnet managers and the error counters, as pure data. agent/fabric/discover.cpp fills it
 // from libibnetdisc and libibmad; agent/fabric/checks.cpp judges it; unit tests build it by hand.

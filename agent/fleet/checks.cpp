@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cross-node checks (see checks.h).
 #include "agent/fleet/checks.h"
 

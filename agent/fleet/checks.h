@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cross-node checks: what no single node's plan can see, because it is a property of the fabric.
 //
 // Each takes every node with its merged spec (and, in the fleet plan, its recorded state, or none

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fleet plan (see fleet.h).
 #include "agent/fleet/fleet.h"
 

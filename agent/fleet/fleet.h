@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fleet plan (`rdmactl plan -f SPEC --states DIR`): the spec against every recorded node state
 // in a directory (each the JSON of `show --format json` on that node), as one report.
 //

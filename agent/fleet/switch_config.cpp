@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // switch-config (see switch_config.h). Each vendor's statements follow its documentation:
 //   NVUE: Cumulus Linux 5.12 user guide, Quality of Service and RDMA over Converged Ethernet
 //         (CumulusNetworks/docs content/cumulus-linux-512/Layer-1-and-Switch-Ports/

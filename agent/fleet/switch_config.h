@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // switch-config: the switch side of the hosts' RoCE QoS, in a switch vendor's own format.
 //
 // Most RoCE outages are a host and its switch disagreeing on PFC, DSCP or MTU. From the spec

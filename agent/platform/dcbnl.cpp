@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCB netlink requests, the IEEE_GET reply parser and DcbClient (see dcbnl.h).
 //
 // The kernel side is net/dcb/dcbnl.c: dcb_doit answers every DCB command with one message of the

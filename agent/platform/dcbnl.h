@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCB netlink (dcbnl, linux/dcbnl.h) through the libmnl helper: the IEEE 802.1Qaz application
 // table (DSCP -> priority entries), IEEE PFC, and the app-trust table of newer kernels.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // devlink requests, reply parsers and the Devlink client (see devlink.h).
 //
 // The policy tables list what is read here with the types net/devlink puts: strings with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A devlink client over generic netlink: the firmware versions a driver reports (`devlink dev
 // info`), the reload actions it supports, and `devlink dev reload DEV action fw_activate
 // [limit no_reset]`, the kernel's way to activate a flashed image without mstfwreset.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostFs: file access under a root directory.
 #include "agent/platform/host_fs.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostFs: every read and write of sysfs, configfs, debugfs and /proc goes through here.
 //
 // Built with a root directory (`--root`), so the same code reads a live host at "/" and a fixture

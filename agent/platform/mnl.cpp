@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MnlSocket, MnlMessage and the attribute policy parser: every libmnl exchange in rdmactl.
 //
 // talk() dispatches each received message with mnl_cb_run2, one message at a time, so that messages

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place rdmactl's libmnl traffic goes through: RDMA netlink (NETLINK_RDMA, nldev) now,
 // DCB netlink (rtnetlink RTM_GETDCB/RTM_SETDCB) next.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parser of `mstconfig -e q` tables; see mstconfig.h for why rows are split on whitespace.
 #include "agent/platform/mstconfig.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parser of `mstconfig -d <pci> -e q [PARAM...]` output (Debian package mstflint): the firmware's
 // non-volatile configuration, each parameter with its Default, Current and Next Boot value.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mstconfig query and set through the command runner (argv, never a shell).
 #include "agent/platform/mstconfig_tool.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Running mstconfig (Debian package mstflint) for one firmware parameter: the query and the set
 // that the firmware-backed reconcilers (link_type, ecn) share. Output is parsed by mstconfig.h.
 #pragma once

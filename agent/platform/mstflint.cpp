@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mstflint and mstfwreset: output parsers and the tool wrappers (see mstflint.h).
 #include "agent/platform/mstflint.h"
 

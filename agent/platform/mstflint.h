@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Firmware images through mstflint (Debian package mstflint 4.21): `mstflint q` of a device or an
 // image file, `mstflint burn`, and `mstfwreset` query and reset, which loads a burnt image.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RouteSocket and enter_netns: links, addresses and routes over rtnetlink with libnl-route-3.
 //
 // Every byte goes through talk(): it sends one request and reads exactly its replies, with its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rtnetlink through libnl-route-3: links, addresses and routes.
 //
 // An observe makes exactly one RTM_GETLINK dump and one RTM_GETADDR dump, never one round trip per

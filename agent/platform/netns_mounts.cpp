@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostSysMounts (see netns_mounts.h).
 #include "agent/platform/netns_mounts.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel file systems mounted below the host's /sys that rdmactl reads and writes (configfs at
 // /sys/kernel/config: rdma_cm's default_roce_tos and default_roce_mode; debugfs at
 // /sys/kernel/debug: mlx5's cc_params), carried into the mount namespace that --netns makes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl's own files, opened without following links (see own_files.h).
 #include "agent/platform/own_files.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl's own files: the host lock (/run/rdmactl), the apply journal and the link-type record
 // (/var/lib/rdmactl), the audit log (/var/log/rdmactl).
 //

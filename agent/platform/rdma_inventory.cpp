@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RDMA inventory: device names from RDMA netlink where the kernel has it, details from sysfs.
 #include "agent/platform/rdma_inventory.h"
 

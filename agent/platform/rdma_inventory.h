@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The RDMA devices of the host: the list from RDMA netlink (RDMA_NLDEV) on a live host, every
 // detail from sysfs. Under a fixture root (--root other than /) the list comes from sysfs too.
 #pragma once

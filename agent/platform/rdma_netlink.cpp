@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RDMA nldev requests, reply parsers and listings (see rdma_netlink.h).
 //
 // The policy tables list the attributes read here with the types the kernel's nldev_policy gives

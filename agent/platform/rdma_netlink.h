@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RDMA devices and ports from the kernel's RDMA netlink (NETLINK_RDMA, client RDMA_NL_NLDEV), as
 // `rdma dev show` and `rdma link show` read them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The RDMA inventory from /sys/class/infiniband: the value parsers and the tree walk that fills
 // DeviceState and PortState.
 //

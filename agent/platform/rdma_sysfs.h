@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The RDMA inventory from sysfs: devices, ports, GIDs, counters, the netdev behind each port and
 // the PCIe link of each device, as ibstat, ibv_devinfo, show_gids, ibdev2netdev and lspci show them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libibverbs owners: opening, querying and connecting; every failure carries the verbs call and errno.
 #include "agent/platform/verbs.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Move-only RAII owners over libibverbs for the self-test: the device list, a device context, a
 // protection domain, a registered buffer, a completion queue and an RC queue pair with the
 // INIT -> RTR -> RTS steps that connect it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report and state rendering. JSON is the source form; YAML, JUnit and Prometheus are derived
 // from the same Report so that every format says the same thing.
 #include "agent/report/format.h"

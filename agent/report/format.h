@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Output formats of reports and states: text (the drift report a person reads), json, yaml,
 // junit (CI systems: a test case per managed field) and prom (node_exporter textfile, agent/report/prom.h).
 #pragma once

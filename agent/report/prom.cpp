@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus text exposition of reports, self-tests and observed ports (see prom.h).
 #include "agent/report/prom.h"
 #include "agent/state/firmware.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prometheus text exposition (format 0.0.4) and the metric families rdmactl exports.
 //
 // PromText writes family by family: each family's HELP and TYPE once, then its samples together,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The audit log (see audit.h).
 #include "agent/safety/audit.h"
 #include "agent/core/json_text.h"

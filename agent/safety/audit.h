@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The audit log: every write rdmactl makes to a host, one JSON line each, appended to
 // /var/log/rdmactl/audit.jsonl (under --root) and, when rdmactl runs under systemd, logged to
 // standard error too, which systemd puts in the journal:

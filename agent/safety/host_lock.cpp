@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostLock: flock on /run/rdmactl/lock-<netns>, with the holder's identity in the file.
 #include "agent/safety/host_lock.h"
 

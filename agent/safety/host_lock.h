@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostLock: one writer per host, per network namespace. Every command that writes (apply, confirm's
 // revert, the agent while it reconciles, the recovery of an interrupted run) holds it; plan, show
 // and doctor never take it.

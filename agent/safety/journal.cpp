@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The apply journal: durable JSON under /var/lib/rdmactl (see journal.h).
 #include "agent/safety/journal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The apply journal: what an interrupted apply needs to be undone by the next run. Before its first
 // write, apply records the spec, the host as it observed it, the planned changes and the revert
 // plan in /var/lib/rdmactl/journal-<netns>.json (under --root), written to a temporary file,

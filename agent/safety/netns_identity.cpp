@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The network namespace's identity: inode, cookie and boot id (see netns_identity.h).
 #include "agent/safety/netns_identity.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which network namespace, in which boot, a journal was written for.
 //
 // The lock and journal files are named after the namespace's inode number (/proc/self/ns/net), and

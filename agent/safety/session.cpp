@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The writer's session: recovery of a killed run, this run's journal, audit, signals.
 #include "agent/safety/session.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every writer of a host (apply, confirm's revert, the agent's reconcile) does around
 // Engine::apply, in one place: the recovery of a run that was killed half-way (its journal), this
 // run's journal, the audit log and the signals that interrupt it. The host lock (host_lock.h) is

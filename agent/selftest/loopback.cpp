@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loopback self-test: set-up through agent/platform/verbs.h, then the two measurements.
 #include "agent/selftest/loopback.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loopback self-test of one RDMA port: two RC queue pairs on the port, connected to each other
 // on the port's traffic class (agent/selftest/traffic_class.h), measure RDMA WRITE bandwidth as
 // ib_write_bw does and small-message latency as ib_write_lat does, and the bandwidth is judged

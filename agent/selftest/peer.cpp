@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peer test (client) and its responder (`rdmactl serve`), over librdmacm's asynchronous API:
 // every rdma_cm step is a request followed by an event read from a non-blocking event channel, and
 // every wait (events and completions) is bounded by the caller's timeout, so a peer that is down,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peer test: rdma_cm connection to another node's `rdmactl serve`, which answers with a
 // registered buffer; this node RDMA WRITEs a seeded pattern into it, READs it back and compares,
 // measures round trip (small RDMA READs, median), then bandwidth with the loopback's measurement

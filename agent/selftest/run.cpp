@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The self-test run: port selection, then loopback per port and peer test per address.
 #include "agent/selftest/run.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // run_selftest: which ports the self-test covers and in what order, then the loopback of each and
 // the peer test of each peer, gathered into one SelftestReport.
 //

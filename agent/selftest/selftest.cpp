@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Result shapes of the self-test, as apply's report and `rdmactl selftest --format json` print them.
 #include "agent/selftest/selftest.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The RDMA self-test: proof that RDMA works on this host, as an admin checks it with perftest
 // (ib_write_bw, ib_write_lat) and rping, built in and structured for automation.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The self-test's traffic class per port, from the spec and the observed state.
 #include "agent/selftest/traffic_class.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which traffic class the self-test sends on, per port: the one the spec gives RDMA traffic there
 // (roce.tos, which the roce-lossless profile sets to 106), so that a lossless class that is broken
 // (PFC on the wrong priority, a DSCP mapped elsewhere) shows in the test instead of class 0 passing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pass/fail of the loopback bandwidth against the port's rate.
 #include "agent/selftest/verdict.h"
 

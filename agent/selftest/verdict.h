@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loopback's verdict as a pure function of recorded figures: measured bandwidth, the port's
 // rate and the pass mark. Kept apart from the verbs code so that every edge (no rate, exactly at the
 // mark, NaN) is tested table-driven without RDMA hardware.

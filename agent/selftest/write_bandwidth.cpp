@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ib_write_bw's measurement over one RC QP.
 #include "agent/selftest/write_bandwidth.h"
 

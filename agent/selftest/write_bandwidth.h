@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RDMA WRITE bandwidth as ib_write_bw measures it, over any connected RC queue pair: the loopback's
 // two QPs and the peer test's rdma_cm connection run this same code, so that both figures mean the
 // same thing and are judged by the same mark (agent/selftest/verdict.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounded, non-blocking reads of untrusted input files (see input.h).
 #include "agent/spec/input.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading files that others write (the spec, the sysctl allow-list) without trusting them.
 //
 // A spec path can name anything: a FIFO that nobody writes (open and read would block the agent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load_spec(): read a spec file (or standard input) within bounds, check that it is UTF-8 text,
 // parse the YAML, check it against the schema, run the semantic checks, and report every problem
 // at once, in file order.

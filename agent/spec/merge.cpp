@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Selector identity and the merge of defaults and matching nodes entries into one node's NodeSpec.
 #include <fnmatch.h>
 

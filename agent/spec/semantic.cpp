@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Semantic pass over a spec document: reads it into a FabricSpec and checks what the schema cannot
 // (see semantic.h).
 #include "agent/spec/semantic.h"

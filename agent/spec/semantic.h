@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Semantic pass over a spec document: reads it into a FabricSpec and finds what a JSON Schema
 // cannot say (one selector per interface, duplicate selectors and addresses, CIDR syntax and host
 // addresses, PCI and netdev names as dev_valid_name takes them, DSCP keys, sysctl keys as sysctl(8)

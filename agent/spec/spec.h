@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fabric spec (apiVersion rdmactl/v1) as typed data.
 //
 // Every optional field is "not managed" when empty: the diff never touches what the spec leaves out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Structural check of a spec document against schemas/fabric-spec.schema.json (valijson).
 //
 // valijson reports each failure with a context (the property names and array indices that lead

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict UTF-8 and control-character checks (see text.h).
 #include "agent/spec/text.h"
 

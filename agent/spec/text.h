@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text checks for what a spec may contain: strict UTF-8 and no control characters.
 //
 // Every string of a spec ends up in JSON (plan and apply reports, the agent's API, the journal)

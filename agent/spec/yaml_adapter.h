@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A valijson adapter over yaml-cpp nodes that reports YAML 1.2 core-schema types.
 //
 // valijson's own YamlCppAdapter (valijson/adapters/yaml_cpp_adapter.hpp) calls every node a

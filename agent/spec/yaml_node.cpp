@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // YAML 1.2 core-schema typing, positions and field paths for yaml-cpp nodes (see yaml_node.h).
 #include "agent/spec/yaml_node.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the spec loader reads yaml-cpp nodes: YAML 1.2 core-schema types, positions and field paths.
 //
 // yaml-cpp keeps every scalar as untyped text. The spec needs the types a YAML 1.2 reader (and an

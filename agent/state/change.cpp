@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Change helpers: status names, revert and the report's JSON form.
 #include "agent/state/change.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Change: one field of one resource that differs between the spec and the host.
 //
 // A diff produces Changes with status kPlanned; the engine moves them through applied, failed,

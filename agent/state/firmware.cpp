@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the observed adapter firmware (see firmware.h).
 #include "agent/state/firmware.h"
 

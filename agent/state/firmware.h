@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adapter firmware as observed (DeviceState::firmware, the shape documented in
 // reconcilers/firmware/firmware.h), read the same way by the reconciler, doctor, the metrics,
 // export and the fleet checks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The port GUID of an InfiniBand port, as OpenSM's files and sminfo name it.
 #pragma once
 

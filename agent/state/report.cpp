@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report: counts and the contract's JSON shape.
 #include "agent/state/report.h"
 

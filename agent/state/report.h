@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Report: the result of plan or apply, printed in every output format (agent/report/format.h).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostState to and from the JSON of `show --format json`, and selector resolution.
 #include "agent/state/state.h"
 #include "agent/core/json_text.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostState: what rdmactl observed on a host, in the contract's `show --format json` shape.
 //
 // The same structure is produced by observing a live host and by loading a recorded state

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian packages of rdmactl from a built binary, with dpkg-deb alone (no source
 # package, no debhelper: the binary comes from the CMake build):
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The addresses reconciler: observes every address in one RTM_GETADDR dump; converges a netdev to
 // exactly the spec's set, adding the new addresses before removing the old so that the host is
 // never left without one. IPv6 link-local addresses (fe80::/10) are the kernel's own: never

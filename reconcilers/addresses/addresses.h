@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The addresses reconciler: the exact set of IP addresses on a netdev, over rtnetlink.
 #pragma once
 

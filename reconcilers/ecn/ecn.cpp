@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ecn reconciler (see ecn.h for the paths per driver and the observed shape).
 #include "reconcilers/ecn/ecn.h"
 #include "agent/core/json_text.h"

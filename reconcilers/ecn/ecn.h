@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ecn reconciler: RoCE ECN (DCQCN) per priority and the DSCP of congestion notification
 // packets (CNPs), through what the netdev's mlx5 driver really has:
 //

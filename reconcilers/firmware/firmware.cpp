@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware reconciler (see firmware.h for the observed shape, the diff's cases and the order
 // of apply).
 #include "reconcilers/firmware/firmware.h"

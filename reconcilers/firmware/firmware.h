@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware reconciler: the adapter's firmware version (spec `firmware:` of any of its
 // interfaces), checked, burnt from a directory of images and activated.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ipoib reconciler: IPoIB mode through sysfs, and the MTU each mode can carry (see ipoib.h).
 #include "reconcilers/ipoib/ipoib.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ipoib reconciler: the IPoIB transport mode of an InfiniBand netdev, through
 // /sys/class/net/<ib>/mode, and the MTU limits of each mode, as the kernel's IPoIB driver
 // (drivers/infiniband/ulp/ipoib) takes them:

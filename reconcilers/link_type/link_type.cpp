@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link_type reconciler: firmware LINK_TYPE_P<n> through mstconfig, staged for the next boot,
 // with a guard against reboot loops (see link_type.h for the observed shape and the guard).
 #include "reconcilers/link_type/link_type.h"

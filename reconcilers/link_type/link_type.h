@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link_type reconciler: a port's protocol in the adapter firmware (InfiniBand or Ethernet), the
 // non-volatile LINK_TYPE_P<n> parameter that `mstconfig` (Debian package mstflint) reads and sets.
 // A new value is staged for the next boot; only a cold boot (power cycle) or a firmware reset

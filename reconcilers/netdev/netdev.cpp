@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The netdev reconciler: observes every link in one RTM_GETLINK dump (plus the PCI address and
 // port behind each from sysfs), plans mtu and state, and sets them one attribute per request.
 //

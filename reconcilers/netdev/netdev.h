@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The netdev reconciler: a netdev's MTU and administrative state, over rtnetlink.
 #pragma once
 

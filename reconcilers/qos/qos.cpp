@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qos reconciler, over the kernel's DCB netlink (what `dcb app`, `dcb pfc` and mlnx_qos use), the
 // one path on every driver version: no mlx5 driver source (upstream or MLNX/DOCA-OFED) defines a
 // qos/trust or qos/dscp2prio sysfs file, so none is used.

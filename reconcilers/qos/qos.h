@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qos reconciler: trust, DSCP -> priority and PFC of a RoCE netdev, over DCB netlink.
 #pragma once
 

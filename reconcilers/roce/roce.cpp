@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The roce reconciler: rdma_cm's default RoCE mode and ToS per RDMA port, through configfs (see
 // roce.h for the observed shape and why the device directory is created by apply, not observe).
 #include "reconcilers/roce/roce.h"

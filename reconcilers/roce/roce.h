@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The roce reconciler: the default RoCE mode and ToS that rdma_cm gives new connections on an
 // RDMA port, through rdma_cm's configfs (/sys/kernel/config/rdma_cm/<dev>/ports/<port>/), as
 // mlnx-tools' cma_roce_mode and cma_roce_tos set them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // opensm.conf reading and single-key editing (see opensm_conf.h for the file's rules).
 #include "reconcilers/subnet_manager/opensm_conf.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // opensm.conf as text: read and edit single keys while every other byte of the file stays as it was.
 //
 // OpenSM reads its configuration file line by line: the first word is the key, the second its value,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // partitions.conf parsing, checking and writing (see partitions.h for the file's rules). Each rule
 // names the OpenSM 3.3.23 function it follows (opensm/osm_prtn_config.c unless said otherwise).
 #include "reconcilers/subnet_manager/partitions.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenSM's partitions.conf as data: parsed, checked and written the way OpenSM 3.3.23 (Debian 12)
 // reads it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers of sminfo and systemctl output (see sm_tools.h for the formats).
 #include "reconcilers/subnet_manager/sm_tools.h"
 

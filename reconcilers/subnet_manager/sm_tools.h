@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parsers of the tools the subnet_manager reconciler runs: sminfo (infiniband-diags) and
 // `systemctl is-enabled` / `systemctl is-active`. Pure: they take what the tool printed and its exit
 // code, so they are tested table-driven from captured outputs.

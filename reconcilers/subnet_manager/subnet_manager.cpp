@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subnet_manager reconciler: opensm.conf's sm_priority and guid, the opensm service through
 // systemctl, and the fabric's elected SM through sminfo (see subnet_manager.h for the observed
 // shape and how verify judges the election).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subnet_manager reconciler: OpenSM on this node (spec `subnetManager: {enabled, priority, port}`,
 // resource `subnet-manager`, fields `enabled`, `priority`, `port`), where the host's OpenSM package
 // really takes each of them:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sysctl reconciler's scope (see scope.h): key names as sysctl(8) reads them, the host's
 // allow-list, and the net.* keys the kernel keeps for the whole host.
 #include "reconcilers/sysctl/scope.h"

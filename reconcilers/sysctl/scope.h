@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the sysctl reconciler may read and write on a host, and why it refuses a key.
 //
 // A spec that can set any /proc/sys key gives root on every node to whoever can write the spec

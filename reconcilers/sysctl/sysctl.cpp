@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sysctl reconciler: reads and writes /proc/sys under --root, inside the host's scope
 // (scope.h). Values compare with runs of whitespace folded, since the kernel prints vectors with
 // tabs (tcp_rmem "4096\t131072\t6291456").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sysctl reconciler: kernel parameters under /proc/sys, within the scope the host allows
 // (scope.h: net.* keys, per network namespace under --netns, others only by the host's
 // /etc/rdmactl/sysctl-allow). A key outside it is never read or written; the plan names the key,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # fabric_bench.sh BINARY [LEAVES HCAS-PER-LEAF SPINES [RUNS]] - how long `rdmactl fabric` takes on a
 # large simulated subnet, against the diags that do the same work: ibnetdiscover (topology) and
 # ibqueryerrors (topology again, then every port's PortCounters). Prints figures; never passes or
@@ -17,7 +18,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 F=$HERE/../ibsim/ibsim-fabric.sh
-[ $# -ge 1 ] || { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
 BIN=$(realpath "$1")
 LEAVES=${2:-36}; PER_LEAF=${3:-32}; SPINES=${4:-4}; RUNS=${5:-3}
 [ $((PER_LEAF + SPINES)) -le 36 ] || { echo "fabric_bench: HCAS-PER-LEAF + SPINES must fit 36 ports" >&2; exit 2; }

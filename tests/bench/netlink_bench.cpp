@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How much an observe costs through RouteSocket compared with running iproute2 and parsing its JSON.
 //
 // In a throwaway namespace with kPairs veth pairs (all up, one IPv4 and one IPv6 address each), it

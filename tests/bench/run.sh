@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmactl against iproute2 on the same work, in a throwaway network namespace, for several sizes.
 # Figures only: nothing here passes or fails on speed, and no test calls it.
 #

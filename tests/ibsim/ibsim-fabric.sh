@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # ibsim-fabric.sh - a simulated InfiniBand fabric for tests: ibsim (Debian ibsim-utils) plus the
 # LD_PRELOAD shim libumad2sim.so, on which the real OpenSM and infiniband-diags run unmodified.
 # Copied unchanged from ../shared/reference/ibsim/, whose README.md explains each step.
@@ -25,7 +26,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 die() { echo "ibsim-fabric: $*" >&2; exit 1; }
-usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 find_preload() {
   local p

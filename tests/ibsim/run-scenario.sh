@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # run-scenario.sh BINARY TOPOLOGY SCENARIO - one `rdmactl fabric` scenario on an ibsim fabric.
 #
 # BINARY is an rdmactl with the `fabric` command; TOPOLOGY is fattree or 2sw4hca (fabric-*.net

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Harness of the ibsim_opensm tests (sourced by ibsim_opensm_test.sh): an ibsim fabric
 # (tests/ibsim_opensm/fabric.net) and test roots that play its nodes as hosts. Each root is
 # tests/fixtures/sysfs/cx7-ib plus Debian's OpenSM package files (tests/fixtures/opensm/debian: the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The subnet_manager reconciler against the REAL OpenSM 3.3.23 and sminfo on an ibsim fabric:
 # `rdmactl --root ROOT` writes Debian's OpenSM files in a test root that plays a simulated node
 # (harness.sh), the systemctl stand-in starts /usr/sbin/opensm from the unit's ExecStart as that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names with control characters and bytes that are not UTF-8, on the real kernel, through the
 // binary: netdevs named with them in a throwaway namespace, and --netns given them or given a
 // file in /run/netns that is not a namespace.

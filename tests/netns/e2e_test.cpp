@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // End to end on the real kernel: the rdmactl binary plans and applies specs inside a fresh network
 // namespace with veth pairs; results are checked with iproute2 (`ip -j`), never with rdmactl.
 #include <gtest/gtest.h>

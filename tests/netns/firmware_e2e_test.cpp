@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Firmware end to end through the rdmactl binary: the cx6dx-roce fixture (a dual-port ConnectX-6
 // Dx, mlx5_0 and mlx5_1 on 0000:3b:00.0 and .1, PSID MT_0000000359, 22.39.1002) under --root,
 // its netdevs as a veth pair in a throwaway namespace, and the fake mstflint and mstfwreset

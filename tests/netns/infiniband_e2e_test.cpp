@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The InfiniBand done criterion, end to end through the rdmactl binary: the ConnectX-7 fixture
 // under --root (its ib0 made legacy IPoIB, with the RC flag in its address, as DOCA-OFED's
 // ipoib_enhanced=0 gives it), a veth named ib0 in a throwaway namespace for rtnetlink, OpenSM as

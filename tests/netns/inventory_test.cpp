@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // show, doctor and export on the real kernel's netdevs with a fixture's RDMA sysfs tree: veths
 // named like the ConnectX-6 Dx fixture's netdevs carry the MTU, state and addresses (rtnetlink),
 // the fixture under --root carries devices, ports, GIDs and PCIe (sysfs).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RouteSocket and enter_netns against the real kernel, inside throwaway network namespaces.
 //
 // The RouteSocket is opened on a thread that has setns()'d into the test namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TestNamespace, the command runner and the namespace probe behind NetnsTest (see the header).
 #include "tests/netns/netns_fixture.h"
 

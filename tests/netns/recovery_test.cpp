@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recovery of a killed run, on the real kernel in throwaway namespaces (issue 24): it converges
 // whatever the kernel did meanwhile by itself (duplicate address detection), it never replays a
 // journal into a namespace that only has its inode number, it finds the journal's netdevs by

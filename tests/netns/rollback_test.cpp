@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rollback on the real kernel: the rdmactl binary applies a spec in a fresh network namespace,
 // the kernel refuses one change in the middle, and afterwards every netdev it touched, and every
 // netdev the kernel changed with it, must be exactly as before: the whole `ip -j -d link` and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Safety fixture of the writer's guarantees tests (safety_test.cpp, recovery_test.cpp): a veth
 // pair in a throwaway namespace for rtnetlink plus, under --root, the cx7-ib fixture with Debian's
 // OpenSM, whose fake systemctl can hold `enable` until the test lets it go: a breakpoint half-way

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The writer's guarantees through the binary, on the real kernel in a throwaway namespace: one
 // writer per host (the lock, with concurrent applies), a run killed half-way rolled back by the
 // next one (the journal), SIGTERM rolling back, apply --confirm and rdmactl confirm, and the audit

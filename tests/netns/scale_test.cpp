@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cost that grows with the host, not its square (issue 15), on the real kernel: what rdmactl asked
 // of rtnetlink (netlink_counters, printed by `--log-level debug` at the end of plan and apply) for
 // the same spec at a few netdevs and at many. A pass makes the same number of whole-table dumps

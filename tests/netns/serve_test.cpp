@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `rdmactl serve` end to end: the real binary as the agent inside a test namespace with a veth
 // pair. It converges the veth's MTU, answers its HTTP API, puts back a hand-made change when the
 // spec file is rewritten, and stops promptly on SIGTERM. Results are checked with `ip -j`.

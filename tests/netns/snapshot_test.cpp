@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Snapshots on the real kernel: take_snapshot sees what the kernel does behind a write (a macvlan
 // lowered with its lower device, the IPv6 state an MTU below 1280 destroys and makes again from the
 // defaults, the routes an address took with it), compare_snapshots says it, and restore_snapshot

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Judge a SONiC CONFIG_DB JSON fragment by SONiC's own YANG models, with yanglint (libyang 2).
 
 Usage: sonic_yang_check.py [--models DIR] [--workdir DIR] [--no-scaffolding] CONFIG_DB.json

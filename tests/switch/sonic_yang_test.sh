@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmactl's SONiC output judged by SONiC's own YANG models (issue 27): every table the output writes
 # is converted as sonic-yang-mgmt does and validated by yanglint (sonic_yang_check.py).
 #   a) the harness against SONiC's own data: sample_config_db.json must pass, and each case of

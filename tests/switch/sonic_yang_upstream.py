@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs sonic_yang_check.py on SONiC's own test data, to prove the harness accepts what SONiC
 accepts and rejects what SONiC rejects (tests/switch/sonic_yang_test.sh, part a).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A temporary directory tree for --root tests, removed when the test ends.
 #pragma once
 

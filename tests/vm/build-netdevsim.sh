@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds netdevsim (drivers/net/netdevsim) for one Debian kernel as an out-of-tree module, from
 # Debian's own packages of exactly that kernel's version: the driver's source from linux-source-X.Y,
 # the build tree from linux-headers-<kver> (+ its -common and linux-kbuild-X.Y). Debian's kernel
@@ -24,7 +25,7 @@ shopt -s inherit_errexit
 log() { echo "build-netdevsim.sh: $*" >&2; }
 cannot() { echo "build-netdevsim.sh: cannot build netdevsim: $*" >&2; exit 77; }
 
-[ $# -eq 4 ] || { sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
+[ $# -eq 4 ] || { sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0" >&2; exit 2; }
 KVER=$1 VERSION=$2 DL=$3 OUT=$4
 # linux-source-6.1 for 6.1.0-57-amd64
 SERIES=$(sed -n 's/^\([0-9]\+\.[0-9]\+\)\..*/\1/p' <<<"$KVER")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rdmactl_devlink_probe: a test-only program that runs rdmactl's Devlink client (agent/platform/
 // devlink.h) against the real kernel and prints what it got as JSON, for the VM check
 // tests/vm/checks/40-devlink-netdevsim.sh to compare with the driver's source and with iproute2's

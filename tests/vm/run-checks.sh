@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the Soft-RoCE VM checks (tests/vm/checks/*.sh) in ONE guest boot and reports them as TAP.
 #
 #   tests/vm/run-checks.sh [--binary PATH] [--sanitize-binary PATH [--sanitize-result FILE]]
@@ -45,7 +46,7 @@ KEEP=
 VERBOSE=
 names=()
 
-usage() { sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
 # CI=true (what CI systems set; 1 and yes too): a test that cannot run is a failure, not a skip.
 under_ci() { case ${CI:-} in true|1|yes) return 0 ;; *) return 1 ;; esac; }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Boots a throw-away QEMU guest (Debian's stock kernel, the host's root filesystem read-only over
 # 9p under a RAM overlay) and runs one script in it as root. The script's stdout, stderr and exit
 # code come back as this command's own.
@@ -33,7 +34,7 @@ SHARES=()
 KEEP=
 COMMAND=
 
-usage() { sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '3,/^set -euo/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 while [ $# -gt 0 ]; do
   case $1 in

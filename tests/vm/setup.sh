@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prepares everything the Soft-RoCE test VM needs, once, and caches it:
 #   - host packages: QEMU, static busybox, kmod, and the RDMA userspace the guest runs (the guest
 #     boots on the host's root filesystem, so its tools are the host's);

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The command line as a user meets it, against the built binary:
 #
 #   tests/integration/cli/run_test.sh RDMACTL_BINARY

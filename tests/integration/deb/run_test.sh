@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package, end to end on this machine:
 #
 #   tests/integration/deb/run_test.sh RDMACTL_BINARY_OR_BUILD_DIR

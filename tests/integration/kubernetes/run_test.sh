@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Kubernetes manifests and image recipe in packaging/kubernetes/, checked offline:
 #
 #   tests/integration/kubernetes/run_test.sh RDMACTL_BINARY_OR_BUILD_DIR

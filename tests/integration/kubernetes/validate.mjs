@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Offline checks of the Kubernetes manifests in packaging/kubernetes/, run by run_test.sh from a
 // directory holding this package's node_modules (npm ci of package.json here):
 //

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmactl's Prometheus metrics through the real `promtool check metrics` (Debian's prometheus
 # package), in the cases users scrape them:
 #

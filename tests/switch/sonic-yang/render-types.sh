@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Renders sonic-types.yang and sonic-extension.yang from SONiC's templates exactly as
 # sonic-buildimage src/sonic-yang-models/setup.py does (its build_py step): Jinja2 with
 # trim_blocks=True and yang_model_type="py", written without a trailing newline (Jinja's default,

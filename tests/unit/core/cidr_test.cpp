@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CIDR parsing: one canonical spelling per address, clear messages for the rest.
 #include "agent/core/cidr.h"
 

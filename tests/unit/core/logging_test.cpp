@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Log lines carry names from the host (a netdev may be named with an escape sequence or a byte
 // that is not UTF-8, net/core/dev.c dev_valid_name): the text format escapes them, one record per
 // line; the JSON format stays one valid JSON object per line.

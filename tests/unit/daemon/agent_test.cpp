@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reconcile loop with a fake host driver: spec reload (and keeping the last valid spec),
 // trigger coalescing, the spec watch and timer triggers, and the status the HTTP API shows.
 #include "agent/daemon/agent.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTTP API on 127.0.0.1 (an ephemeral port) in front of an Agent with a fake driver: token
 // handling, probes, status codes and bodies, and its bounds against hostile clients (methods,
 // bodies, endless headers, slow and silent connections). The loop itself is agent_test.cpp's; what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SpecWatch on a real directory: each way a spec file is replaced (spec_watch.h), and what the
 // events say. inotify queues an event when the syscall happens, so each read follows its writes.
 #include "agent/daemon/spec_watch.h"

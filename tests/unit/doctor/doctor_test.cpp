@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // doctor's checks, table-driven on states: a healthy RoCE + InfiniBand host has no findings, and
 // each planted problem raises exactly its own check.
 #include "agent/doctor/doctor.h"

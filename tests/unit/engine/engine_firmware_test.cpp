@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's firmware rules (reconcilers/firmware): firmware changes are applied first and alone,
 // never rolled back, re-planned after an activation (which restarts the driver of every port), and
 // refused where firmware writes are not allowed (serve without --allow-firmware). A fake firmware

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's pipeline on a fake reconciler that keeps its "device" in memory: apply converges,
 // a second apply writes nothing, failures and failed verifies roll back to the observed values.
 #include <gtest/gtest.h>

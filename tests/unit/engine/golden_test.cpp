@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden diff cases: tests/golden/<reconciler>/<case>/{spec.yaml,plan.json}, with the recorded
 // state tests/golden/host-state.json unless the case has its own state.json.
 // Each case loads the spec and the recorded state, plans, and compares the whole Plan report with

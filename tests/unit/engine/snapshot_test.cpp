@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The snapshot comparison: every difference between two snapshots of the same netdevs is found
 // and said in words, lifetimes that only counted down are not differences, and unexplained()
 // keeps exactly the side effects of a plan. Also the pure helpers behind snapshots and restores:

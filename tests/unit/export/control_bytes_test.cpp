@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // export of a host whose names a spec cannot hold. Linux names a netdev with any bytes but '/',
 // ':' and whitespace (net/core/dev.c dev_valid_name), while a spec is UTF-8 text without control
 // characters (agent/spec/loader.cpp text_problems): such a netdev is left out of the spec, named

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // export: the spec written from a state, checked against literal YAML and, once loaded, field by
 // field against the state it came from; planning it against the same state is empty, and any
 // managed field changed on the host shows as drift.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fabric checks, table-driven on hand-built fabrics: a healthy fat tree has no findings, and
 // each planted fault raises exactly one finding, of its own check, on the node and port planted.
 #include "agent/fabric/checks.h"

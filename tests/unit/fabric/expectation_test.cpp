@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // expectation_of: what a spec expects of the subnet, the SM count included where the spec's
 // fabric: leaves it out ("fewer SMs than the spec enables").
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hand-built fabrics for the fabric checks' and formats' tests: a fat tree like
 // tests/ibsim/fabric-fattree.net (1 spine, 2 leaves with 2 uplinks each, 6 CAs), every link
 // 4x EDR between ports that support 1x/4x and FDR/EDR, an SM on node01 (master, priority 15)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fabric outputs: JSON shape, text, JUnit and Prometheus, and escaping of what comes from the
 // wire (a node description is any 64 bytes).
 #include "agent/fabric/format.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // switch-config against each vendor's documentation: every statement rdmactl prints has the shape
 // of a statement in the vendor's own examples (numbers, lists, port names and units abstracted),
 // quoted here verbatim with their sources, or is the vendor's unset form of one; and the values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FixtureKernel: the store, mkdir and rmdir rules of the kernel files rdmactl writes (see
 // fixture_kernel.h for the sources).
 #include "tests/unit/models/fixture_kernel.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FixtureKernel: models of the kernel files rdmactl writes, behind a fixture tree (HostFs's
 // KernelModel seam). Each attribute takes exactly what its kernel store function takes and then
 // reads back what its show function prints; each rule carries a comment naming the function and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the kernel parses what is written to its attribute files, for the fixture models in this
 // directory: lib/kstrtox.c (kstrtoull and the kstrtou8/u32 built on it) and the "%d" of sscanf
 // (lib/vsprintf.c vsscanf), which vendor driver store functions use.

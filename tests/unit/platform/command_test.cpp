@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command runner on real programs: output capture, exit codes, PATH lookup, the deadline, and
 // the confinement of the lookup to a tool root (--root).
 #include "agent/platform/command.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DCB netlink at the message level: every request builder byte for byte (golden arrays, and field
 // by field against the uapi structs), the IEEE_GET reply parser on messages built as the kernel's
 // dcbnl_ieee_fill builds them, and DcbClient against FakeDcbKernel. No virtual device implements

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devlink at the message level: requests byte for byte against the uapi layout, and the client
 // against FakeDevlinkKernel, a model of net/devlink with mlx5 and netdevsim behind it
 // (fake_devlink.h). The real kernel runs in the test VM (tests/vm/checks/40-devlink-netdevsim.sh).

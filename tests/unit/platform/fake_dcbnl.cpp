@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeDcbKernel: dcb_doit, dcbnl_ieee_get/set/del and dcbnl_ieee_fill re-told over the fake's
 // per-netdev state (see fake_dcbnl.h). Requests are parsed with plain libmnl, not with the
 // dcbnl.cpp code under test, so a bug there cannot hide itself here.

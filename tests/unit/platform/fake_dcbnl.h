@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A stateful model of the kernel's DCB netlink (net/dcb/dcbnl.c) for tests of dcbnl users: the QoS
 // reconciler's apply/verify/idempotence tests and DcbClient's own. It parses each request from its
 // bytes as dcb_doit does, keeps per-netdev state (app table, ieee_pfc, ieee_ets, app trust), and

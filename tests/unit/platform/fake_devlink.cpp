@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FakeDevlinkKernel: genetlink's ctrl_getfamily, devlink's pre_doit, get, info_get and reload,
 // and the mlx5 and netdevsim callbacks behind them (see fake_devlink.h). Requests are parsed with
 // plain libmnl, not with devlink.cpp, so a bug there cannot hide itself here.

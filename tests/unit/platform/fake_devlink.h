@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A model of the kernel's devlink generic netlink family for tests of Devlink: it answers
 // CTRL_CMD_GETFAMILY as net/netlink/genetlink.c does and DEVLINK_CMD_GET, DEVLINK_CMD_INFO_GET and
 // DEVLINK_CMD_RELOAD as net/devlink does, with two drivers behind it, each rule beside a comment

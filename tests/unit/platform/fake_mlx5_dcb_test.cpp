@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mlx5 model of the fake DCB kernel, rule by rule, through DcbClient (real netlink messages):
 // each test names the en_dcbnl.c function whose behaviour it pins, so that the model stays a model
 // of the driver and not of what rdmactl expects.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostFs on a temporary root: replace_file creates, replaces whole files and leaves no temporary;
 // read_file returns the bytes as stored, read cuts sysfs's trailing newline. And rdmactl's own
 // files (own_files.h), which are never opened through a link.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MnlMessage, MnlSocket::talk and parse_attributes at the message level: talk() runs over a
 // scripted transport that answers as the kernel does (multi-part dumps, acks, errors with
 // extended-ack TLVs), plus two exchanges with this host's real rtnetlink.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // parse_mstconfig_query, table-driven over the outputs in tests/fixtures/tools/mstconfig/ (written
 // in the layout of real `mstconfig -e q` captures: wide and narrow columns, '*' markers, a value
 // wider than its column), and the outputs it must refuse.

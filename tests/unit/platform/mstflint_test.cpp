@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mstflint.h: the query parsers table-driven over tests/fixtures/tools/mstflint/ (real captures, see
 // its SOURCES.md), version comparison, burn progress across chunk boundaries, and the tool wrappers
 // against the fake mstflint and mstfwreset of tests/fake-tools (models of mstflint v4.21.0-1).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostSysMounts on the real kernel: what --netns does to /sys (agent/platform/netlink.cpp
 // enter_netns), played on a directory instead of /sys, in a child process with its own mount
 // namespace so that nothing it mounts reaches the host. debugfs is mounted below a tmpfs "sys",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RDMA nldev at the message level: the dump requests byte for byte against the uapi layout, reply
 // parsing of messages built as the kernel's fill_dev_info/fill_port_info build them, and the
 // listings over a scripted transport. This host has no RDMA netlink; the real dumps run in the

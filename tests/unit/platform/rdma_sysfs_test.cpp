@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sysfs RDMA inventory: value parsers table-driven (rate forms from the captures and the
 // kernel's rate_show), then whole devices read from the fixture trees in tests/fixtures/sysfs and
 // from small trees built per test for the cases a fixture host does not have.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A netlink peer for message-level tests of MnlSocket users (RDMA nldev, DCB): it records each
 // request and answers with the datagrams a script returns, as the kernel would.
 #pragma once

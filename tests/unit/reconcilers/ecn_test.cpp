@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ecn reconciler on writable copies of the ConnectX-6 Dx fixtures, with the kernel models of
 // tests/unit/models and the fake mstconfig:
 //  - the vendor (DOCA/MLNX-OFED) driver's ecn/roce_np and roce_rp files (cx6dx-roce-vendor):

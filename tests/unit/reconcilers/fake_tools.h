@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fake external tools of tests/fake-tools (mstconfig, systemctl, sminfo) for unit tests:
 // first in PATH, their state in a temporary directory, set up through fake-firmware.
 #pragma once

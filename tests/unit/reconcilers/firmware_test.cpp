@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware reconciler on a copy of the cx6dx-roce fixture (a dual-port ConnectX-6 Dx: mlx5_0 on
 // 0000:3b:00.0, mlx5_1 on 0000:3b:00.1, PSID MT_0000000359, fw_ver 22.39.1002) with the fake
 // mstflint and mstfwreset (tests/fake-tools, modelled on mstflint v4.21.0-1) first in PATH. Under a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test support for reconcilers that work on netdevs of a sysfs fixture: a writable copy of a
 // fixture tree with a model of the kernel behind its files (tests/unit/models/), and a stand-in
 // for the netdev reconciler that takes the netdevs from the tree's /sys/class/net (the real one

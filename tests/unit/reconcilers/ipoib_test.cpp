@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ipoib reconciler on copies of the ConnectX-7 InfiniBand fixture (ib0 in datagram mode), with
 // the IPoIB mode model (tests/unit/models: ipoib_set_mode takes exactly "connected\n" or
 // "datagram\n", connected mode only with the RC flag, and resets the MTU): as the fixture is, an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link_type reconciler against the fake mstconfig (tests/fake-tools, first in PATH) on writable
 // copies of the sysfs fixtures: what observe asks, the plan, staging with exactly one `set`,
 // pending-reboot on later runs, cold and warm reboots (the reboot-loop guard), mstconfig missing

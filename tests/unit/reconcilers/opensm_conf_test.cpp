@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // opensm.conf reading and single-key editing as pure functions, table-driven: OpenSM's reading
 // rules (first word the key, '#' comments, the last occurrence wins), edits that keep every other
 // byte, appends after a missing final newline, and GUIDs from text and from GIDs.

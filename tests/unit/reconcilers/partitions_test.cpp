@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // partitions.conf parsing, checking and writing, table-driven. Expected outcomes were captured by
 // running OpenSM 3.3.23's own osm_prtn_config.c (osm_prtn_config_parse_file, compiled from
 // linux-rdma/opensm tag 3.3.23 with osm_prtn.c's callees stubbed to print what they were asked):

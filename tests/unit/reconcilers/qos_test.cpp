@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The qos reconciler on the generic model of the kernel's DCB netlink: a driver without its own
 // ieee_setapp/ieee_delapp, whose app table is net/dcb/dcbnl.c's (dcb_ieee_setapp keeps several
 // priorities per DSCP). Plan lists exactly the changes, apply converges the fake's state, a second

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The roce-lossless profile on a ConnectX-6 Dx, end to end through the qos, ecn and roce
 // reconcilers, on the models of what each mlx5 driver really has:
 //  - DCB: the mlx5 model of the fake DCB kernel (tests/unit/platform/fake_dcbnl.h, written from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The roce reconciler on writable copies of the sysfs fixtures, with the configfs rdma_cm model
 // (tests/unit/models/fixture_kernel.h: a device group made by mkdir shows the cma_device's values,
 // rmdir keeps them). Observe and apply create a device's directory when it is absent and remove it

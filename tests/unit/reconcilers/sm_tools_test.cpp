@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sminfo and systemctl output parsers, table-driven from the tools' formats (infiniband-diags
 // src/sminfo.c and ibdiag_common.c's ibexit; systemd 252's is-enabled and is-active).
 #include "reconcilers/subnet_manager/sm_tools.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subnet_manager reconciler on the OpenSM layouts of Debian and RHEL (tests/fixtures/opensm),
 // on a copy of the cx7-ib fixture (mlx5_0 port 1, port GUID 0x946dae0300f14a20, lid 0x12), with
 // the fake systemctl and sminfo first in PATH: where each layout takes the port and the priority,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subnet_manager reconciler on a copy of the cx7-ib fixture (mlx5_0 port 1, port GUID
 // 0x946dae0300f14a20, lid 0x12) with DOCA-OFED's OpenSM (the opensmd init script, OpenSM reading
 // /etc/opensm/opensm.conf's guid and sm_priority), and the fake systemctl and sminfo from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sysctl reconciler against a /proc/sys tree under --root: observe, diff, apply, converge; and
 // its scope: net.* keys, per network namespace under --netns, others only by the host's
 // /etc/rdmactl/sysctl-allow, keys with '/' as sysctl(8) reads them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-provided names with control characters and bytes that are not UTF-8 in every rendering:
 // the text forms escape them (nothing a terminal acts on reaches it), the YAML form is valid
 // UTF-8 YAML that parses back to the very strings the JSON form carries.

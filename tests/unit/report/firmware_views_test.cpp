@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adapter firmware as doctor, the fleet checks and /metrics show it: an image waiting for
 // activation, the functions of one adapter disagreeing, the version to pin, one model running
 // several versions across the fleet, and the rdmactl_firmware_* series.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subnet manager's series in /metrics: the master sminfo named (its GUID as a label), whether
 // this node's OpenSM runs and whether it is the master; a failover moves the master's labels.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which journal is this namespace's, and which of its netdevs are the host's (issue 24 item 2):
 // netns_mismatch on the recorded namespace and boot, match_netdevs on ifindex, kind and MAC, and
 // apply_match rewriting a journal to the host's names and dropping what is not there any more.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The parts of the loopback that need no device: which GID it uses, and the latency summary.
 #include "agent/selftest/loopback.h"
 

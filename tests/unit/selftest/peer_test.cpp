@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The peer test's pure parts: address parsing, the private-data wire format with its bounds
 // checks, the data pattern and comparison, the figures, and the reasons a failure reports.
 // The rdma_cm paths themselves run in the Soft-RoCE VM (tests/vm/checks/31-rdmactl-selftest-peer.sh).

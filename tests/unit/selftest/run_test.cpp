@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which ports the self-test covers, on recorded states; and what it reports when there is nothing
 // to test. Nothing here opens a device: the loopback itself runs in the Soft-RoCE VM check.
 #include "agent/selftest/run.h"

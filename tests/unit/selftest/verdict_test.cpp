@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loopback verdict, table-driven: pass, fail below the mark, exactly at it, no rate, nothing
 // moved, InfiniBand encodings, and figures that are not numbers.
 #include "agent/selftest/verdict.h"

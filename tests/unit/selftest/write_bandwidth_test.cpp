@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared RDMA WRITE bandwidth measurement: the figure's arithmetic and the arguments it refuses
 // before touching a queue pair (the measurement itself runs in the Soft-RoCE VM checks 30 and 31).
 #include "agent/selftest/write_bandwidth.h"

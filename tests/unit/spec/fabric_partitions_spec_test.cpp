@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spec's InfiniBand parts: subnetManager.partitions (OpenSM's partitions.conf) and the top-level
 // fabric (what `rdmactl fabric` compares the subnet with): read, checked where the schema cannot
 // check, merged, and the IPoIB MTU a datagram interface may have inside its partition.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spec's firmware: read with its defaults left unset, images relative to the spec file,
 // merged field by field, and two PCI functions of one adapter asking for different versions
 // refused with both places (plan refuses the same through netdev and RDMA device selectors).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Invalid specs, one problem each: the exact file:line:column, field path and message reported.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading valid specs: the contract's example, canonical values, origins, sha256, files and stdin.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

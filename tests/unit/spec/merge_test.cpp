@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // merge_for_node(): defaults, then every matching nodes entry in order; Selector identity.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

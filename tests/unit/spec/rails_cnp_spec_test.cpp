@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spec's rails (top-level `rails:`, an interface's `rail:`), subnetManager.subnet, and the
 // warning for CNPs that land on a PFC priority (validate's cnp-pfc).
 #include <gmock/gmock.h>

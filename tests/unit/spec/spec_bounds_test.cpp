@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a hostile spec or recorded state under the size limits may cost (issue 24 item 4): every
 // one is refused with its file:line:column, and the binary that reads it stays within the
 // DaemonSet's memory limit (256 MiB) while doing so. The old loader built the whole document before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The spec as untrusted input: what load_spec refuses before parsing (size, file type), that it
 // never blocks on a FIFO or reads an endless device or stream, and that addresses lists of any
 // length are checked in linear time. Real FIFOs and devices, in a temporary directory.

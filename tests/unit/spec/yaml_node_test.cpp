@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // YAML 1.2 core-schema typing of yaml-cpp scalars, which both validation passes rely on.
 #include "agent/spec/yaml_node.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading the observed firmware: version order, the pending image, the fallbacks to sysfs, and an
 // adapter's functions.
 #include "agent/state/firmware.h"

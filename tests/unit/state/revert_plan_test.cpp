@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // revert_plan_for: the order a failed apply's changes are put back in. Reverse order of apply,
 // except a netdev's IPoIB mode before its MTU: apply writes the mode first (the kernel resets an
 // IPoIB netdev's MTU when its mode changes, ipoib_set_mode), and a revert from datagram back to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Soft-RoCE device exists for every userspace view rdmactl relies on: libibverbs
 # (ibv_devices, ibv_devinfo over /dev/infiniband/uverbs*), the kernel's RDMA netlink (rdma link)
 # and infiniband-diags (ibstat), all agreeing that rxe0 port 1 is ACTIVE on Ethernet over eth0.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The GID table of rxe0 port 1, read from sysfs as rdmactl reads it: the IPv4-mapped GID of
 # eth0's address must be there, typed "RoCE v2" and bound to eth0. Prints the populated entries.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdma_cm's configfs interface, which sets the RoCE mode and ToS that rdma_cm applications get on
 # a device: creating the device's directory exposes ports/1/default_roce_mode; it reads a valid
 # mode and accepts a change (round trip v1 and back). The directory is removed afterwards.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # RDMA traffic end to end over Soft-RoCE: ib_write_bw server and client in the guest, both on
 # rxe0 with the IPv4 RoCE v2 GID, the client connecting to the guest's own address 10.0.2.15
 # (out-of-band exchange over TCP, RDMA writes through rxe's loopback). Prints the bandwidth.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdma_cm over Soft-RoCE, through rdma_ucm: rping server and client in the guest, connecting by
 # IP address (route and GID resolution by rdma_cm, as rdma_cm applications do), 5 ping-pongs,
 # each verified by rping's own data check (-V) and printed by the client (-v).

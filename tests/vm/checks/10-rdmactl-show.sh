@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `rdmactl show` on the real RDMA core: rxe0 port 1 is ACTIVE, Ethernet, mapped to eth0, and the
 # guest's IPv4 address is a RoCE v2 GID at the index the kernel gave it (read from sysfs here,
 # independently of rdmactl).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `rdmactl export` then `rdmactl plan` of the exported spec on the same guest: no drift (exit 0).
 # Then a real change (eth0's MTU) must show up as drift (exit 2), and is put back.
 set -euo pipefail

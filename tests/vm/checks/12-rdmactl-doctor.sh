@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `rdmactl doctor` on Soft-RoCE over eth0 with MTU 1500: exactly one finding, the low RoCE MTU,
 # and a note naming the kernel's GID index of the IPv4 address for tests.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmactl's roce reconciler against the kernel's rdma_cm configfs on rxe0. The values live in
 # rdma_cm's cma_device, not in configfs (cma_configfs.c: drop_cma_dev frees only the groups), so
 # rdmactl reads and writes them as cma_roce_tos does: through the device's directory, made when

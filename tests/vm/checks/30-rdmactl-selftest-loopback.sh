@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `rdmactl selftest` on Soft-RoCE: the loopback on rxe0/1 passes with a low pass mark (emulated rxe
 # moves far less than the 10 Gb/s it reports), over the IPv4 RoCE v2 GID, with bandwidth > 0 and
 # latency figures (typical <= p99); an impossible mark fails naming both figures. Prints rdmactl's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The peer self-test between two Soft-RoCE devices: `rdmactl serve` answers on rxe_b (veth1,
 # 10.99.0.2), `rdmactl serve --probe` connects from rxe_a (veth0, 10.99.0.1) with rdma_cm, writes,
 # reads back and compares a buffer, and reports round trip and bandwidth; serve survives clients

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # apply ends with the RDMA self-test: with a spec that sets RoCE on rxe0 and a pass mark rxe can
 # meet under emulation, apply converges and its JSON report's `selftest` says passed for the
 # loopback on rxe0/1 with its figures; with the default mark (0.9 of the 10 Gb/s rxe reports, far

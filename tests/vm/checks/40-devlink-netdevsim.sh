@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # rdmactl's devlink client (agent/platform/devlink.cpp, through tests/vm/devlink_probe.cpp) against
 # the guest kernel's devlink: the family resolves, an unknown device is not-supported (ENODEV); on a
 # netdevsim device, info and reload support read as drivers/net/netdevsim/dev.c (6.1) puts them and

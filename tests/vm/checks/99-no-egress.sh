@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The harness's promise that the guest talks only to itself: after all the checks before this
 # one, eth0 has transmitted no packet (RDMA loopback and TCP to 10.0.2.15 never reach the wire).
 # Runs last by name; a check that must send on eth0 breaks this promise and has to say why here.

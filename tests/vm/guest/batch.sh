@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Guest side of tests/vm/run-checks.sh, run inside the VM by run-in-vm.sh (which copies it, so
 # paths come in as arguments rather than from $0).
 #

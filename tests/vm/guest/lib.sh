@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers shared by the guest-side batch runner (guest/batch.sh) and the check scripts
 # (checks/*.sh). Sourced, never run; bash only.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # PID 1 of the test VM, exec'ed by the initramfs /init once the overlaid host root is mounted.
 # run-in-vm.sh copies this file into the job dir, which the guest sees at /vmjob.
 #
