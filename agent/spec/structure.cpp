@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Structural check of a spec against the JSON Schema, with valijson's errors mapped back to YAML
 // positions and rewritten in the spec's terms (see structure.h).
 
@@ -19,6 +20,7 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+#include "agent/spec/json_schema.h"
 #include "agent/spec/schema_data.h"
 #include "agent/spec/text.h"
 #include "agent/spec/yaml_adapter.h"
@@ -52,11 +54,13 @@ class CompiledSchema {
  private:
   CompiledSchema() {
     try {
-      const nlohmann::json parsed = nlohmann::json::parse(kFabricSpecSchema);
+      // Draft 2020-12, given to valijson's draft 7 parser in the same meaning (json_schema.h); the
+      // messages are worded from that same form (a union type's list of types, "dependencies").
+      document_ = for_valijson(SchemaJson::parse(kFabricSpecSchema));
+      const nlohmann::json parsed = document_;
       valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
       valijson::adapters::NlohmannJsonAdapter adapter(parsed);
       parser.populateSchema(adapter, schema_);
-      document_ = SchemaJson::parse(kFabricSpecSchema);
     } catch (const std::exception& e) {
       error_ = e.what();
     }
@@ -67,7 +71,7 @@ class CompiledSchema {
   std::string error_;
 };
 
-// Follows local "$ref"s ("#/definitions/x") to the schema object that carries the constraints.
+// Follows local "$ref"s ("#/$defs/x") to the schema object that carries the constraints.
 const SchemaJson* resolve_ref(const SchemaJson& root, const SchemaJson* schema) {
   for (int hops = 0; schema != nullptr && hops < kMaxRefHops; ++hops) {
     if (!schema->is_object()) return nullptr;
@@ -403,6 +407,7 @@ class StructureReporter {
 
   void missing_dependency(const Target& target, const std::string& needed) {
     if (target.schema == nullptr || !target.value.IsMap()) return;
+    // The schema's dependentRequired, as for_valijson gave it to valijson (json_schema.h).
     const auto dependencies = target.schema->find("dependencies");
     if (dependencies == target.schema->end()) return;
     for (auto it = target.value.begin(); it != target.value.end(); ++it) {
@@ -484,10 +489,21 @@ class StructureReporter {
                 "duplicate entry " + describe_yaml_value(later) + " (first at " + where + ")");
   }
 
+  // The wording of a pattern the schema keeps out of itself (json_schema.h, pattern_messages), for
+  // the schema object `schema` of the document.
+  std::string pattern_wording(const SchemaJson* schema) const {
+    if (schema == nullptr) return {};
+    for (const auto& [pointer, wording] : pattern_messages()) {
+      const SchemaJson::json_pointer at(pointer);
+      if (schema_.contains(at) && &schema_.at(at) == schema) return wording;
+    }
+    return {};
+  }
+
   void pattern_mismatch(const Target& target) {
     std::string message = describe_yaml_value(target.value) + " is not valid";
-    if (target.schema != nullptr && target.schema->contains("patternErrorMessage")) {
-      message += ": " + json_scalar_text(target.schema->at("patternErrorMessage"));
+    if (const std::string wording = pattern_wording(target.schema); !wording.empty()) {
+      message += ": " + wording;
     } else if (target.schema != nullptr && target.schema->contains("pattern")) {
       message += ": it must match " + json_scalar_text(target.schema->at("pattern"));
     }

@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fleet plan on 200 recorded states made from the demo host (examples/demo-host.json, a
 // dual-port ConnectX-6 Dx node), with differences planted in a few, each of which must be found
 // exactly once; plus the cross-node checks one by one, and every output format.
+#include "agent/spec/json_schema.h"
 #include "agent/fleet/fleet.h"
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
@@ -75,7 +77,7 @@ std::string schema_problems(const json& document, const std::string& schema_file
   const json schema_json = json::parse(test::read_file(test::source_path("schemas/" + schema_file)));
   valijson::Schema schema;
   valijson::SchemaParser parser;
-  parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(schema_json), schema);
+  parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(nlohmann::json(for_valijson(schema_json))), schema);
   valijson::Validator validator;
   valijson::ValidationResults results;
   const bool ok = validator.validate(schema, valijson::adapters::NlohmannJsonAdapter(document), &results);

@@ -1,4 +1,6 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every output format of a report says the same thing.
+#include "agent/spec/json_schema.h"
 #include "agent/report/format.h"
 #include "agent/engine/engine.h"
 #include "agent/selftest/selftest.h"
@@ -81,7 +83,7 @@ TEST(Format, JsonReportsMatchTheReportSchema) {
   const auto schema_json = nlohmann::json::parse(test::read_file(test::source_path("schemas/report.schema.json")));
   valijson::Schema schema;
   valijson::SchemaParser parser;
-  parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(schema_json), schema);
+  parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(nlohmann::json(for_valijson(schema_json))), schema);
   Report plan = sample_report();
   plan.spec_sha256 = std::string(64, 'a');
   Report applied = plan;

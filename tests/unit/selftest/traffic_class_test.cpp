@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // The self-test's traffic class, table-driven on recorded host states (the golden cases' states and
 // specs where one fits): the spec's ToS (directly or through the roce-lossless profile), the
 // observed rdma_cm default, none; the priority from the spec's row, mlx5's default table, the
 // observed table, none; PCP trust; InfiniBand. Then its JSON, text and schema, and the loopback
 // result carrying it.
+#include "agent/spec/json_schema.h"
 #include "agent/selftest/traffic_class.h"
 
 #include <gtest/gtest.h>
@@ -234,7 +236,7 @@ bool valid_report(const nlohmann::json& selftest, std::string* problems) {
       nlohmann::json::parse(test::read_file(test::source_path("schemas/report.schema.json")));
   valijson::Schema schema;
   valijson::SchemaParser parser;
-  parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(schema_json), schema);
+  parser.populateSchema(valijson::adapters::NlohmannJsonAdapter(nlohmann::json(for_valijson(schema_json))), schema);
   const nlohmann::json report = {{"apiVersion", "rdmactl/v1"},
                                  {"kind", "ApplyReport"},
                                  {"node", "gpu-01"},
