@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The Ansible integration cases, run by run_test.sh (which owns the namespace and the temporary tree).
 
 Every case runs the real ansible-playbook (connection local) and reads its result from the JSON
@@ -91,6 +92,32 @@ MODULE_PLAYBOOK = """\
 """
 
 failures = []
+# Every rdmactl module result the cases saw: case_return_docs checks each key is documented.
+seen_results = []
+
+# The field diff of GOOD_SPEC on the fresh namespace: one heading per resource, its fields under it
+# in apply order (netdev's mtu and state, then the addresses reconciler's), although rdmactl's
+# changes come reconciler by reconciler (ans0, ans1 for netdev, then ans0, ans1 for addresses).
+FIELD_DIFF_BEFORE = """\
+netdev/ans0:
+  mtu: 1500
+  state: down
+  addresses: []
+netdev/ans1:
+  mtu: 1500
+  state: down
+  addresses: []
+"""
+FIELD_DIFF_AFTER = """\
+netdev/ans0:
+  mtu: 9000
+  state: up
+  addresses: ["192.0.2.1/24"]
+netdev/ans1:
+  mtu: 9000
+  state: up
+  addresses: ["10.200.0.1/24"]
+"""
 
 
 def check(condition, what, detail=None):
@@ -186,6 +213,7 @@ def module_result(parsed):
             result = task.get("hosts", {}).get("localhost")
             if result and result.get("action") in (MODULE, "rdmactl"):
                 found = result
+                seen_results.append(result)
     return found or {}
 
 
@@ -237,9 +265,12 @@ def case_namespace(h):
     check(r.get("node") == NODE, "the node name reached rdmactl (--node)", r.get("node"))
     diffs = r.get("diff") or []
     field_diff = [d for d in diffs if "mtu: 1500" in d.get("before", "")]
-    check(len(field_diff) == 1 and "mtu: 9000" in field_diff[0].get("after", "")
-          and "addresses: [\"192.0.2.1/24\"]" in field_diff[0].get("after", ""),
-          "diff: rdmactl's fields before (current) and after (desired)", diffs)
+    check(len(field_diff) == 1 and field_diff[0].get("before") == FIELD_DIFF_BEFORE
+          and field_diff[0].get("after") == FIELD_DIFF_AFTER,
+          "diff: rdmactl's fields before (current) and after (desired), grouped by resource", diffs)
+    check(len(field_diff) == 1 and field_diff[0].get("before_header") == "node %s (netns %s): current (rdmactl plan)"
+          % (NODE, h.ns) and field_diff[0].get("after_header") == "node %s (netns %s): desired" % (NODE, h.ns),
+          "diff headers name the node and the namespace", field_diff)
     check(any(d.get("after") == GOOD_SPEC for d in diffs), "diff: the spec file's text")
     check(h.snapshot() == initial, "ip -j: the namespace did not change")
     check(not os.path.exists(etc), "nothing was written (no %s)" % etc)
@@ -427,6 +458,16 @@ def case_failed_apply(h):
     check(not os.path.exists(dest), "the new spec was not left in place (there was none before)",
           os.listdir(os.path.dirname(dest)) if os.path.isdir(os.path.dirname(dest)) else None)
 
+    print("rdmactl missing on the node: the task fails with rdmactl's absence, and the full result")
+    missing = os.path.join(h.work, "no-such-dir", "rdmactl")
+    rc, parsed, out, err = h.playbook(playbook, {"spec": spec, "dest": dest, "netns": h.ns, "root": root,
+                                                 "rdmactl": missing}, env=env)
+    r = module_result(parsed)
+    check(rc != 0 and r.get("failed") is True and r.get("msg", "").startswith("rdmactl not found at %s" % missing),
+          "fails: rdmactl not found at %s" % missing, out + err)
+    check(r.get("changed") is False and r.get("changes") == [] and r.get("rdmactl_rc") is None
+          and r.get("dest") == dest and r.get("spec_changed") is False, "nothing ran, nothing changed", r)
+
 
 def case_docs(h):
     print("ansible-doc renders the module's documentation")
@@ -439,6 +480,40 @@ def case_docs(h):
         check("- %s" % option in out, "documents %s" % option)
 
 
+# Keys Ansible itself adds to every result (not the module's), and the test callback's `action`.
+ANSIBLE_KEYS = ("invocation", "failed", "skipped", "action", "_ansible_no_log", "warnings", "deprecations")
+
+
+def case_return_docs(h):
+    print("every key the module returned in the cases above is documented (ansible-doc RETURN)")
+    proc = subprocess.run(["ansible-doc", "--json", MODULE], env=h.env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+    if not check(proc.returncode == 0, "ansible-doc --json %s" % MODULE, proc.stderr):
+        return
+    returns = json.loads(proc.stdout)[MODULE]["return"]
+
+    def contains(key):
+        return set((returns.get(key) or {}).get("contains") or {})
+
+    check(len(seen_results) >= 10, "the cases ran the module (%d results)" % len(seen_results))
+    top, change_keys, report_keys, selftest_keys = set(), set(), set(), set()
+    for result in seen_results:
+        top |= set(k for k in result if k not in ANSIBLE_KEYS and not k.startswith("_ansible"))
+        for change in result.get("changes") or []:
+            change_keys |= set(change)
+        report_keys |= set(result.get("report") or {})
+        selftest_keys |= set(result.get("selftest") or {})
+    for what, keys, documented in (("result", top, set(returns)), ("changes[]", change_keys, contains("changes")),
+                                   ("report", report_keys, contains("report")),
+                                   ("selftest", selftest_keys, contains("selftest"))):
+        check(keys <= documented, "%s: every returned key documented (%s)" % (what, ", ".join(sorted(keys))),
+              "undocumented: %s" % sorted(keys - documented))
+    # The keys every path returns, failures included (RETURN says `always`).
+    always = set(k for k, v in returns.items() if v.get("returned") == "always")
+    missing = [(sorted(always - set(r)), r.get("msg")) for r in seen_results if not always <= set(r)]
+    check(not missing, "the `returned: always` keys are in every result, failures included", missing)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rdmactl", required=True)
@@ -446,7 +521,7 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--source-dir", required=True)
     h = Harness(parser.parse_args())
-    for case in (case_docs, case_namespace, case_pending_reboot, case_failed_apply):
+    for case in (case_docs, case_namespace, case_pending_reboot, case_failed_apply, case_return_docs):
         try:
             case(h)
         except Exception as e:  # a case that breaks is a failure; the others still run

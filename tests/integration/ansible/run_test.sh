@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The rdmactl.fabric Ansible collection against the real kernel, with the real ansible-playbook:
 #
 #   tests/integration/ansible/run_test.sh RDMACTL_BINARY

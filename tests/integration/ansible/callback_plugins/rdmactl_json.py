@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # -*- coding: utf-8 -*-
 # A stdout callback for the Ansible integration test: the whole run as one JSON document, in the
 # shape of ansible.posix.json ({"plays": [{"play": {...}, "tasks": [{"task": {...}, "hosts":

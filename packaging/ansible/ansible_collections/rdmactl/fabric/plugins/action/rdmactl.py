@@ -1,7 +1,11 @@
 # -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
 # Action plugin for the rdmactl module: a spec given as `src` is a file on the controller (as for
 # ansible.builtin.copy) unless remote_src is true. It is read here, never templated, and sent to
-# the module as `content` with its file name, so that rdmactl's messages name that file.
+# the module as `content` with its file name (the module's documented `spec_name`, unless the task
+# sets one), so that rdmactl's messages name that file.
 
 from __future__ import absolute_import, division, print_function
 
@@ -34,7 +38,9 @@ class ActionModule(ActionBase):
             if src is not None and not boolean(args.get("remote_src", False), strict=False):
                 if args.get("content") is not None:
                     raise AnsibleActionFail("parameters are mutually exclusive: content|src")
-                args["content"], args["_original_basename"] = self._read_spec(src)
+                args["content"], name = self._read_spec(src)
+                if args.get("spec_name") is None:
+                    args["spec_name"] = name
                 del args["src"]
                 args.pop("remote_src", None)
             result.update(self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars))

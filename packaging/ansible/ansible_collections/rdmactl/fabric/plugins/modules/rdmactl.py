@@ -1,5 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
 # The rdmactl module: installs a fabric spec on an RDMA node and converges the node to it with the
 # node's own rdmactl binary. All the RDMA logic stays in rdmactl; this file only maps Ansible's
 # conventions (check mode, diff mode, changed, failed) onto rdmactl's plan and apply reports.
@@ -34,7 +37,8 @@ description:
   - When C(src) names a file on the controller (the default), the collection's action plugin reads it
     there and sends its content; it is never templated.
 author:
-  - rdmactl maintainers
+  # validate-modules' author_line: "Name (@github-id)", or "Name (!UNKNOWN)" without a GitHub account.
+  - rdmactl maintainers (!UNKNOWN)
 requirements:
   - rdmactl on the managed node (the C(rdmactl) package)
   - root on the managed node (C(become)) for anything but a fixture tree under C(root)
@@ -50,6 +54,13 @@ options:
         role's C(files/), the playbook's directory) on the controller.
       - With C(remote_src=true), a path on the managed node.
     type: path
+  spec_name:
+    description:
+      - The file name rdmactl's messages give the spec (C(fabric.yaml:8:12) in C(fabric.yaml:8:12 ...)); a plain name, no
+        directory.
+      - Default is the base name of C(src), or of C(dest) with C(content). When C(src) is a
+        controller file, the action plugin sets it to that file's name.
+    type: str
   remote_src:
     description:
       - Read C(src) on the managed node instead of the controller.
@@ -130,11 +141,65 @@ changed:
     - A change that is already staged and only waits for a reboot does not count.
   returned: always
   type: bool
+msg:
+  description: What happened, or on failure rdmactl's own error text.
+  returned: always
+  type: str
+  sample: 6 change(s) applied
+dest:
+  description: Where the spec is installed on the node.
+  returned: always
+  type: str
+  sample: /etc/rdmactl/fabric.yaml
+spec_changed:
+  description: The spec file at C(dest) differs (differed) from the new spec.
+  returned: always
+  type: bool
+uid:
+  description: The spec file's owner's uid. Ansible adds this and the file keys below to any result
+    with C(dest) (AnsibleModule's C(add_path_info)), from the file as it is when the task ends.
+  returned: when C(dest) exists
+  type: int
+  sample: 0
+gid:
+  description: The spec file's group id.
+  returned: when C(dest) exists
+  type: int
+  sample: 0
+owner:
+  description: The spec file's owner.
+  returned: when C(dest) exists
+  type: str
+  sample: root
+group:
+  description: The spec file's group.
+  returned: when C(dest) exists
+  type: str
+  sample: root
+mode:
+  description: The spec file's permissions, octal.
+  returned: when C(dest) exists
+  type: str
+  sample: "0644"
+state:
+  description: What C(dest) is, C(file) (or C(link), C(directory), C(hard)).
+  returned: when C(dest) exists
+  type: str
+  sample: file
+size:
+  description: The spec file's size in bytes.
+  returned: when C(dest) exists
+  type: int
+secontext:
+  description: The spec file's SELinux context.
+  returned: when C(dest) exists and SELinux is enabled
+  type: str
 changes:
   description:
     - rdmactl's changes, as in its JSON report (C(rdmactl plan --format json)), in apply order. After
       an apply, the apply report's (statuses C(applied), C(failed), C(rolled-back),
       C(pending-reboot)); otherwise the plan's (C(planned), C(pending-reboot)).
+    - Empty when nothing differs, or when rdmactl did not get as far as a plan.
   returned: always
   type: list
   elements: dict
@@ -151,23 +216,46 @@ changes:
     resource:
       description: C(netdev/<name>), C(rdma/<dev>/<port>), C(pci/<bdf>), C(sysctl/<key>) or C(subnet-manager).
       type: str
+      returned: always
     field:
-      description: The spec's path below the interface, e.g. C(mtu), C(qos.pfc), C(linkType).
+      description: The spec's path below the interface, e.g. C(mtu), C(qos.pfc), C(linkType); C(value) for a sysctl.
       type: str
+      returned: always
     current:
-      description: The value on the node before, in the spec's form.
+      description: The value on the node before, in the spec's form; null when the node has none.
       type: raw
+      returned: always
     desired:
       description: The spec's value.
       type: raw
+      returned: always
     status:
       description: C(planned), C(applied), C(failed), C(rolled-back) or C(pending-reboot).
       type: str
+      returned: always
+    reconciler:
+      description: The rdmactl reconciler that owns the field (C(netdev), C(addresses), C(qos), C(link_type), ...).
+      type: str
+      returned: always
+    disruptive:
+      description: Applying it may interrupt traffic (e.g. an MTU or link type change).
+      type: bool
+      returned: always
     requires:
       description: C(reboot) for firmware values that take effect at the next cold boot, else null.
       type: str
+      returned: always
+    via:
+      description: How the node's driver takes the value where drivers differ (dcbnl, a sysfs or debugfs
+        file, or an mstconfig parameter).
+      type: str
+      returned: when rdmactl names it
+    note:
+      description: What the change does beyond its field, e.g. the priorities that lose DCQCN.
+      type: str
+      returned: when rdmactl has one
     error:
-      description: Why this change failed, when it did.
+      description: Why this change failed, or could not be rolled back.
       type: str
       returned: on failure
 reboot_required:
@@ -176,41 +264,102 @@ reboot_required:
   returned: always
   type: bool
 selftest:
-  description: The RDMA self-test's result from C(rdmactl apply) (C(result) is C(passed), C(failed) or
-    C(skipped), with C(tests) and C(reason)); null in check mode or when nothing was applied.
+  description:
+    - The RDMA self-test's result from C(rdmactl apply); null in check mode, when nothing was applied,
+      or when it did not run (an apply that failed before it, or C(selftest.enabled) false in the spec).
   returned: always
   type: dict
-spec_changed:
-  description: The spec file at C(dest) differs (differed) from the new spec.
+  contains:
+    result:
+      description: C(passed), C(failed) or C(skipped) (nothing to test, e.g. no ACTIVE port; never a pass).
+      type: str
+    reason:
+      description: Why it failed or was skipped.
+      type: str
+    tests:
+      description: One entry per test, with C(test) (C(loopback) or C(peer)), C(device), C(port),
+        C(gidIndex), C(gid), C(peer), C(bandwidthGbps), C(expectedGbps), C(latencyUs), C(roundTripUs),
+        C(trafficClass), C(result) and C(reason), as in rdmactl's report schema
+        (C(schemas/report.schema.json)).
+      type: list
+      elements: dict
+errors:
+  description:
+    - rdmactl's messages, one per problem (C(file:line:column) C(field) C(message) for an invalid
+      spec, C(resource field) and its error for a failed change). Empty on success.
   returned: always
-  type: bool
-dest:
-  description: Where the spec is installed.
+  type: list
+  elements: str
+  sample:
+    - "fabric.yaml:8:12: defaults.interfaces[0].mtu: 99999 is above the maximum 65520"
+rdmactl_rc:
+  description:
+    - The exit code of the last rdmactl command (C(plan) 0 no drift, 2 drift; C(apply) 0, 3 waiting
+      for a reboot; 1 failed; 64 usage; 65 invalid spec); null when rdmactl did not run. Not C(rc),
+      which Ansible takes for failure when not 0.
   returned: always
-  type: str
+  type: int
 node:
   description: The node name rdmactl matched the spec's C(nodes:) entries against.
   returned: when rdmactl produced a report
   type: str
-errors:
-  description: rdmactl's messages, one per problem (C(file:line:column) C(field) C(message) for an invalid spec).
-  returned: always
-  type: list
-  elements: str
-msg:
-  description: What happened, or on failure rdmactl's own error text.
-  returned: always
-  type: str
 report:
-  description: rdmactl's whole JSON report of the last command that ran (the plan, or the apply report).
-  returned: when rdmactl produced a report
-  type: dict
-rdmactl_rc:
   description:
-    - The exit code of the last rdmactl command (C(plan) 0 no drift, 2 drift; C(apply) 0, 3 waiting
-      for a reboot; 1 failed; 65 invalid spec). Not C(rc), which Ansible takes for failure when not 0.
-  returned: when rdmactl ran
-  type: int
+    - rdmactl's whole JSON report of the last command that ran (the plan, or the apply report),
+      as in C(schemas/report.schema.json).
+    - Left out on failure, where C(changes) and C(errors) say what happened.
+  returned: success
+  type: dict
+  contains:
+    apiVersion:
+      description: C(rdmactl/v1).
+      type: str
+    kind:
+      description: C(Plan) or C(ApplyReport).
+      type: str
+    node:
+      description: The node name the spec was merged for.
+      type: str
+    spec:
+      description: The spec rdmactl read, C(file) (its name) and C(sha256).
+      type: dict
+    changes:
+      description: The same list as the top-level C(changes).
+      type: list
+      elements: dict
+    pendingReboot:
+      description: A firmware change is staged for the next cold boot.
+      type: bool
+    selftest:
+      description: The same as the top-level C(selftest).
+      type: dict
+    summary:
+      description: Counts of the changes, C(changes), C(applied), C(failed), and in an apply report
+        C(rolledBack) and C(pendingReboot).
+      type: dict
+    sideEffects:
+      description: Apply only; what changed on the touched netdevs that no applied change explains.
+      type: list
+      elements: str
+    recovery:
+      description: Apply only, when it found the journal of an interrupted apply; what it did about it
+        (C(interrupted), C(outcome), C(reason), C(spec), C(changes), C(notes)).
+      type: dict
+    errors:
+      description: Parts of the spec that could not be planned or applied on this node, each with
+        C(kind), C(message) and, where known, C(where) (C(file:line:column)).
+      type: list
+      elements: dict
+diff:
+  description:
+    - With C(--diff), what C(--diff) prints; up to two entries, each with C(before_header),
+      C(after_header), C(before) and C(after). The spec file's text, when it changes; then every
+      field rdmactl would change, grouped by resource (one heading per resource, such as
+      C(netdev/ens1f0np0), with each of its fields under it), the current values before and the
+      desired ones after.
+  returned: in diff mode (empty when nothing would change)
+  type: list
+  elements: dict
 """
 
 import json
@@ -221,7 +370,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-# rdmactl's exit codes (CONTRACT.md).
+# rdmactl's exit codes (README.md, "Commands").
 PLAN_OK = (0, 2)          # no drift, drift
 APPLY_OK = (0, 3)         # converged, converged except changes waiting for a reboot
 EXIT_INVALID_SPEC = 65
@@ -233,18 +382,17 @@ WRITTEN = ("applied",)
 UNDONE = ("failed", "rolled-back")
 
 
-def find_rdmactl(module):
+def find_rdmactl(module, result):
     path = module.params["executable"]
     if path:
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            module.fail_json(msg="rdmactl not found at %s (executable): install the rdmactl package "
-                                 "or point executable at the binary" % path, changed=False)
+            fail(module, result, "rdmactl not found at %s (executable): install the rdmactl package "
+                                 "or point executable at the binary" % path)
         return path
     found = module.get_bin_path("rdmactl", opt_dirs=["/usr/sbin", "/usr/local/sbin", "/sbin"])
     if not found:
-        module.fail_json(msg="rdmactl is not installed on this node (not in PATH, /usr/sbin or "
-                             "/usr/local/sbin): install the rdmactl package or set executable",
-                         changed=False)
+        fail(module, result, "rdmactl is not installed on this node (not in PATH, /usr/sbin or "
+                             "/usr/local/sbin): install the rdmactl package or set executable")
     return found
 
 
@@ -301,23 +449,35 @@ def is_actionable(change):
 
 def field_lines(changes, side):
     """The diff's text for one side: per resource, `field: value` (values in JSON, as rdmactl
-    prints them), so that a unified diff shows each field's current -> desired."""
-    lines = []
-    resource = None
+    prints them), so that a unified diff shows each field's current -> desired.
+
+    The changes come in apply order, reconciler by reconciler (netdev's mtu and state, then the
+    addresses, ...), so one netdev's fields are spread over several runs of the list. They are
+    grouped here under one heading per resource, resources in the order they first appear and each
+    resource's fields in apply order."""
+    by_resource = {}
     for change in changes:
-        if change.get("resource") != resource:
-            resource = change.get("resource")
-            lines.append("%s:" % resource)
-        value = change.get(side)
-        # Strings as rdmactl's text plan prints them (down, not "down"); the rest as JSON.
-        value = value if isinstance(value, str) and value and value.strip() == value else json.dumps(value, sort_keys=True)
-        note = ""
-        if side == "desired" and change.get("status") == "pending-reboot":
-            note = "  # staged in firmware, waits for a cold reboot"
-        elif side == "desired" and change.get("requires") == "reboot":
-            note = "  # takes effect after a cold reboot"
-        lines.append("  %s: %s%s" % (change.get("field"), value, note))
+        by_resource.setdefault(change.get("resource"), []).append(change)
+    lines = []
+    for resource, resource_changes in by_resource.items():
+        lines.append("%s:" % resource)
+        for change in resource_changes:
+            lines.append(field_line(change, side))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def field_line(change, side):
+    """One field of one side of the diff: `  field: value`, with a note on the desired side for a
+    firmware value."""
+    value = change.get(side)
+    # Strings as rdmactl's text plan prints them (down, not "down"); the rest as JSON.
+    value = value if isinstance(value, str) and value and value.strip() == value else json.dumps(value, sort_keys=True)
+    note = ""
+    if side == "desired" and change.get("status") == "pending-reboot":
+        note = "  # staged in firmware, waits for a cold reboot"
+    elif side == "desired" and change.get("requires") == "reboot":
+        note = "  # takes effect after a cold reboot"
+    return "  %s: %s%s" % (change.get("field"), value, note)
 
 
 def read_file(path):
@@ -328,7 +488,7 @@ def read_file(path):
         return None
 
 
-def write_atomically(module, dest, data):
+def write_atomically(module, result, dest, data):
     """Temporary file in the destination directory, fsync, rename: readers (rdmactl serve) see the
     old spec or the new one, never half of one."""
     directory = os.path.dirname(dest)
@@ -336,7 +496,7 @@ def write_atomically(module, dest, data):
         try:
             os.makedirs(directory, 0o755)
         except OSError as e:
-            module.fail_json(msg="cannot create %s: %s" % (directory, to_native(e)), changed=False)
+            fail(module, result, "cannot create %s: %s" % (directory, to_native(e)))
     fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(dest), dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -349,17 +509,17 @@ def write_atomically(module, dest, data):
     except (IOError, OSError) as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
-        module.fail_json(msg="cannot write %s: %s" % (dest, to_native(e)), changed=False)
+        fail(module, result, "cannot write %s: %s" % (dest, to_native(e)))
 
 
-def restore(module, dest, previous):
+def restore(module, result, dest, previous):
     if previous is None:
         try:
             os.unlink(dest)
         except OSError:
             pass
     else:
-        write_atomically(module, dest, previous)
+        write_atomically(module, result, dest, previous)
 
 
 def fail(module, result, msg):
@@ -379,8 +539,7 @@ def main():
             netns=dict(type="str"),
             root=dict(type="path"),
             lock_timeout=dict(type="str"),
-            # Set by the action plugin: the name of the controller's file the content came from.
-            _original_basename=dict(type="str"),
+            spec_name=dict(type="str"),
         ),
         mutually_exclusive=[("content", "src")],
         required_one_of=[("content", "src")],
@@ -388,22 +547,25 @@ def main():
     )
     params = module.params
     dest = params["dest"]
-    if not os.path.isabs(dest):
-        module.fail_json(msg="dest must be an absolute path, not %s" % dest, changed=False)
-
+    # Every key RETURN documents as `always` is in the result from here on, failures included.
     result = dict(changed=False, changes=[], reboot_required=False, selftest=None, spec_changed=False,
                   dest=dest, errors=[], msg="", rdmactl_rc=None)
+    if not os.path.isabs(dest):
+        fail(module, result, "dest must be an absolute path, not %s" % dest)
 
     if params["content"] is not None:
         new_spec = to_bytes(params["content"], errors="surrogate_or_strict")
-        spec_name = params["_original_basename"] or os.path.basename(dest)
+        spec_name = params["spec_name"] or os.path.basename(dest)
     else:
         new_spec = read_file(params["src"])
         if new_spec is None:
             fail(module, result, "cannot read the spec %s on the node" % params["src"])
-        spec_name = os.path.basename(params["src"])
+        spec_name = params["spec_name"] or os.path.basename(params["src"])
+    # rdmactl reads the spec under this name in a private directory: a plain file name only.
+    if spec_name in ("", ".", "..") or os.path.basename(spec_name) != spec_name:
+        fail(module, result, "spec_name must be a file name without a directory, not %r" % spec_name)
 
-    binary = find_rdmactl(module)
+    binary = find_rdmactl(module, result)
     argv = global_args(module, binary)
 
     # The new spec goes to a private directory under its own name; rdmactl runs there with that
@@ -467,7 +629,7 @@ def main():
         module.exit_json(**result)
 
     if spec_changed:
-        write_atomically(module, dest, new_spec)
+        write_atomically(module, result, dest, new_spec)
 
     # The plan was made with the new spec: with nothing to do, apply would write nothing, and
     # would only rerun the self-test; a spec that changed (a comment, a reordering) is written
@@ -510,7 +672,7 @@ def main():
     undone = report is None or any(c.get("status") in UNDONE for c in report.get("changes") or [])
     if spec_changed and undone:
         # The node is back to the old spec (or as far as rdmactl could take it): so is the file.
-        restore(module, dest, previous)
+        restore(module, result, dest, previous)
         result["spec_changed"] = False
         result["changed"] = wrote
         messages = messages + ["%s was restored to the previous spec" % dest]
