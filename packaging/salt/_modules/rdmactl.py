@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 Execution module for rdmactl, the declarative RDMA configuration agent.
 
@@ -22,8 +23,11 @@ The node name (``--node``, which picks the spec's ``nodes:`` entries) defaults t
 name of the minion id: ``grains['id']`` is often an FQDN (``gpu-01.cluster.example.com``) while the
 spec's globs (``gpu-0[1-8]``) match short names. ``node=`` overrides it.
 
-Minion configuration (optional): ``rdmactl.binary`` is the binary's path (default: ``rdmactl`` on
-the minion's PATH, else ``/usr/sbin/rdmactl``, where the Debian package installs it).
+Configuration (optional): ``rdmactl.binary``, the binary's path, read with ``config.get``, so it may
+be set in the minion configuration, a grain, the pillar or the master configuration (default:
+``rdmactl`` on the minion's PATH, else ``/usr/sbin/rdmactl``, where the Debian package installs it).
+Without that binary the module does not load: ``salt-call sys.list_functions rdmactl`` is empty and
+the loader records why (``__virtual__`` returns ``(False, reason)``).
 """
 
 import ipaddress
@@ -41,7 +45,7 @@ __virtualname__ = "rdmactl"
 DEFAULT_SPEC = "/etc/rdmactl/fabric.yaml"
 DEFAULT_BINARY = "/usr/sbin/rdmactl"
 
-# rdmactl's exit codes (CONTRACT.md, `rdmactl COMMAND --help`).
+# rdmactl's exit codes (README.md, "Commands"; `rdmactl COMMAND --help`).
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_DRIFT = 2
@@ -51,31 +55,46 @@ EXIT_INVALID_SPEC = 65
 
 
 def __virtual__():
-    # No hard dependency at load time: the binary may be given per call (binary=...) or in the
-    # minion configuration; a missing one is an error naming the path when a function runs.
+    # Load only where the binary is. Salt's loader (salt/loader/lazy.py, LazyLoader._process_virtual)
+    # takes a tuple's first item as "load or not" and its second as the reason it records for
+    # `sys.list_functions` and the "is not available" error; salt/modules/flatpak.py and
+    # salt/states/lvm.py refuse to load without their binary the same way. The loader has packed
+    # __salt__ before it calls __virtual__ (LazyLoader._load_module), so config.get works here.
+    path, why = _binary()
+    if path is None:
+        return (False, "The rdmactl execution module cannot be loaded: " + why)
     return __virtualname__
 
 
-def _binary(binary=None):
-    if binary:
-        return binary
-    configured = __opts__.get("rdmactl.binary")
+def _binary():
+    """(path, None) for the rdmactl binary to run, or (None, why it is missing)."""
+    # config.get, not __opts__: salt/modules/config.py `get` looks in the minion configuration, the
+    # grains, the pillar and the master configuration, in that order, so the option can be set per
+    # node from the pillar as Salt's own modules read theirs.
+    configured = __salt__["config.get"]("rdmactl.binary", "")
     if configured:
-        return configured
-    return shutil.which("rdmactl") or DEFAULT_BINARY
+        path = str(configured)
+        if os.sep not in path:
+            path = shutil.which(path) or path
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path, None
+        return None, "rdmactl.binary is {}, which is not an executable file".format(configured)
+    path = shutil.which("rdmactl") or DEFAULT_BINARY
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return path, None
+    return None, "no rdmactl on PATH nor {} (set rdmactl.binary)".format(DEFAULT_BINARY)
 
 
-def short_node_name(minion_id):
+# Helpers start with "_": Salt's loader skips those names (salt/loader/lazy.py,
+# LazyLoader._load_module: `if attr.startswith("_"): # private functions are skipped`), so only
+# validate, plan, apply, show and doctor become `rdmactl.*` functions on the minion.
+
+
+def _short_node_name(minion_id):
     """
     The node name rdmactl matches against the spec's ``nodes:`` globs: the minion id up to its
     first dot (``gpu-01.cluster.example.com`` -> ``gpu-01``). An id that is an IP address is kept
     whole.
-
-    CLI Example:
-
-    .. code-block:: bash
-
-        salt '*' rdmactl.short_node_name gpu-01.cluster.example.com
     """
     minion_id = str(minion_id)
     try:
@@ -88,16 +107,16 @@ def short_node_name(minion_id):
 def _node(node=None):
     if node:
         return node
-    minion_id = __grains__.get("id") or __opts__.get("id")
-    return short_node_name(minion_id) if minion_id else None
+    # The `id` grain (salt/grains/core.py) is the minion id.
+    minion_id = __grains__.get("id")
+    return _short_node_name(minion_id) if minion_id else None
 
 
-def _global_args(binary, node, netns, root, with_node=True):
-    path = _binary(binary)
-    if os.sep not in path:
-        path = shutil.which(path) or path
-    if not os.access(path, os.X_OK):
-        raise CommandExecutionError("rdmactl binary {} not found or not executable".format(path))
+def _global_args(node, netns, root, with_node=True):
+    path, why = _binary()
+    if path is None:
+        # Loaded, then the binary went away (or rdmactl.binary changed in the pillar).
+        raise CommandExecutionError(why)
     argv = [path]
     node = _node(node) if with_node else None
     if node:
@@ -137,7 +156,7 @@ def _set_retcode(code):
         __context__["retcode"] = code
 
 
-def failure_text(report, stderr=""):
+def _failure_text(report, stderr=""):
     """
     rdmactl's own words for what went wrong in a plan or apply report: the errors (with their
     spec file:line), each failed change with its error, the rollback, a failed self-test, and
@@ -180,14 +199,14 @@ def _report(argv, what, ok_codes):
     report = _parse_json(result, what)
     report["retcode"] = code
     if code not in ok_codes:
-        report["comment"] = failure_text(report, _stderr_text(result))
+        report["comment"] = _failure_text(report, _stderr_text(result))
         _set_retcode(code)
     elif _stderr_text(result):
         report["warnings"] = _stderr_text(result).splitlines()
     return report
 
 
-def validate(spec=DEFAULT_SPEC, binary=None):
+def validate(spec=DEFAULT_SPEC):
     """
     Check a spec's structure and meaning (``rdmactl validate``); touches nothing on the host.
 
@@ -200,7 +219,7 @@ def validate(spec=DEFAULT_SPEC, binary=None):
 
         salt '*' rdmactl.validate /etc/rdmactl/fabric.yaml
     """
-    argv = _global_args(binary, None, None, None, with_node=False) + ["validate", "-f", spec, "--format", "json"]
+    argv = _global_args(None, None, None, with_node=False) + ["validate", "-f", spec, "--format", "json"]
     result = _run(argv)
     if result["retcode"] not in (EXIT_OK, EXIT_INVALID_SPEC):
         raise CommandExecutionError(_stderr_text(result) or "rdmactl validate exited {}".format(result["retcode"]))
@@ -214,7 +233,7 @@ def validate(spec=DEFAULT_SPEC, binary=None):
     return report
 
 
-def plan(spec=DEFAULT_SPEC, node=None, netns=None, root=None, state=None, binary=None):
+def plan(spec=DEFAULT_SPEC, node=None, netns=None, root=None, state=None):
     """
     The drift report (``rdmactl plan --format json``): what apply would change; changes nothing.
 
@@ -241,13 +260,13 @@ def plan(spec=DEFAULT_SPEC, node=None, netns=None, root=None, state=None, binary
         salt '*' rdmactl.plan
         salt '*' rdmactl.plan /srv/fabric.yaml node=gpu-01
     """
-    argv = _global_args(binary, node, netns, root) + ["plan", "-f", spec, "--format", "json"]
+    argv = _global_args(node, netns, root) + ["plan", "-f", spec, "--format", "json"]
     if state:
         argv += ["--state", state]
     return _report(argv, "plan", (EXIT_OK, EXIT_DRIFT))
 
 
-def apply(spec=DEFAULT_SPEC, node=None, netns=None, root=None, check=False, lock_timeout=None, binary=None):
+def apply(spec=DEFAULT_SPEC, node=None, netns=None, root=None, check=False, lock_timeout=None):
     """
     Converge this host to the spec (``rdmactl apply --format json``): apply what differs, verify,
     roll back on failure, then run the RDMA self-test unless the spec disables it.
@@ -263,7 +282,7 @@ def apply(spec=DEFAULT_SPEC, node=None, netns=None, root=None, check=False, lock
         salt '*' rdmactl.apply
         salt '*' rdmactl.apply check=True
     """
-    argv = _global_args(binary, node, netns, root) + ["apply", "-f", spec, "--format", "json"]
+    argv = _global_args(node, netns, root) + ["apply", "-f", spec, "--format", "json"]
     if check:
         argv.append("--check")
     if lock_timeout is not None:
@@ -272,7 +291,7 @@ def apply(spec=DEFAULT_SPEC, node=None, netns=None, root=None, check=False, lock
     return _report(argv, "apply", ok)
 
 
-def show(node=None, netns=None, root=None, spec=None, binary=None):
+def show(node=None, netns=None, root=None, spec=None):
     """
     The live state of this host (``rdmactl show --format json``): RDMA devices and ports,
     netdevs, QoS, the subnet manager, sysctl. ``spec`` adds that spec's sysctl keys.
@@ -284,7 +303,7 @@ def show(node=None, netns=None, root=None, spec=None, binary=None):
         salt '*' rdmactl.show
         salt '*' rdmactl.show netns=lab1
     """
-    argv = _global_args(binary, node, netns, root) + ["show", "--format", "json"]
+    argv = _global_args(node, netns, root) + ["show", "--format", "json"]
     if spec:
         argv += ["-f", spec]
     result = _run(argv)
@@ -294,7 +313,7 @@ def show(node=None, netns=None, root=None, spec=None, binary=None):
     return _parse_json(result, "show")
 
 
-def doctor(spec=None, node=None, netns=None, root=None, binary=None):
+def doctor(spec=None, node=None, netns=None, root=None):
     """
     The RDMA health checks of the manual procedure (``rdmactl doctor --format json``), each
     finding with its fix; ``spec`` adds the checks against it (link type, RoCE ToS).
@@ -305,7 +324,7 @@ def doctor(spec=None, node=None, netns=None, root=None, binary=None):
 
         salt '*' rdmactl.doctor
     """
-    argv = _global_args(binary, node, netns, root) + ["doctor", "--format", "json"]
+    argv = _global_args(node, netns, root) + ["doctor", "--format", "json"]
     if spec:
         argv += ["-f", spec]
     result = _run(argv)

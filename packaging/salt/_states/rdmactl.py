@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """
 State module for rdmactl: ``rdmactl.converged`` installs a fabric spec and converges the host to it.
 
@@ -10,7 +11,6 @@ State module for rdmactl: ``rdmactl.converged`` installs a fabric spec and conve
         # - node: gpu-01                        # default: the minion id's short host name
         # - netns: lab1                         # rdmactl --netns
         # - root: /srv/fixture                  # rdmactl --root
-        # - binary: /usr/sbin/rdmactl
 
 What one run does:
 
@@ -41,11 +41,21 @@ until the host is power-cycled: such a change is not applied again and not repor
 (the comment says it waits for a reboot), so a highstate on a converged node stays clean.
 
 Without ``source`` and ``contents`` the spec already in ``dest`` is converged.
+
+``contents`` given as a mapping is handed to rdmactl as JSON (JSON is YAML). That document is the
+module's, not the user's: its line and column numbers mean nothing to whoever wrote the SLS or the
+pillar, so messages about it name the field path (``contents of ID: defaults.interfaces[0].bogus``)
+and no line.
+
+The state loads where the execution module loaded, i.e. where the rdmactl binary is (its path is
+the ``rdmactl.binary`` option, read with ``config.get``: minion configuration, grains, pillar or
+master configuration).
 """
 
 import difflib
 import json
 import os
+import re
 import shutil
 import tempfile
 
@@ -62,16 +72,24 @@ APPLY_OK = (0, 3)
 
 
 def __virtual__():
+    # As salt/states/lvm.py: (False, reason) when what the state needs is missing. The execution
+    # module is in __salt__ only if its own __virtual__ found the binary.
     if "rdmactl.plan" in __salt__:
         return __virtualname__
-    return (False, "rdmactl state: the rdmactl execution module (_modules/rdmactl.py) is not loaded")
+    return (False, "The rdmactl state module cannot be loaded: the rdmactl execution module is not loaded")
+
+
+# Helpers start with "_": Salt's loader skips those names (salt/loader/lazy.py,
+# LazyLoader._load_module), so `converged` is this module's only state function.
 
 
 def _spec_text(source, contents, saltenv):
     """The new spec as text, or None when the state manages no file."""
     if contents is not None:
         if isinstance(contents, (dict, list)):
-            # A mapping written in the SLS: JSON is YAML, and rdmactl's errors keep their lines.
+            # A mapping written in the SLS or the pillar: JSON is YAML. Salt's YAML loader gives
+            # plain mappings, lists and scalars (salt/utils/yamlloader.py, SaltYamlSafeLoader:
+            # timestamps stay strings), which json.dumps writes as they are.
             contents = json.dumps(contents, indent=2)
         text = str(contents)
     elif source:
@@ -159,7 +177,6 @@ def converged(
     node=None,
     netns=None,
     root=None,
-    binary=None,
     lock_timeout=None,
     saltenv=None,
 ):
@@ -183,8 +200,6 @@ def converged(
         Work inside this network namespace (``--netns``).
     root
         Resolve sysfs, configfs and /proc/sys under this directory (``--root``).
-    binary
-        The rdmactl binary (default: the minion's ``rdmactl.binary`` option, else rdmactl on PATH).
     lock_timeout
         How long apply waits for another rdmactl writing this host (``--lock-timeout``, e.g. 300s).
     """
@@ -193,7 +208,7 @@ def converged(
         ret["comment"] = "source and contents are exclusive: give one"
         return ret
     saltenv = saltenv or globals().get("__env__") or "base"
-    where = {"node": node, "netns": netns, "root": root, "binary": binary}
+    where = {"node": node, "netns": netns, "root": root}
 
     try:
         text = _spec_text(source, contents, saltenv)
@@ -213,13 +228,20 @@ def converged(
             with open(spec, "w", encoding="utf-8") as handle:
                 handle.write(text)
 
+        structured = isinstance(contents, (dict, list))
+
         def named(message):
-            # rdmactl names the file it read: the temporary copy; name the source instead.
-            return message.replace(spec, shown) if spec != dest else message
+            # rdmactl names the file it read: the temporary copy; name the source instead. For a
+            # mapping, drop the :line:column too: they point into the JSON this module wrote.
+            if spec == dest:
+                return message
+            if structured:
+                message = re.sub(re.escape(spec) + r"(?::\d+){1,2}", lambda _: shown, message)
+            return message.replace(spec, shown)
 
         # 1. Validate and plan the new spec, from the temporary copy.
         try:
-            checked = __salt__["rdmactl.validate"](spec, binary=binary)
+            checked = __salt__["rdmactl.validate"](spec)
         except CommandExecutionError as exc:
             ret["comment"] = named(str(exc))
             return ret

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Salt state: install the fabric spec from the master and converge each node to it with rdmactl.
 #
 #   salt 'gpu-*' saltutil.sync_all                   # once: ship _modules/ and _states/ (below) to the minions
@@ -18,8 +19,10 @@
       - node: gpu-01                         override the node name (default: short minion id)
       - netns: lab1                          rdmactl --netns
       - root: /srv/fixture                   rdmactl --root (tests and demos)
-      - binary: /usr/sbin/rdmactl            or `rdmactl.binary` in the minion config
       - lock_timeout: 300s                   wait for another rdmactl (e.g. the agent) writing
+    The binary is the `rdmactl.binary` option (minion config, grain, pillar or master config, as
+    config.get reads it), else rdmactl on PATH, else /usr/sbin/rdmactl. Without one the modules do
+    not load (their __virtual__ says why) and this state is not found on that minion.
 #}
 rdmactl:
   rdmactl.converged:

@@ -1,27 +1,44 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """
 The Salt state and execution modules (packaging/salt/_states/rdmactl.py, _modules/rdmactl.py)
 against the REAL rdmactl binary, in throwaway network namespaces.
 
     tests/integration/salt/run_test.py RDMACTL-BINARY [unittest options]
 
-Salt itself is NOT run: it is not installable here (not in Debian 12, no usable PyPI wheel for this
-setup). Instead the modules are loaded as Salt's loader loads them, as plain Python modules whose
-globals are given the loader's dunders (__salt__, __opts__, __grains__, __context__), and the state
-function is called as the state compiler calls it. The stand-ins are kept as small as what the
-modules use:
+What this is, honestly: Salt itself is NOT run. Salt's loader is not available where this project
+builds and tests: Debian 12 has no salt package (apt-cache has no salt-minion, salt-common or
+python3-salt; open-vm-tools-salt-minion only ships a script that downloads Salt from
+repo.saltproject.io), PyPI is unreachable (pip: "Name or service not known"), and npm's `salt` is
+an unrelated JavaScript library. A real-loader test needs the salt wheel and its dependencies
+(salt 3006+ wants looseversion, packaging, distro, jinja2, msgpack, pyyaml, psutil, pyzmq,
+pycryptodomex, requests, tornado or its vendored copy, ...) brought to the machine, which CI cannot
+do. So the modules are loaded as plain Python modules and given, in their globals, what Salt's
+loader packs (__salt__, __opts__, __grains__, __pillar__, __context__), and the state function is
+called as the state compiler calls it. These stand-ins are kept to what the modules use:
+  - config.get: the order of salt/modules/config.py `get`: minion options, grains, pillar, the
+    pillar's `master` (the master configuration), else the default.
   - cmd.run_all: runs the argv with subprocess and returns Salt's {pid, retcode, stdout, stderr}
     (salt/modules/cmdmod.py: _run with rstrip=True strips trailing whitespace of both streams);
     it refuses a shell string, which the modules must never pass.
   - cp.get_file_str: salt://PATH read from a local file root, False when the file is missing (as
-    salt/modules/cp.py get_file_str returns cache_file's False); nothing else (no http, no saltenv
-    mapping beyond the one root).
+    salt/modules/cp.py get_file_str returns cache_file's False); nothing else.
   - salt.exceptions.CommandExecutionError: the real class when Salt is importable, else one with
     the same constructor (message, info) and attributes (error, info).
+  - Which functions a module exposes, and whether it loads: the loader's own rules, applied here
+    (salt/loader/lazy.py, LazyLoader._load_module and _process_virtual): __virtual__ is called
+    first and a False or (False, reason) result keeps the module out; then every name of dir(mod)
+    that does not start with "_", is a function and was defined in the module becomes
+    `rdmactl.NAME`. ModuleConventions checks that those are exactly the documented functions, each
+    with a docstring and (execution module) a `CLI Example:` as Salt's own docstring check
+    requires (tools/precommit/docstrings.py), that __virtual__ refuses to load without the binary,
+    that configuration is read with config.get (the pillar alone is enough, and __opts__ is read
+    for nothing but `test`), and that a spec given as a mapping reaches rdmactl as that mapping's
+    JSON with no line numbers in what the state says.
 init.sls is rendered as Salt renders an SLS, Jinja then YAML (Debian's python3-jinja2 and
 python3-yaml, without Salt's own filters), and its options are given to the state function.
-What this cannot show: Salt's loader, its extra Jinja filters, the highstate outputter, and state
-ordering and requisites.
+What this cannot show: Salt's loader itself (module import under salt.loaded.ext, NamedLoaderContext
+dunders), its extra Jinja filters, the highstate outputter, and state ordering and requisites.
 
 Each test creates its own network namespace (rdmactl-salt-<pid>-<n>) with a veth pair inside it,
 runs rdmactl there (--netns), checks the result with `ip -n NS -j` (never with rdmactl itself), and
@@ -34,10 +51,13 @@ Needs root (network namespaces). Without root it exits 77 (ctest: skipped) with 
 under CI=true, where it fails: CI must not pass without these tests having run.
 """
 
+import ast
 import atexit
 import importlib.util
+import inspect
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -161,22 +181,74 @@ def salt_exceptions():
     return module
 
 
+class RecordingOpts(dict):
+    """__opts__, remembering which keys the modules read: configuration must come from config.get."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.read = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+# What the loader exposes, by its rules (salt/loader/lazy.py, LazyLoader._load_module): names of
+# dir(mod) not starting with "_", functions, defined in the module itself (not imported).
+def loader_functions(module):
+    names = []
+    for attr in dir(module):
+        if attr.startswith("_"):
+            continue
+        func = getattr(module, attr)
+        if inspect.isfunction(func) and func.__module__ == module.__name__:
+            names.append(attr)
+    return sorted(names)
+
+
+EXECUTION_FUNCTIONS = ["apply", "doctor", "plan", "show", "validate"]  # the README's list
+STATE_FUNCTIONS = ["converged"]
+
+
 class Minion:
     """One minion: the dunders Salt's loader would give the two modules, and the state call."""
 
-    def __init__(self, minion_id, file_root=None):
+    def __init__(self, minion_id, file_root=None, binary_in="opts", binary=None):
         self.calls = []  # every argv cmd.run_all ran
+        self.spec_files = []  # (path, text) of every -f file rdmactl was given, read before it ran
         self.file_root = file_root
-        self.opts = {"id": minion_id, "test": False}
+        self.opts = RecordingOpts({"id": minion_id, "test": False})
         self.grains = {"id": minion_id}
+        self.pillar = {}
+        binary = RDMACTL if binary is None else binary
+        if binary_in == "opts":
+            self.opts["rdmactl.binary"] = binary
+        elif binary_in == "pillar":
+            self.pillar["rdmactl.binary"] = binary
+        elif binary_in == "master":
+            self.pillar["master"] = {"rdmactl.binary": binary}
+        self.opts.read.clear()
         self.context = {}
-        self.salt = {"cmd.run_all": self._cmd_run_all, "cp.get_file_str": self._cp_get_file_str}
+        self.salt = {
+            "cmd.run_all": self._cmd_run_all,
+            "cp.get_file_str": self._cp_get_file_str,
+            "config.get": self._config_get,
+        }
         self.execution = self._load("_modules", "rdmactl_execution_module")
-        for function in ("validate", "plan", "apply", "show", "doctor", "short_node_name"):
-            self.salt["rdmactl." + function] = getattr(self.execution, function)
+        self.execution_virtual = self.execution.__virtual__()
+        if self.execution_virtual == "rdmactl":
+            for function in loader_functions(self.execution):
+                self.salt["rdmactl." + function] = getattr(self.execution, function)
         self.state = self._load("_states", "rdmactl_state_module")
-        assert self.execution.__virtual__() == "rdmactl"
-        assert self.state.__virtual__() == "rdmactl"
+        self.state_virtual = self.state.__virtual__()
 
     def _load(self, directory, module_name):
         spec = importlib.util.spec_from_file_location(module_name, os.path.join(SALT_DIR, directory, "rdmactl.py"))
@@ -186,13 +258,25 @@ class Minion:
         module.__salt__ = self.salt
         module.__opts__ = self.opts
         module.__grains__ = self.grains
+        module.__pillar__ = self.pillar
         module.__context__ = self.context
         return module
+
+    def _config_get(self, key, default=""):
+        # salt/modules/config.py get: minion options, grains, pillar, master configuration.
+        for source in (dict(self.opts), self.grains, self.pillar, self.pillar.get("master", {})):
+            if key in source:
+                return source[key]
+        return default
 
     def _cmd_run_all(self, cmd, python_shell=None, ignore_retcode=False, output_loglevel="debug", **kwargs):
         if not isinstance(cmd, list) or python_shell:
             raise AssertionError("the modules must pass an argv list with python_shell=False: {!r}".format(cmd))
         self.calls.append(cmd)
+        if "-f" in cmd:
+            path = cmd[cmd.index("-f") + 1]
+            with open(path, encoding="utf-8") as handle:
+                self.spec_files.append((path, handle.read()))
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
         return {"pid": 0, "retcode": result.returncode, "stdout": result.stdout.rstrip(), "stderr": result.stderr.rstrip()}
 
@@ -207,8 +291,8 @@ class Minion:
             return handle.read()
 
     def converged(self, test=False, **kwargs):
+        assert self.state_virtual == "rdmactl", self.state_virtual
         self.opts["test"] = test
-        kwargs.setdefault("binary", RDMACTL)
         ret = self.state.converged(kwargs.pop("name", "rdmactl"), **kwargs)
         self.opts["test"] = False
         # The four keys every Salt state returns, and nothing Salt would reject.
@@ -479,29 +563,29 @@ class ExecutionModule(VethTest):
             handle.write(spec_text(self.ifname))
         ex = minion.execution
 
-        self.assertEqual(ex.short_node_name("gpu-01.cluster.example.com"), "gpu-01")
-        self.assertEqual(ex.short_node_name("10.0.0.5"), "10.0.0.5")
-        self.assertEqual(ex.validate(spec, binary=RDMACTL)["valid"], True)
+        self.assertEqual(ex._short_node_name("gpu-01.cluster.example.com"), "gpu-01")
+        self.assertEqual(ex._short_node_name("10.0.0.5"), "10.0.0.5")
+        self.assertEqual(ex.validate(spec)["valid"], True)
 
-        plan = ex.plan(spec, netns=self.ns, binary=RDMACTL)
+        plan = ex.plan(spec, netns=self.ns)
         self.assertEqual((plan["kind"], plan["retcode"], plan["node"]), ("Plan", 2, "gpu-01"))
         self.assertEqual(len(plan["changes"]), 3)
-        check = ex.apply(spec, netns=self.ns, check=True, binary=RDMACTL)
+        check = ex.apply(spec, netns=self.ns, check=True)
         self.assertEqual(check["retcode"], 2)
         self.assert_host_untouched()
 
-        state = ex.show(netns=self.ns, binary=RDMACTL)
+        state = ex.show(netns=self.ns)
         self.assertIn(self.ifname, [n["name"] for n in state["netdevs"]])
 
-        applied = ex.apply(spec, netns=self.ns, binary=RDMACTL)
+        applied = ex.apply(spec, netns=self.ns)
         self.assertEqual((applied["kind"], applied["retcode"], applied["summary"]["applied"]), ("ApplyReport", 0, 3))
         self.assert_converged()
-        self.assertEqual(ex.plan(spec, netns=self.ns, binary=RDMACTL)["retcode"], 0)
+        self.assertEqual(ex.plan(spec, netns=self.ns)["retcode"], 0)
 
         with open(spec, "a", encoding="utf-8") as handle:
             handle.write("bogus: 1\n")
         where = "{}:{}:1: bogus: unknown key".format(spec, len(spec_text(self.ifname).splitlines()) + 1)
-        invalid = ex.validate(spec, binary=RDMACTL)
+        invalid = ex.validate(spec)
         self.assertFalse(invalid["valid"])
         self.assertEqual(minion.context.get("retcode"), 65)
         self.assertTrue(invalid["messages"][0].startswith(where), invalid)
@@ -511,11 +595,148 @@ class ExecutionModule(VethTest):
         self.assertEqual(invalid["messages"], text.stderr.splitlines()[: len(invalid["messages"])])
         exc = minion.state.CommandExecutionError
         with self.assertRaises(exc) as raised:
-            ex.plan(spec, netns=self.ns, binary=RDMACTL)
+            ex.plan(spec, netns=self.ns)
         self.assertIn(where, str(raised.exception))
+        # The binary configured after the module loaded is gone: an error naming it.
+        missing = os.path.join(self.tmp, "no-rdmactl")
+        minion.opts["rdmactl.binary"] = missing
         with self.assertRaises(exc) as raised:
-            ex.plan(spec, binary=os.path.join(self.tmp, "no-rdmactl"))
-        self.assertIn("not found", str(raised.exception))
+            ex.plan(spec)
+        self.assertEqual(str(raised.exception), "rdmactl.binary is {}, which is not an executable file".format(missing))
+        # Every argv ran the configured binary, with no shell.
+        self.assertTrue(minion.calls)
+        self.assertEqual({argv[0] for argv in minion.calls}, {RDMACTL})
+
+
+class ModuleConventions(unittest.TestCase):
+    """Salt's conventions for loader modules, checked on the modules themselves."""
+
+    def test_only_the_documented_functions_are_exposed(self):
+        minion = Minion("gpu-01")
+        self.assertEqual(loader_functions(minion.execution), EXECUTION_FUNCTIONS)
+        self.assertEqual(loader_functions(minion.state), STATE_FUNCTIONS)
+        self.assertEqual(sorted(k for k in minion.salt if k.startswith("rdmactl.")), ["rdmactl." + f for f in EXECUTION_FUNCTIONS])
+        # A helper without "_" would be exposed: the loader's rule catches it (this guards the
+        # rule above against passing everything).
+        probe = types.ModuleType(minion.execution.__name__)
+        exec("def helper():\n    pass\n\ndef _private():\n    pass\n\nfrom os.path import join\n", probe.__dict__)
+        self.assertEqual(loader_functions(probe), ["helper"])
+
+    def test_every_public_function_has_a_docstring_and_a_cli_example(self):
+        # tools/precommit/docstrings.py: every public function of a loader module has a docstring;
+        # those of salt/modules also a "CLI Example:" section, whose proper format it gives as
+        # "CLI Example:\n\n.. code-block:: bash\n\n    salt '*' <insert example here>".
+        for directory, functions in (("_modules", EXECUTION_FUNCTIONS), ("_states", STATE_FUNCTIONS)):
+            with open(os.path.join(SALT_DIR, directory, "rdmactl.py"), encoding="utf-8") as handle:
+                tree = ast.parse(handle.read())
+            public = {}
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                    public[node.name] = ast.get_docstring(node, clean=True)
+            self.assertEqual(sorted(public), functions, directory)
+            for name, docstring in public.items():
+                self.assertTrue(docstring, "{}/{} has no docstring".format(directory, name))
+                if directory == "_modules":
+                    example = r"CLI Examples?:\n\n\.\. code-block:: bash\n\n    salt '\*' rdmactl\.{}\b".format(name)
+                    self.assertRegex(docstring, example, "{}/{}".format(directory, name))
+
+    def test_the_files_carry_the_apache_licence(self):
+        for path in ("_modules/rdmactl.py", "_states/rdmactl.py", "rdmactl/init.sls"):
+            with open(os.path.join(SALT_DIR, path), encoding="utf-8") as handle:
+                self.assertEqual(handle.readline(), "# SPDX-License-Identifier: Apache-2.0\n", path)
+
+    def test_virtual_refuses_to_load_without_the_binary(self):
+        missing = os.path.join(new_tmpdir(), "no-rdmactl")
+        minion = Minion("gpu-01", binary=missing)
+        self.assertEqual(
+            minion.execution_virtual,
+            (False, "The rdmactl execution module cannot be loaded: rdmactl.binary is {}, which is not an executable file".format(missing)),
+        )
+        self.assertNotIn("rdmactl.plan", minion.salt)
+        self.assertEqual(
+            minion.state_virtual,
+            (False, "The rdmactl state module cannot be loaded: the rdmactl execution module is not loaded"),
+        )
+        # A directory is not the binary either.
+        minion = Minion("gpu-01", binary=os.path.dirname(missing))
+        self.assertIs(minion.execution_virtual[0], False)
+
+        # Nothing configured: rdmactl on PATH, else /usr/sbin/rdmactl.
+        saved = os.environ["PATH"]
+        try:
+            os.environ["PATH"] = os.path.dirname(missing)
+            minion = Minion("gpu-01", binary_in=None)
+            if os.access("/usr/sbin/rdmactl", os.X_OK):
+                self.assertEqual(minion.execution_virtual, "rdmactl")
+            else:
+                self.assertEqual(
+                    minion.execution_virtual,
+                    (False, "The rdmactl execution module cannot be loaded: no rdmactl on PATH nor /usr/sbin/rdmactl (set rdmactl.binary)"),
+                )
+            os.environ["PATH"] = os.path.dirname(RDMACTL) + os.pathsep + saved
+            minion = Minion("gpu-01", binary_in=None)
+            self.assertEqual(minion.execution_virtual, "rdmactl")
+        finally:
+            os.environ["PATH"] = saved
+
+    def test_configuration_is_read_with_config_get(self):
+        # The binary set only in the pillar, or only in the master configuration: both are found,
+        # which only config.get does; and __opts__ is read for nothing but `test`.
+        spec = os.path.join(new_tmpdir(), "fabric.yaml")
+        with open(spec, "w", encoding="utf-8") as handle:
+            handle.write(spec_text("eth0"))
+        for where in ("pillar", "master"):
+            minion = Minion("gpu-01", binary_in=where)
+            self.assertEqual((minion.execution_virtual, minion.state_virtual), ("rdmactl", "rdmactl"), where)
+            self.assertTrue(minion.execution.validate(spec)["valid"])
+            self.assertEqual(minion.calls[-1][0], RDMACTL)
+            ret = minion.converged(test=True, contents=spec_text("eth0").replace("mtu: 1400", "bogus: 1"), dest=spec + ".dest")
+            self.assertIs(ret["result"], False, ret)
+            self.assertLessEqual(minion.opts.read, {"test"}, where)
+
+
+class StructuredContents(VethTest):
+    """contents: given as a mapping (from the SLS or the pillar), not as text."""
+
+    def mapping(self, **interface):
+        entry = {"name": self.ifname, "mtu": 1400}
+        entry.update(interface)
+        return {
+            "apiVersion": "rdmactl/v1",
+            "kind": "FabricSpec",
+            "metadata": {"name": "salt-test"},
+            "defaults": {"interfaces": [entry], "selftest": {"enabled": False}},
+        }
+
+    def test_a_mapping_reaches_rdmactl_as_its_json_and_messages_carry_no_line_numbers(self):
+        minion = Minion("gpu-01")
+        good = self.mapping()
+        ret = minion.converged(test=True, name="fabric", contents=good, dest=self.dest, netns=self.ns)
+        self.assertIsNone(ret["result"], ret)
+        self.assertEqual(ret["changes"]["netdev/" + self.ifname], {"mtu": {"old": 1500, "new": 1400}})
+        # What rdmactl read (validate, then plan): the mapping's JSON, nothing added to it.
+        self.assertEqual([json.loads(text) for _, text in minion.spec_files], [good, good])
+        self.assert_host_untouched()
+
+        bad = self.mapping(bogus=1)
+        minion.spec_files.clear()
+        ret = minion.converged(test=True, name="fabric", contents=bad, dest=self.dest, netns=self.ns)
+        self.assertIs(ret["result"], False, ret)
+        self.assertEqual([json.loads(text) for _, text in minion.spec_files], [bad])
+        first, second = ret["comment"].split("\n")
+        self.assertEqual(first, "The spec is invalid (contents of fabric); {} was not changed:".format(self.dest))
+        # rdmactl's own message, with the file:line:column of the JSON it read replaced by the name.
+        self.assertRegex(second, r'^contents of fabric: defaults\.interfaces\[0\]\.bogus: unknown key "bogus"( \(expected one of: [a-zA-Z, ]+\))?$')
+
+        missing = self.mapping()
+        missing["defaults"]["interfaces"][0]["name"] = "nosuch0"
+        ret = minion.converged(name="fabric", contents=missing, dest=self.dest, netns=self.ns)
+        self.assertIs(ret["result"], False, ret)
+        self.assertIn("contents of fabric defaults.interfaces[0] (netdev nosuch0): no netdev named nosuch0", ret["comment"])
+        self.assertIsNone(re.search(r"contents of fabric:\d", ret["comment"]), ret["comment"])
+        self.assertNotIn("/rdmactl-salt-", ret["comment"])
+        self.assertFalse(os.path.exists(self.dest))
+        self.assert_host_untouched()
 
 
 class PendingReboot(unittest.TestCase):
