@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs everything rdmactl needs to build and test on Debian 12, from Debian's packages only.
 # Idempotent and non-interactive: packages already installed are skipped; apt-get runs only when
 # something is missing. Run as root (or through sudo).
@@ -7,14 +8,16 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake pkg-config git
-  # libraries (STYLE.md: use these before writing anything by hand)
+  # libraries (use these before writing anything by hand)
   libibverbs-dev librdmacm-dev libyaml-cpp-dev libnl-3-dev libnl-route-3-dev libmnl-dev
   libcpp-httplib-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
   libvalijson-dev libssl-dev
   # tests: real-kernel netns tests check results with iproute2's `ip -j`
   iproute2 procps util-linux
-  # integration tests: the real ansible-playbook (ansible-core 2.14), the Salt modules' Python
-  ansible-core python3 python3-jinja2 python3-yaml
+  # integration tests: the real ansible-playbook (ansible-core 2.14), the Salt modules' Python;
+  # ansible-test's validate-modules offline (tests/integration/ansible/sanity.sh): its pip
+  # requirements from Debian instead (the venv is made --without-pip, so no python3-venv)
+  ansible-core python3 python3-jinja2 python3-yaml python3-voluptuous python3-markupsafe
   # the Debian package (packaging/deb/build.sh) and its test; node for the Kubernetes schema check
   dpkg-dev lintian help2man binutils curl systemd nodejs
   # promtool (checks the metrics), zsh (checks the completion script)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // HostState JSON against literal expectations: every field of agent/state/state.h written under
 // the contract's name (`show --format json`) and read back from hand-written JSON; selectors
 // resolve as on a live host.
@@ -96,7 +97,7 @@ HostState every_field_host() {
 }
 
 // What `show --format json` must print for every_field_host(), written out by hand from the
-// contract (CONTRACT.md "Reports") and state.h's comments, not from to_json.
+// contract (README.md, "The drift report") and state.h's comments, not from to_json.
 constexpr const char* kEveryFieldJson = R"json({
   "node": "gpu-07",
   "devices": [{
