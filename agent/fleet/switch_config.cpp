@@ -67,7 +67,6 @@ std::string seconds_text(int ms) {
 struct Classes {
   std::vector<int> rdma;           // the RoCE data classes: the lossless priorities, or lossy RoCE's one
   std::optional<int> strict;       // the CNP priority, strict (unless it is an RDMA class)
-  std::vector<int> queues;         // the queues the output configures (Sand: 0-6)
   std::map<int, int> weight;       // DWRR weight (percent) of each non-strict queue
 };
 
@@ -81,15 +80,13 @@ void share(std::map<int, int>& weight, const std::vector<int>& tcs, int total) {
   for (const int tc : tcs) weight[tc] = std::max(1, each + (left-- > 0 ? 1 : 0));
 }
 
-// queues: the classes the output gives a queue each; lossy_tcs: the other classes that carry traffic.
-Classes classes_of(const SwitchQos& qos, const SwitchOptions& o, const std::vector<int>& queues,
-                   const std::vector<int>& lossy_tcs) {
+// tcs: the traffic classes that carry traffic on the switch (the RoCE and CNP ones among them).
+Classes classes_of(const SwitchQos& qos, const SwitchOptions& o, const std::vector<int>& tcs) {
   Classes c;
   c.rdma = qos.lossy() ? qos.ecn : qos.lossless;
   if (qos.cnp_priority && !contains(c.rdma, *qos.cnp_priority)) c.strict = qos.cnp_priority;
-  c.queues = queues;
   std::vector<int> others;
-  for (const int tc : lossy_tcs) {
+  for (const int tc : tcs) {
     if (!contains(c.rdma, tc) && tc != c.strict.value_or(-1)) others.push_back(tc);
   }
   share(c.weight, c.rdma, others.empty() ? 100 : o.lossless_bandwidth);
@@ -165,7 +162,7 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
   std::vector<int> special = rdma;
   if (qos.cnp_priority) special.push_back(*qos.cnp_priority);
   const int lossy_tc = all_but(special, 0, 7).front();
-  const Classes c = classes_of(qos, o, {}, {lossy_tc});
+  const Classes c = classes_of(qos, o, {lossy_tc});
   auto tc_of = [&](int sp) { return contains(special, sp) ? sp : lossy_tc; };
   std::ostringstream out;
   out << header(spec, qos, o, "#");
@@ -268,7 +265,7 @@ Result<std::string> sonic(const SwitchQos& qos, const SwitchOptions& o, int mtu)
     }
   }
   std::vector<int> queues = {0, 1, 2, 3, 4, 5, 6, 7};
-  const Classes c = classes_of(qos, o, queues, queues);
+  const Classes c = classes_of(qos, o, queues);
   json db = json::object();
   json identity = json::object();
   json pg = json::object();
@@ -368,7 +365,7 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
     }
     queues.pop_back();
   }
-  const Classes c = classes_of(qos, o, queues, queues);
+  const Classes c = classes_of(qos, o, queues);
   const char* queue_word = sand ? "tx-queue" : "uc-tx-queue";
   // On Sand, the DSCPs or PCP of priority 7 go to the lossy class: class 7 is the control plane's.
   const int lossy_tc = all_but(used, 0, 7).front();
