@@ -167,7 +167,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
     confirm = *within;
   }
   auto spec = load_spec(opts.spec);
-  if (!spec) return print_spec_error(spec.error());
+  if (!spec) return print_spec_error(spec.error(), *format, opts.spec);
   spdlog::debug("apply: spec loaded {:.1f} ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   const std::string node = node_name(global);
   const NodeSpec node_spec = merge_for_node(*spec, node);

@@ -6,6 +6,8 @@
 
 #include <iostream>
 
+#include "agent/core/json_text.h"
+#include "agent/core/suggest.h"
 #include "agent/platform/netlink.h"
 #include "agent/spec/text.h"
 
@@ -55,6 +57,31 @@ int print_spec_error(const Error& error) {
   return exit_code_for(error.kind);
 }
 
+nlohmann::json spec_error_json(const Error& error, const std::string& file) {
+  const std::string shown = file == "-" ? "<stdin>" : file;
+  nlohmann::json problems = nlohmann::json::array();
+  for (const Diagnostic& d : error.diagnostics) {
+    problems.push_back({{"file", d.file.empty() ? shown : d.file},
+                        {"line", d.line},
+                        {"column", d.column},
+                        {"path", d.path},
+                        {"message", d.message}});
+  }
+  if (error.diagnostics.empty()) {
+    problems.push_back({{"file", shown}, {"line", 0}, {"column", 0}, {"path", ""}, {"message", error.to_string()}});
+  }
+  return {{"apiVersion", "rdmactl/v1"}, {"kind", "SpecError"}, {"file", shown}, {"valid", false}, {"problems", problems}};
+}
+
+int print_spec_error(const Error& error, Format format, const std::string& file) {
+  if (format == Format::kJson || format == Format::kYaml) {
+    const nlohmann::json doc = spec_error_json(error, file);
+    std::cout << (format == Format::kJson ? json_text(doc, 2) + "\n" : json_to_yaml(doc)) << std::flush;
+  } else if (format == Format::kJunit) {
+    std::cout << render_spec_error_junit(spec_error_json(error, file)) << std::flush;
+  }
+  return print_spec_error(error);
+}
 
 int report_error(const Error& error) {
   std::cerr << "rdmactl: " << escape_for_display(error.to_string());
@@ -69,7 +96,10 @@ Result<Format> parse_format_for(const std::string& name, std::initializer_list<F
     if (name == format_name(f)) return f;
     names += std::string(names.empty() ? "" : ", ") + format_name(f);
   }
-  return make_error(ErrorKind::kUsage, "unknown format \"" + name + "\" (" + names + ")", "--format");
+  std::vector<std::string> offered;
+  for (Format f : allowed) offered.emplace_back(format_name(f));
+  return make_error(ErrorKind::kUsage, "unknown format \"" + name + "\" (" + names + ")" + did_you_mean(closest_words(name, offered)),
+                    "--format");
 }
 
 int print_plan(const Report& report, Format format, const HostState* state) {

@@ -70,6 +70,16 @@ Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::s
 // Returns the exit code: 65 for an invalid spec, 1 when it could not be read at all.
 int print_spec_error(const Error& error);
 
+// The same for a command that was asked for a machine-readable report: with json or yaml the
+// problems also go to standard output as a SpecError document (spec_error_json), with junit as a
+// failing test case each, so that automation reads them as it reads the report. `file` is the spec
+// as given (-f).
+int print_spec_error(const Error& error, Format format, const std::string& file);
+
+// {"kind": "SpecError", "file": F, "valid": false, "problems": [{"file", "line", "column", "path",
+// "message"}]}: a spec's problems as validate --format json and plan --format json print them.
+nlohmann::json spec_error_json(const Error& error, const std::string& file);
+
 // Prints an error to stderr as "rdmactl: <where>: <message>" and returns its exit code.
 int report_error(const Error& error);
 

@@ -21,7 +21,7 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
   std::optional<FabricSpec> spec;
   if (!opts.spec.empty()) {
     auto loaded = load_spec(opts.spec);
-    if (!loaded) return print_spec_error(loaded.error());
+    if (!loaded) return print_spec_error(loaded.error(), *format, opts.spec);
     spec = std::move(loaded).value();
   }
   auto state = recorded_or_observed(global, opts.state_file, spec ? &*spec : nullptr);

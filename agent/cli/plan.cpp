@@ -34,7 +34,7 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());
   auto spec = load_spec(opts.spec);
-  if (!spec) return print_spec_error(spec.error());
+  if (!spec) return print_spec_error(spec.error(), *format, opts.spec);
   if (!opts.states_dir.empty()) return run_fleet_plan(opts, *format, *spec);
 
   Engine engine(make_reconciler_table());

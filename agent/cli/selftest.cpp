@@ -45,7 +45,7 @@ int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptio
   std::optional<FabricSpec> spec;
   if (!opts.spec.empty()) {
     auto loaded = load_spec(opts.spec);
-    if (!loaded) return print_spec_error(loaded.error());
+    if (!loaded) return print_spec_error(loaded.error(), *format, opts.spec);
     spec = std::move(loaded).value();
   }
   auto state = recorded_or_observed(global, "", spec ? &*spec : nullptr);

@@ -18,7 +18,7 @@ int run_show(const GlobalOptions& global, const ShowOptions& opts) {
   std::optional<NodeSpec> node_spec;
   if (!opts.spec.empty()) {
     auto spec = load_spec(opts.spec);
-    if (!spec) return print_spec_error(spec.error());
+    if (!spec) return print_spec_error(spec.error(), *format, opts.spec);
     node_spec = merge_for_node(*spec, node_name(global));
   }
   auto platform = open_host(global);

@@ -6,6 +6,7 @@
 #include "agent/cli/common.h"
 #include "agent/core/json_text.h"
 #include "agent/fleet/checks.h"
+#include "reconcilers/sysctl/scope.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -15,12 +16,53 @@ struct ValidateOptions {
   std::string format = "text";
 };
 
+// What the spec asks that a host may refuse, whatever the spec's own validity: each a note at the
+// line that asks it. plan and apply decide on the host (reconcilers/sysctl/scope.h, the agent's
+// --allow-firmware); validate reads no host, so it says what they will need.
+std::vector<FleetFinding> host_requirements(const FabricSpec& spec) {
+  std::vector<FleetFinding> out;
+  const auto note = [&out](const char* check, std::string message, SourceMark where) {
+    out.push_back({FleetFinding::Severity::kNote, check, std::move(message), {}, std::move(where)});
+  };
+  const auto of_node_spec = [&](const NodeSpec& node) {
+    for (const auto& [key, value] : node.sysctl) {
+      const auto origin = node.sysctl_origins.find(key);
+      const SourceMark where = origin != node.sysctl_origins.end() ? origin->second : SourceMark{};
+      const auto names = reconcilers::sysctl_key_names(key);
+      if (!names) continue;  // the loader refused it already
+      if (names->front() != "net") {
+        note("sysctl-scope",
+             "plan and apply refuse " + key + " on a host unless its " + std::string(reconcilers::kSysctlAllowListPath) +
+                 " lists it (one key or glob a line; the file owned by root and writable by nobody else), "
+                 "and always under --netns: only net.* keys are in rdmactl's scope by default",
+             where);
+      } else if (const auto reason = reconcilers::global_net_key_reason(*names)) {
+        note("sysctl-scope",
+             key + " is one for the whole host, not per network namespace (" + *reason +
+                 "): plan and apply refuse it under --netns or inside a container's namespace; set it from the host's own",
+             where);
+      }
+    }
+    for (const InterfaceSpec& iface : node.interfaces) {
+      if (iface.firmware.policy == std::string("update")) {
+        note("firmware-writes",
+             "policy update: `rdmactl apply` burns and activates the firmware image; the agent (`rdmactl serve`) "
+             "refuses to unless started with --allow-firmware",
+             iface.mark_of("firmware.policy"));
+      }
+    }
+  };
+  of_node_spec(spec.defaults);
+  for (const NodeEntry& entry : spec.nodes) of_node_spec(entry.spec);
+  return out;
+}
+
 int run_validate(const ValidateOptions& opts) {
   auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
   if (!format) return report_error(format.error());
   auto spec = load_spec(opts.spec);
   // Across nodes: the nodes the spec names literally (no glob), each with its merged spec.
-  std::vector<FleetFinding> findings;
+  std::vector<FleetFinding> findings, requirements;
   bool cross_node_errors = false;
   if (spec) {
     std::vector<NodeSpec> merged;
@@ -30,6 +72,7 @@ int run_validate(const ValidateOptions& opts) {
     std::vector<FleetMember> members;
     for (size_t i = 0; i < names.size(); ++i) members.push_back({names[i], &merged[i], nullptr});
     findings = spec_warning_findings(*spec);  // the spec's own warnings (cnp-pfc), file order
+    requirements = host_requirements(*spec);
     for (FleetFinding& f : check_fleet(members)) findings.push_back(std::move(f));
     cross_node_errors = std::any_of(findings.begin(), findings.end(), [](const FleetFinding& f) {
       return f.severity == FleetFinding::Severity::kError;
@@ -41,19 +84,16 @@ int run_validate(const ValidateOptions& opts) {
     out["problems"] = nlohmann::json::array();
     out["acrossNodes"] = nlohmann::json::array();
     for (const FleetFinding& f : findings) out["acrossNodes"].push_back(to_json(f));
-    if (!spec) {
-      for (const Diagnostic& d : spec.error().diagnostics) {
-        out["problems"].push_back(
-            {{"line", d.line}, {"column", d.column}, {"path", d.path}, {"message", d.message}});
-      }
-      if (spec.error().diagnostics.empty()) out["problems"].push_back({{"message", spec.error().to_string()}});
-    }
+    out["onHosts"] = nlohmann::json::array();
+    for (const FleetFinding& f : requirements) out["onHosts"].push_back(to_json(f));
+    if (!spec) out["problems"] = spec_error_json(spec.error(), opts.spec)["problems"];
     std::cout << json_text(out, 2) << "\n";
     if (!spec) return exit_code_for(spec.error().kind);
     return cross_node_errors ? kExitInvalidSpec : kExitOk;
   }
   if (!spec) return print_spec_error(spec.error());
   for (const FleetFinding& f : findings) std::cerr << to_text(f) << "\n";
+  for (const FleetFinding& f : requirements) std::cerr << to_text(f) << "\n";
   if (cross_node_errors) {
     std::cerr << "rdmactl: " << spec->file << ": the nodes it names conflict (see above)\n";
     return kExitInvalidSpec;
@@ -84,6 +124,10 @@ void register_validate(CLI::App& app, const GlobalOptions&, Command& command) {
       "manager (a warning). Warnings about the spec itself (cnp-pfc: CNPs on a PFC priority) are\n"
       "printed the same way. Warnings and notes leave the exit code 0. `plan --states DIR` runs the\n"
       "same checks against every recorded node.\n\n"
+      "What a host may refuse is said as a note (onHosts in json): a sysctl key outside net.* needs\n"
+      "the host's /etc/rdmactl/sysctl-allow [sysctl-scope]; a net.* key of the whole host is refused\n"
+      "under --netns [sysctl-scope]; firmware policy update is burnt by apply, and by serve only with\n"
+      "--allow-firmware [firmware-writes].\n\n"
       "Example:\n  rdmactl validate -f examples/roce-lossless.yaml\n"
       "  git show HEAD:fabric.yaml | rdmactl validate -f -");
   sub->callback([opts, &command] { command = [opts] { return run_validate(*opts); }; });

@@ -213,13 +213,13 @@ std::string render_fabric_junit(const FabricScan& scan, const std::vector<Fabric
       ++failures;
       std::string name = where_text(f.node_description, f.node_guid, f.port);
       if (f.has_peer) name += " -- " + where_text(f.peer_description, f.peer_guid, f.peer_port);
-      cases << "    <testcase classname=\"fabric." << junit_escape(check) << "\" name=\"" << junit_escape(name)
+      cases << "    <testcase classname=\"fabric " << junit_escape(junit_classname(check)) << "\" name=\"" << junit_escape(name)
             << "\" time=\"0\">\n      <failure message=\"" << junit_escape(f.message) << "\" type=\""
             << junit_escape(f.severity) << "\">" << junit_escape("fix: " + f.fix) << "</failure>\n    </testcase>\n";
     }
     if (!any) {
       ++tests;
-      cases << "    <testcase classname=\"fabric." << junit_escape(check) << "\" name=\"" << junit_escape(check)
+      cases << "    <testcase classname=\"fabric " << junit_escape(junit_classname(check)) << "\" name=\"" << junit_escape(check)
             << "\" time=\"0\"/>\n";
     }
   }

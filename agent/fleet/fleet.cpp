@@ -108,14 +108,19 @@ JunitSuite fleet_suite(const FleetReport& r) {
   for (const char* check : kChecks) {
     ++suite.tests;
     std::string errors, warnings, notes;
+    const SourceMark* first_error = nullptr;  // its file and line become the case's
     for (const FleetFinding& f : r.findings) {
       if (f.check != check) continue;
+      if (f.severity == FleetFinding::Severity::kError && first_error == nullptr && f.where.line > 0) first_error = &f.where;
       std::string& into = f.severity == FleetFinding::Severity::kError     ? errors
                           : f.severity == FleetFinding::Severity::kWarning ? warnings
                                                                            : notes;
       into += (into.empty() ? "" : "\n") + to_text(f);
     }
     cases << "    <testcase classname=\"fleet\" name=\"" << check << "\" time=\"0\"";
+    if (!errors.empty() && first_error != nullptr) {
+      cases << " file=\"" << junit_escape(first_error->file) << "\" line=\"" << first_error->line << "\"";
+    }
     if (!errors.empty()) {
       ++suite.failures;
       cases << ">\n      <failure message=\"" << junit_escape(errors.substr(0, errors.find('\n'))) << "\" type=\"" << check
@@ -132,7 +137,7 @@ JunitSuite fleet_suite(const FleetReport& r) {
   for (const Error& e : r.state_errors) {
     ++suite.tests;
     ++suite.errors;
-    cases << "    <testcase classname=\"fleet.states\" name=\"" << junit_escape(e.where) << "\" time=\"0\">\n      <error message=\""
+    cases << "    <testcase classname=\"fleet states\" name=\"" << junit_escape(e.where) << "\" time=\"0\">\n      <error message=\""
           << junit_escape(e.message) << "\" type=\"" << error_kind_name(e.kind) << "\"/>\n    </testcase>\n";
   }
   std::ostringstream out;
@@ -152,7 +157,7 @@ JunitSuite no_state_suite(const FleetNode& n, const FleetReport& r) {
   std::ostringstream out;
   out << "  <testsuite name=\"" << junit_escape("rdmactl plan " + n.node) << "\" hostname=\"" << junit_escape(n.node)
       << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"0\">\n"
-      << "    <testcase classname=\"" << junit_escape(n.node) << "\" name=\"no-state\" time=\"0\">\n      <skipped message=\""
+      << "    <testcase classname=\"" << junit_escape(junit_classname(n.node)) << "\" name=\"no-state\" time=\"0\">\n      <skipped message=\""
       << junit_escape("no-state: the spec names " + n.node + " but " + (r.states_dir.empty() ? std::string("the states") : r.states_dir) +
                       " holds no recorded state of it")
       << "\"/>\n    </testcase>\n  </testsuite>\n";

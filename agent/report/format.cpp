@@ -2,6 +2,7 @@
 // Report and state rendering. JSON is the source form; YAML, JUnit and Prometheus are derived
 // from the same Report so that every format says the same thing.
 #include "agent/report/format.h"
+#include "agent/core/suggest.h"
 #include "agent/state/firmware.h"
 #include "agent/core/json_text.h"
 #include "agent/report/prom.h"
@@ -52,6 +53,9 @@ void emit_string(YAML::Emitter& out, const std::string& text) {
 void emit_yaml(YAML::Emitter& out, const json& value) {
   switch (value.type()) {
     case json::value_t::object:
+      // An empty one on its key's line ("addresses: []", "{}"): yaml-cpp writes an empty block
+      // collection as a flow one on a line of its own.
+      if (value.empty()) out << YAML::Flow;
       out << YAML::BeginMap;
       for (const auto& [key, item] : value.items()) {
         out << YAML::Key;
@@ -62,6 +66,7 @@ void emit_yaml(YAML::Emitter& out, const json& value) {
       out << YAML::EndMap;
       return;
     case json::value_t::array:
+      if (value.empty()) out << YAML::Flow;
       out << YAML::BeginSeq;
       for (const auto& item : value) emit_yaml(out, item);
       out << YAML::EndSeq;
@@ -267,12 +272,27 @@ JunitSuite junit_suite(const Report& report) {
     std::string classname, name;
     std::string element;  // "", "failure", "error", "skipped"
     std::string message, type, body;
+    std::string file;  // the spec's file and line the case's field is set at, when known
+    int line = 0;
   };
   std::vector<Case> cases;
-  const std::string node = report.node;
+  const std::string node = junit_classname(report.node);
+  // A field's case: classname "<node> <kind>" (netdev, rdma, pci, sysctl, subnet-manager), name
+  // "<what> <field>" ("ens1f0np0 mtu", "mlx5_0/1 roce.tos", "net.ipv4.tcp_ecn value"): the names
+  // keep the resource's dots and slashes, which only classnames must not have.
+  auto field_case = [&](const std::string& resource, const std::string& field) {
+    const size_t slash = resource.find('/');
+    if (slash == std::string::npos) return Case{node + " " + junit_classname(resource), field, "", "", "", "", "", 0};
+    return Case{node + " " + junit_classname(resource.substr(0, slash)), resource.substr(slash + 1) + " " + field,
+                "", "", "", "", "", 0};
+  };
   auto change_case = [&](const Change& c) {
-    Case k{node + "." + c.resource, c.field, "", "", "", ""};
-    const std::string what = c.field + ": " + show_value(c.current) + " -> " + show_value(c.desired);
+    Case k = field_case(c.resource, c.field);
+    k.file = c.spec_file;
+    k.line = c.spec_line;
+    // The spec's line first, as a compiler's message starts: CI shows the message in its summary.
+    const std::string at = c.spec_line > 0 ? c.spec_file + ":" + std::to_string(c.spec_line) + ": " : "";
+    const std::string what = at + c.field + ": " + show_value(c.current) + " -> " + show_value(c.desired);
     switch (c.status) {
       case ChangeStatus::kApplied: break;
       case ChangeStatus::kPendingReboot:
@@ -308,14 +328,14 @@ JunitSuite junit_suite(const Report& report) {
         used[i] = found = true;
       }
     }
-    if (!found) cases.push_back(Case{node + "." + f.resource, f.field, "", "", "", ""});
+    if (!found) cases.push_back(field_case(f.resource, f.field));
   }
   for (size_t i = 0; i < report.changes.size(); ++i) {
     if (!used[i]) cases.push_back(change_case(report.changes[i]));
   }
   for (const Error& e : report.errors) {
-    cases.push_back(Case{node + ".spec", e.where.empty() ? "error" : e.where, "error", e.message,
-                         error_kind_name(e.kind), ""});
+    cases.push_back(Case{node + " spec", e.where.empty() ? "error" : e.where, "error", e.message,
+                         error_kind_name(e.kind), "", "", 0});
   }
   if (report.selftest.is_object()) {
     const auto tests = report.selftest.value("tests", nlohmann::json::array());
@@ -324,7 +344,7 @@ JunitSuite junit_suite(const Report& report) {
       const std::string name = test == "peer" ? "peer " + t.value("peer", "")
                                               : test + " " + t.value("device", "") + "/" + std::to_string(t.value("port", 0));
       const std::string result = t.value("result", "");
-      Case k{node + ".selftest", name, "", "", "", ""};
+      Case k{node + " selftest", name, "", "", "", "", "", 0};
       if (result == "failed") {
         k.element = "failure";
         k.type = "selftest";
@@ -337,11 +357,11 @@ JunitSuite junit_suite(const Report& report) {
     }
     if (tests.empty()) {
       const std::string result = report.selftest.value("result", "");
-      cases.push_back(Case{node + ".selftest", "selftest", result == "passed" ? "" : result == "failed" ? "failure" : "skipped",
-                           report.selftest.value("reason", result), result == "failed" ? "selftest" : "", ""});
+      cases.push_back(Case{node + " selftest", "selftest", result == "passed" ? "" : result == "failed" ? "failure" : "skipped",
+                           report.selftest.value("reason", result), result == "failed" ? "selftest" : "", "", "", 0});
     }
   }
-  if (cases.empty()) cases.push_back(Case{node, "no managed fields", "", "", "", ""});
+  if (cases.empty()) cases.push_back(Case{node, "no managed fields", "", "", "", "", "", 0});
 
   size_t failures = 0, errors = 0, skipped = 0;
   for (const Case& k : cases) {
@@ -363,9 +383,9 @@ JunitSuite junit_suite(const Report& report) {
   const std::string counts = "tests=\"" + std::to_string(cases.size()) + "\" failures=\"" + std::to_string(failures) +
                              "\" errors=\"" + std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) +
                              "\" time=\"" + duration + "\"";
-  const std::string suite = std::string("rdmactl ") + (report.kind == "Plan" ? "plan" : "apply") + " " + node;
+  const std::string suite = std::string("rdmactl ") + (report.kind == "Plan" ? "plan" : "apply") + " " + report.node;
   std::ostringstream out;
-  out << "  <testsuite name=\"" << xml_escape(suite) << "\" hostname=\"" << xml_escape(node) << "\" timestamp=\""
+  out << "  <testsuite name=\"" << xml_escape(suite) << "\" hostname=\"" << xml_escape(report.node) << "\" timestamp=\""
       << timestamp << "\" " << counts << ">\n";
   if (!report.spec_file.empty()) {
     out << "    <properties>\n      <property name=\"spec\" value=\"" << xml_escape(report.spec_file)
@@ -375,6 +395,8 @@ JunitSuite junit_suite(const Report& report) {
     // Fields are compared, not timed: each case's time is 0; the suite's is the whole run's.
     out << "    <testcase classname=\"" << xml_escape(k.classname) << "\" name=\"" << xml_escape(k.name)
         << "\" time=\"0\"";
+    // file and line as pytest writes them, which GitLab and the GitHub JUnit reporters link to.
+    if (k.line > 0) out << " file=\"" << xml_escape(k.file) << "\" line=\"" << k.line << "\"";
     if (k.element.empty()) {
       out << "/>\n";
       continue;
@@ -412,6 +434,36 @@ std::string junit_document(const std::vector<JunitSuite>& suites) {
 }
 
 std::string junit_escape(const std::string& text) { return xml_escape(text); }
+
+std::string render_spec_error_junit(const json& spec_error) {
+  JunitSuite suite;
+  std::ostringstream cases;
+  for (const json& p : spec_error.value("problems", json::array())) {
+    const std::string file = p.value("file", "");
+    const int line = p.value("line", 0);
+    const std::string path = p.value("path", "");
+    std::string at = file;
+    if (line > 0) at += ":" + std::to_string(line) + ":" + std::to_string(p.value("column", 0));
+    const std::string message = at + ": " + (path.empty() ? "" : path + ": ") + p.value("message", "");
+    ++suite.tests;
+    ++suite.failures;
+    cases << "    <testcase classname=\"spec\" name=\"" << xml_escape(path.empty() ? "spec" : path) << "\" time=\"0\"";
+    if (line > 0) cases << " file=\"" << xml_escape(file) << "\" line=\"" << line << "\"";
+    cases << ">\n      <failure message=\"" << xml_escape(message) << "\" type=\"invalid-spec\"/>\n    </testcase>\n";
+  }
+  std::ostringstream out;
+  out << "  <testsuite name=\"" << xml_escape("rdmactl spec " + spec_error.value("file", std::string())) << "\" tests=\""
+      << suite.tests << "\" failures=\"" << suite.failures << "\" errors=\"0\" skipped=\"0\" time=\"0\">\n"
+      << cases.str() << "  </testsuite>\n";
+  suite.xml = out.str();
+  return junit_document({suite});
+}
+
+std::string junit_classname(const std::string& text) {
+  std::string out = text;
+  std::replace_if(out.begin(), out.end(), [](char c) { return c == '.' || c == '/'; }, '_');
+  return out;
+}
 
 namespace {
 
@@ -473,7 +525,8 @@ Result<Format> parse_format(const std::string& name) {
   for (Format f : {Format::kText, Format::kJson, Format::kYaml, Format::kJunit, Format::kProm}) {
     if (name == format_name(f)) return f;
   }
-  return make_error(ErrorKind::kUsage, "unknown format \"" + name + "\" (text, json, yaml, junit, prom)");
+  return make_error(ErrorKind::kUsage, "unknown format \"" + name + "\" (text, json, yaml, junit, prom)" +
+                                          did_you_mean(closest_words(name, {"text", "json", "yaml", "junit", "prom"})));
 }
 
 std::string json_to_yaml(const json& value) {

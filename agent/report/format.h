@@ -31,6 +31,9 @@ JunitSuite junit_suite(const Report& report);
 // <testsuites> around `suites`, with their summed counts.
 std::string junit_document(const std::vector<JunitSuite>& suites);
 std::string junit_escape(const std::string& text);
+// A JUnit classname made of words: dots and slashes become '_' (Jenkins and GitLab split a
+// classname on dots into packages; a node's FQDN or a resource path would scatter its cases).
+std::string junit_classname(const std::string& text);
 // Prometheus text (agent/report/prom.h): build info, the report's drift, its self-test when it ran
 // one, and per-port state and counters of `state` (the host the report was planned from) when given.
 std::string render_prom(const Report& report, const HostState* state);
@@ -38,6 +41,9 @@ std::string render_prom(const Report& report, const HostState* state);
 std::string render_state(const HostState& state, Format format);
 // Block-style YAML of a JSON value (keys in JSON order).
 std::string json_to_yaml(const nlohmann::json& value);
+// A spec that did not load, as JUnit: a failing case per problem (classname "spec", the field's
+// path as its name, file and line), from the SpecError document (cli's spec_error_json).
+std::string render_spec_error_junit(const nlohmann::json& spec_error);
 // A Prometheus label value: backslash, double quote and newline escaped.
 std::string prom_escape(const std::string& text);
 

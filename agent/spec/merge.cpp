@@ -44,6 +44,8 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
                                    {"rail", over.rail.has_value()}}) {
     if (set) base.field_origins[field] = over.origin;
   }
+  // Every field `over` writes overrides the base's: its marks win.
+  for (const auto& [field, mark] : over.field_marks) base.field_marks[field] = mark;
   override_with(base.link_type, over.link_type);
   if (over.firmware.version) base.firmware.origin = over.firmware.origin;
   override_with(base.firmware.version, over.firmware.version);
@@ -115,6 +117,13 @@ std::string Selector::describe() const {
   return {};
 }
 
+SourceMark InterfaceSpec::mark_of(const std::string& field) const {
+  if (auto it = field_marks.find(field); it != field_marks.end()) return it->second;
+  if (auto it = field_marks.find(field.substr(0, field.find('.'))); it != field_marks.end()) return it->second;
+  auto it = field_origins.find(field.substr(0, field.find('.')));
+  return it != field_origins.end() ? it->second : origin;
+}
+
 bool entry_matches_node(const NodeEntry& entry, const std::string& node) {
   return std::any_of(entry.match.begin(), entry.match.end(),
                      [&](const std::string& glob) { return fnmatch(glob.c_str(), node.c_str(), 0) == 0; });
@@ -124,6 +133,15 @@ void expand_qos_profiles(NodeSpec& spec) {
   for (InterfaceSpec& iface : spec.interfaces) {
     if (iface.qos.profile != std::string(kRoceLosslessProfile)) continue;
     const int priority = iface.qos.profile_priority.value_or(kRoceLosslessPriority);
+    // The fields the profile fills are said where the profile is named.
+    const SourceMark profile_at = iface.mark_of("qos.profile");
+    for (const char* field : {"qos.trust", "qos.dscpToPriority", "qos.pfc"}) iface.field_marks[field] = profile_at;
+    for (const auto& [field, set] : {std::pair<const char*, bool>{"ecn.priorities", iface.ecn.priorities.has_value()},
+                                     {"ecn.cnpDscp", iface.ecn.cnp_dscp.has_value()},
+                                     {"roce.mode", iface.roce.mode.has_value()},
+                                     {"roce.tos", iface.roce.tos.has_value()}}) {
+      if (!set) iface.field_marks[field] = profile_at;
+    }
     iface.qos.trust = "dscp";
     iface.qos.dscp_to_priority = std::map<int, int>{{kRoceDscp, priority}, {kCnpDscp, kCnpPriority}};
     iface.qos.pfc = std::vector<int>{priority};

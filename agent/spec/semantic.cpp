@@ -719,6 +719,17 @@ class SpecReader {
     spec.rail = string_of(member(map, "rail"));
     const Position at = map.position();
     spec.origin = SourceMark{file_, at.line, at.column, map.path};
+    // Each field's own line, and those of the fields of its mappings (qos.pfc, roce.tos, ...).
+    for (const Field& field : members(map)) {
+      const std::string name = key_text(field.key).value_or("");
+      const Position key_at = field.key_position();
+      spec.field_marks[name] = SourceMark{file_, key_at.line, key_at.column, field.path};
+      for (const Field& inner : members(field)) {
+        const Position inner_at = inner.key_position();
+        spec.field_marks[name + "." + key_text(inner.key).value_or("")] =
+            SourceMark{file_, inner_at.line, inner_at.column, inner.path};
+      }
+    }
     return spec;
   }
 

@@ -94,6 +94,13 @@ struct InterfaceSpec {
   // a finding about that field names the entry that says it, not the one that introduced the
   // interface. origin_of(field) is that, or `origin`.
   std::map<std::string, SourceMark> field_origins;
+  // Where each field this interface's entries write is, by its path below the interface ("mtu",
+  // "qos", "qos.pfc", "firmware.version"): the entry that set it last wins, as in the merge. For
+  // reports that point at the line a change comes from (JUnit).
+  std::map<std::string, SourceMark> field_marks;
+  // The line of `field` ("qos.pfc"), else of its mapping ("qos": a profile sets qos.pfc), else of
+  // the entry that set it (origin_of without the path suffix).
+  SourceMark mark_of(const std::string& field) const;
   SourceMark origin_of(const std::string& field) const {
     auto it = field_origins.find(field);
     SourceMark mark = it != field_origins.end() ? it->second : origin;

@@ -4,6 +4,7 @@
 
 #include "agent/spec/structure.h"
 #include "agent/core/json_text.h"
+#include "agent/core/suggest.h"
 
 #include <algorithm>
 #include <cctype>
@@ -34,7 +35,6 @@ namespace {
 using SchemaJson = nlohmann::ordered_json;
 
 constexpr int kMaxRefHops = 16;
-constexpr std::size_t kMaxSuggestionDistance = 2;
 
 // The schema, parsed once: valijson's compiled form for validating, and the JSON document for
 // wording messages (allowed keys, enum values, bounds). JSON syntax errors and bad regexes throw
@@ -225,35 +225,10 @@ std::string got_phrase(const YAML::Node& node, const SchemaJson* schema) {
   return describe_yaml_value(node);
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // The closest allowed key to a misspelt one, when it is close enough to be the likely intent.
 std::optional<std::string> closest_key(const std::string& key, const std::vector<std::string>& allowed) {
-  std::optional<std::string> best;
-  std::size_t best_distance = kMaxSuggestionDistance + 1;
-  for (const auto& candidate : allowed) {
-    const std::size_t distance = edit_distance(key, candidate);
-    if (distance < best_distance && distance < candidate.size()) {
-      best = candidate;
-      best_distance = distance;
-    }
-  }
-  return best;
+  const std::vector<std::string> words = closest_words(key, allowed);
+  return words.empty() ? std::nullopt : std::optional<std::string>(words.front());
 }
 
 std::string in_quotes(const std::string& text) { return "\"" + escape_for_display(text) + "\""; }

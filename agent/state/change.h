@@ -37,6 +37,10 @@ struct Change {
   // What the reconciler's apply needs beyond `desired`, decided by its diff (the firmware image to
   // burn and how to activate it). Not part of reports: `via` and `note` say it to people.
   nlohmann::json detail;
+  // Where the spec sets the field (its file and line; line 0: not known), for reports that point
+  // at it (JUnit). Not part of the JSON report, whose changes are what the host needs.
+  std::string spec_file;
+  int spec_line = 0;
 
   // The change that undoes this one: current and desired swapped.
   Change reverted() const;

@@ -248,7 +248,7 @@ root = ET.parse(sys.argv[1]).getroot()
 assert root.tag == "testsuites" and root.get("failures") == "1" and root.get("tests") == "9", root.attrib
 cases = root.findall("./testsuite/testcase")
 failed = [c for c in cases if c.find("failure") is not None]
-assert len(cases) == 9 and len(failed) == 1 and failed[0].get("classname") == "fabric.error-counters"
+assert len(cases) == 9 and len(failed) == 1 and failed[0].get("classname") == "fabric error-counters"
 EOF
     fabric "$VIEWER" r.prom --format prom
     expect_rc 0 r.prom

@@ -66,7 +66,12 @@ check_unknown() {
 }
 check_unknown 'rdmactl: unknown command "fro"; see rdmactl --help' fro
 check_unknown 'rdmactl: unknown command "fro"; see rdmactl --help' --node n1 fro --format json
-check_unknown 'rdmactl: unknown command "plna"; see rdmactl --help' --log-level=debug plna -f x.yaml
+check_unknown 'rdmactl: unknown command "plna" (did you mean "plan"?); see rdmactl --help' --log-level=debug plna -f x.yaml
+check_unknown 'rdmactl: unknown command "pln" (did you mean "plan"?); see rdmactl --help' pln -f x.yaml
+check_unknown 'rdmactl plan: unknown option --fromat (did you mean "--format"?)' plan -f x.yaml --fromat json
+check_unknown 'rdmactl validate: unknown option --fiel (did you mean "--file"?)' validate --fiel=x.yaml
+check_unknown 'unknown format "jsno" (text, json, yaml, junit, prom) (did you mean "json"?)' \
+  plan -f "$source_dir/examples/roce-lossless.yaml" --state "$source_dir/examples/demo-host.json" --format jsno
 check_unknown 'rdmactl: no command given; see rdmactl --help'
 # A known command keeps CLI11's own message about what it lacks.
 "$rdmactl" plan > /dev/null 2> "$work/err"
@@ -226,6 +231,29 @@ grep -q 'cnp.yaml:8:22: defaults.interfaces\[0\].ecn.cnpDscp: warning \[cnp-pfc\
 "$rdmactl" plan -f "$work/cnp.yaml" --state "$source_dir/examples/demo-host.json" > /dev/null 2> "$work/err"
 grep -q 'warning \[cnp-pfc\]' "$work/err" || fail "plan does not warn of CNPs on a PFC priority: $(cat "$work/err")"
 ok "validate and plan warn of CNPs on a PFC priority"
+
+# --- an invalid spec, to automation ------------------------------------------------------------
+# plan --format json prints the problems as JSON on standard output (exit 65), never only text.
+printf 'apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: t\ndefaults:\n  interfaces:\n    - name: eth0\n      mtu: 99999\n' > "$work/bad.yaml"
+"$rdmactl" plan -f "$work/bad.yaml" --state "$source_dir/examples/demo-host.json" --format json > "$work/out" 2> "$work/err"
+status=$?
+problem=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["problems"][0]
+print(d["kind"], d["valid"], p["file"].endswith("bad.yaml"), p["line"], p["column"], p["path"], "|", p["message"][:40])' "$work/out" 2>&1)
+{ [ "$status" -eq 65 ] && [ "${problem%% |*}" = "SpecError False True 8 12 defaults.interfaces[0].mtu" ]; } ||
+  fail "plan --format json of an invalid spec: exit $status, stdout read as: $problem"
+"$rdmactl" plan -f "$work/bad.yaml" --state "$source_dir/examples/demo-host.json" --format junit > "$work/out" 2> /dev/null
+grep -q '<testcase classname="spec" name="defaults.interfaces\[0\].mtu" time="0" file="[^"]*bad.yaml" line="8">' "$work/out" ||
+  fail "plan --format junit of an invalid spec: $(cat "$work/out")"
+ok "plan --format json|junit of an invalid spec: the problems on standard output, exit 65"
+
+# validate says what a host will refuse (a sysctl outside net.*, a global net.* key under --netns).
+printf 'apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata:\n  name: t\ndefaults:\n  sysctl:\n    vm.swappiness: "10"\n    net.core.rmem_max: "1"\n' > "$work/sysctl.yaml"
+"$rdmactl" validate -f "$work/sysctl.yaml" > /dev/null 2> "$work/err" || fail "validate sysctl.yaml: $(cat "$work/err")"
+grep -q 'sysctl.yaml:7:5: .*note \[sysctl-scope\] plan and apply refuse vm.swappiness on a host unless its /etc/rdmactl/sysctl-allow lists it' "$work/err" ||
+  fail "validate does not say vm.swappiness needs the allow-list: $(cat "$work/err")"
+grep -q 'note \[sysctl-scope\] net.core.rmem_max is one for the whole host' "$work/err" ||
+  fail "validate does not say net.core.rmem_max is refused under --netns: $(cat "$work/err")"
+ok "validate names the sysctl keys a host may refuse"
 
 # --- serve's timer ------------------------------------------------------------------------------
 "$rdmactl" serve -f "$source_dir/examples/roce-lossless.yaml" --interval 10ms > /dev/null 2> "$work/err"

@@ -137,8 +137,8 @@ TEST(FabricJunit, OneCasePerFindingAndPerCleanCheck) {
   std::size_t cases = 0, pos = 0;
   while ((pos = xml.find("<testcase ", pos)) != std::string::npos) ++cases, ++pos;
   EXPECT_EQ(cases, 10u);
-  EXPECT_NE(xml.find("classname=\"fabric.error-counters\""), std::string::npos);
-  EXPECT_NE(xml.find("<testcase classname=\"fabric.duplicate-guid\" name=\"duplicate-guid\" time=\"0\"/>"),
+  EXPECT_NE(xml.find("classname=\"fabric error-counters\""), std::string::npos);
+  EXPECT_NE(xml.find("<testcase classname=\"fabric duplicate-guid\" name=\"duplicate-guid\" time=\"0\"/>"),
             std::string::npos);
   EXPECT_EQ(xml.find("a<b"), std::string::npos);
 }

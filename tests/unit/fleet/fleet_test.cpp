@@ -204,7 +204,9 @@ TEST_F(FleetPlan, TwoHundredNodesWithPlantedDifferencesFindEachOnce) {
   size_t suites = 0;
   for (size_t at = junit.find("<testsuite "); at != std::string::npos; at = junit.find("<testsuite ", at + 1)) ++suites;
   EXPECT_EQ(suites, static_cast<size_t>(kNodes + 2)) << "a suite per node and one for the fleet";
-  EXPECT_THAT(junit, HasSubstr("<testcase classname=\"fleet\" name=\"duplicate-address\" time=\"0\">\n      <failure"));
+  // The failing check at the spec's line of its first error (nodes[50]'s addresses).
+  EXPECT_THAT(junit, HasSubstr("<testcase classname=\"fleet\" name=\"duplicate-address\" time=\"0\" file=\""));
+  EXPECT_THAT(junit, HasSubstr("/fabric.yaml\" line=\"211\">\n      <failure"));
   const std::string prom = render_fleet(r, Format::kProm);
   EXPECT_THAT(prom, HasSubstr("rdmactl_drift_changes{node=\"gpu-017\"} 1"));
   EXPECT_THAT(prom, HasSubstr("rdmactl_drift_changes{node=\"gpu-002\"} 0"));

@@ -183,11 +183,11 @@ TEST(Format, JunitHasACasePerManagedField) {
   const std::string xml = render_report(r, Format::kJunit);
   EXPECT_NE(xml.find("tests=\"3\" failures=\"2\" errors=\"0\" skipped=\"0\" time=\"1.250\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("hostname=\"gpu-01\" timestamp=\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.netdev/ens1f0np0\" name=\"mtu\" time=\"0\">\n"
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01 netdev\" name=\"ens1f0np0 mtu\" time=\"0\">\n"
                      "      <failure message=\"mtu: 1500 -&gt; 9000\" type=\"drift\"/>"),
             std::string::npos)
       << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.netdev/ens1f0np0\" name=\"state\" time=\"0\"/>"), std::string::npos)
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01 netdev\" name=\"ens1f0np0 state\" time=\"0\"/>"), std::string::npos)
       << xml;
 
   // No drift: the same three cases, all passing.
@@ -211,10 +211,10 @@ TEST(Format, JunitOfAnApply) {
   r.selftest = to_json(sample_selftest(SelftestResult::Outcome::kPassed, ""));
   std::string xml = render_report(r, Format::kJunit);
   EXPECT_NE(xml.find("tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"0\""), std::string::npos) << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.selftest\" name=\"loopback mlx5_0/1\" time=\"0\"/>"),
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01 selftest\" name=\"loopback mlx5_0/1\" time=\"0\"/>"),
             std::string::npos)
       << xml;
-  EXPECT_NE(xml.find("<testcase classname=\"gpu-01.selftest\" name=\"peer 192.168.100.12:18515\" time=\"0\"/>"),
+  EXPECT_NE(xml.find("<testcase classname=\"gpu-01 selftest\" name=\"peer 192.168.100.12:18515\" time=\"0\"/>"),
             std::string::npos)
       << xml;
   EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
