@@ -106,7 +106,7 @@ void build_app(CLI::App& app, GlobalOptions& global, Command& command) {
       "  rdmactl export -o fabric.yaml        this host's state as a spec\n"
       "  rdmactl fabric                       the InfiniBand subnet: links, SMs, error counters (exit 2 on findings)\n"
       "  rdmactl serve                        the agent: answers other nodes' peer self-tests\n"
-      "  rdmactl completion bash|zsh          shell completion script\n\n"
+      "  rdmactl completion bash              shell completion script (or zsh)\n\n"
       "`rdmactl COMMAND --help` explains each command with an example.");
 
   register_validate(app, global, command);

@@ -346,14 +346,14 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       "Examples:\n"
       "  rdmactl serve -f /etc/rdmactl/fabric.yaml --token-file /etc/rdmactl/token\n"
       "      the agent (packaging/systemd/rdmactl.service runs this)\n"
-      "  rdmactl serve -f fabric.yaml --dry-run --interval 1m     report drift, change nothing\n"
+      "  rdmactl serve -f fabric.yaml --dry-run --interval 1m   # report drift, change nothing\n"
       "  curl -s 127.0.0.1:9473/v1/status\n"
       "  curl -s -X POST -H \"Authorization: Bearer $(cat /etc/rdmactl/token)\" 127.0.0.1:9473/v1/reconcile\n"
       "  Kubernetes (hostNetwork): livenessProbe httpGet /healthz, readinessProbe httpGet /readyz, port 9473\n"
-      "  rdmactl serve                                  only answer peer self-tests, on every RDMA device\n"
-      "  rdmactl serve --rdma-listen 192.168.100.11     only on the device with that address\n"
-      "  rdmactl serve --probe 192.168.100.12 --format json   check another node's responder\n"
-      "  rdmactl serve --probe 10.99.0.2:18600 --min-bandwidth-ratio 0.0001 --duration 0.5   Soft-RoCE");
+      "  rdmactl serve                                  # only answer peer self-tests, on every RDMA device\n"
+      "  rdmactl serve --rdma-listen 192.168.100.11     # only on the device with that address\n"
+      "  rdmactl serve --probe 192.168.100.12 --format json   # check another node's responder\n"
+      "  rdmactl serve --probe 10.99.0.2:18600 --min-bandwidth-ratio 0.0001 --duration 0.5   # Soft-RoCE");
   sub->callback([opts, &global, &command] { command = [opts, &global] { return run_serve(global, *opts); }; });
 }
 

@@ -138,7 +138,7 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       "Exit codes: 0 printed, 65 invalid spec, hosts that disagree or what the vendor cannot hold,\n"
       "64 usage (an unknown port name, an option the vendor has no form for).\n\n"
       "Examples:\n"
-      "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 --uplinks swp49-64 > roce.sh && sh roce.sh\n"
+      "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 --uplinks swp49-64 > roce.sh   # run it on the switch\n"
       "  rdmactl switch-config -f fabric.yaml --vendor sonic --ports Ethernet0,Ethernet4 \\\n"
       "    --uplinks Ethernet248,Ethernet252 --pfc-watchdog > qos.json && sudo sonic-cfggen -j qos.json --write-to-db\n"
       "  rdmactl switch-config -f fabric.yaml --vendor eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49-64");

@@ -110,6 +110,8 @@ man_page() {  # NAME DESCRIPTION EXECUTABLE SEE_ALSO
   help2man --no-info --no-discard-stderr --section=8 --manual="rdmactl manual" \
     --source="rdmactl $upstream" --version-string="$upstream" --name="$2" --include="$include" \
     --output="$work/$1.8" "$3" || die "help2man failed for $1"
+  # The examples name the source tree's examples/; installed, they are in the documentation.
+  sed -i 's|\([ =]\)examples/|\1/usr/share/doc/rdmactl/examples/|g' "$work/$1.8"
   gzip -9n < "$work/$1.8" > "$pkg/usr/share/man/man8/$1.8.gz"
   chmod 0644 "$pkg/usr/share/man/man8/$1.8.gz"
 }

@@ -254,6 +254,49 @@ else
   echo "note - not checked here: systemd starting rdmactl.service, its sandbox at run time, Restart=/StartLimit behaviour"
 fi
 
+# --- the man pages' examples work when pasted -----------------------------------------------------
+# Every example line of every installed page that starts with "rdmactl", run as it is written in a
+# directory holding the files the examples name (fabric.yaml, states/, gpu-01.json), with
+# RDMACTL_NETNS naming a namespace that does not exist: a command that would touch the host stops
+# there (exit 1, "network namespace ... not found") after its options and spec were read. A usage
+# error (64), an invalid spec (65), a file an example names that is not there, or anything else
+# fails.
+echo "# the man pages' examples"
+examples_run=0
+while IFS= read -r -d '' page; do
+  while IFS= read -r line; do
+    scratch=$work/man-example
+    rm -rf "$scratch"; mkdir -p "$scratch/states"
+    cp /usr/share/doc/rdmactl/examples/roce-lossless.yaml "$scratch/fabric.yaml"
+    cp /usr/share/doc/rdmactl/examples/fleet/states/*.json "$scratch/states/"
+    cp /usr/share/doc/rdmactl/examples/demo-host.json "$scratch/gpu-01.json"
+    # Files an example writes outside the scratch directory (a completion script in /etc, a
+    # node_exporter textfile) are made as on a host that has their directory, then removed.
+    made=()
+    for target in $(grep -oE '> */[^ ]+' <<< "$line" | sed 's/^> *//'); do
+      [ -e "$target" ] && continue
+      [ -d "$(dirname "$target")" ] || { mkdir -p "$(dirname "$target")"; made+=("dir:$(dirname "$target")"); }
+      made+=("$target")
+    done
+    ( cd "$scratch" && RDMACTL_NETNS=rdmactl-man-example timeout 20 bash -c "$line" ) > "$work/ex.out" 2> "$work/ex.err" < /dev/null
+    rc=$?
+    for ((i = ${#made[@]} - 1; i >= 0; i--)); do
+      case ${made[i]} in dir:*) rmdir -p --ignore-fail-on-non-empty "${made[i]#dir:}" 2>/dev/null ;; *) rm -f "${made[i]}" ;; esac
+    done
+    examples_run=$((examples_run + 1))
+    # Exit 1 where it reached the host: the namespace (or, for `fabric`, the InfiniBand port) is not there.
+    if [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] ||
+       { [ "$rc" -eq 1 ] && grep -qE 'network namespace ".*" not found|no InfiniBand port' "$work/ex.err"; }; then
+      :
+    else
+      check "$(basename "$page" .8.gz): '$line' works when pasted (exit $rc: $(head -c 300 "$work/ex.err"))" false
+    fi
+  done < <(zcat "$page" | sed -e 's/\\f[BIRP]//g' -e 's/\\[,/&]//g' -e 's/\\-/-/g' -e 's/\\(aq/'\''/g' \
+             -e 's/\\(dq/"/g' -e 's/\\e/\\/g' |
+             grep -E '^ *rdmactl ' | sed -e 's/^ *//' -e 's/ *#.*$//' | grep -v '\\$')
+done < <(find /usr/share/man/man8 -name 'rdmactl*.8.gz' -print0)
+check "the man pages' examples: $examples_run run, each exit 0, 2, or 1 at the host" test "$examples_run" -ge 25
+
 # --- reinstall, remove, purge ---------------------------------------------------------------------
 echo "# dpkg -i again, dpkg -r, dpkg -P"
 check "dpkg -i again" bash -c "DEBIAN_FRONTEND=noninteractive dpkg -i '$deb' '$dbgsym' < /dev/null > /dev/null 2>&1"
@@ -269,6 +312,32 @@ for path in /etc/rdmactl /etc/default/rdmactl /var/lib/rdmactl /var/log/rdmactl 
             /etc/systemd/system/multi-user.target.wants/rdmactl.service; do
   check "after dpkg -P: $path is gone" test ! -e "$path" -a ! -L "$path"
 done
+
+# --- purge keeps what the package did not make ----------------------------------------------------
+# An audit log directory that existed before installation (an administrator's, say a mount for the
+# central log store), a GitOps clone and a recorded state in /var/lib/rdmactl, and a token an
+# administrator wrote over the generated one: dpkg -P removes rdmactl's own files around them.
+echo "# dpkg -P keeps what the package did not make"
+install -d -m 0750 /var/log/rdmactl
+printf '{"old":"audit line from before the package"}\n' > /var/log/rdmactl/audit.jsonl
+check "dpkg -i with /var/log/rdmactl already there" \
+  bash -c "DEBIAN_FRONTEND=noninteractive dpkg -i '$deb' < /dev/null > /dev/null 2>&1"
+installed=1
+mkdir -p /var/lib/rdmactl/fabric/.git
+printf '{}\n' > /var/lib/rdmactl/state.json
+printf '{}\n' > /var/lib/rdmactl/journal-4026531840.json
+printf '{}\n' > /var/lib/rdmactl/link-type.json
+umask_was=$(umask); umask 077; printf 'f%.0s' $(seq 64) > /etc/rdmactl/token; printf '\n' >> /etc/rdmactl/token; umask "$umask_was"
+check "dpkg -P" bash -c 'dpkg -P rdmactl < /dev/null > /dev/null 2>&1'
+installed=0
+check "after dpkg -P: the audit log of a directory the package did not make stays" \
+  grep -q 'from before the package' /var/log/rdmactl/audit.jsonl
+check "after dpkg -P: the GitOps clone and the recorded state stay" test -d /var/lib/rdmactl/fabric/.git -a -f /var/lib/rdmactl/state.json
+check "after dpkg -P: rdmactl's journal and link-type record are gone" \
+  test ! -e /var/lib/rdmactl/journal-4026531840.json -a ! -e /var/lib/rdmactl/link-type.json -a ! -e /var/lib/rdmactl/.package-created
+check "after dpkg -P: a token the administrator wrote stays" grep -qx 'f\{64\}' /etc/rdmactl/token
+rm -rf /var/log/rdmactl /var/lib/rdmactl /etc/rdmactl
+
 snapshot > "$work/after"
 check "after dpkg -P: nothing named rdmactl left, /etc/passwd, group, shadow, gshadow unchanged" \
   diff -u "$work/before" "$work/after"
