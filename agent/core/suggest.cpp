@@ -35,7 +35,7 @@ std::vector<std::string> closest_words(const std::string& typed, const std::vect
   std::vector<std::string> out;
   for (const std::string& c : candidates) {
     const int d = edit_distance(typed, c);
-    if (d > best) continue;
+    if (d > most || d > best) continue;
     if (d < best) out.clear();
     best = d;
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);

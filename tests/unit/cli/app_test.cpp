@@ -47,6 +47,8 @@ TEST(Suggest, ClosestWords) {
   EXPECT_EQ(closest_words("valid", commands), std::vector<std::string>{"validate"}) << "a prefix";
   EXPECT_EQ(closest_words("se", commands), (std::vector<std::string>{"selftest", "serve"})) << "every prefix";
   EXPECT_TRUE(closest_words("xyz", commands).empty());
+  EXPECT_TRUE(closest_words("bogus", {"qos", "port", "mtu"}).empty()) << "3 changes from qos: too far";
+  EXPECT_EQ(closest_words("mtuu", {"qos", "port", "mtu"}), std::vector<std::string>{"mtu"});
   EXPECT_TRUE(closest_words("plan", commands).empty()) << "a word that is one needs no suggestion";
   EXPECT_TRUE(closest_words("fro", commands).empty()) << "3 letters: one change at most";
   EXPECT_EQ(did_you_mean({"plan"}), " (did you mean \"plan\"?)");
