@@ -621,7 +621,8 @@ nlohmann::json Agent::status_json() const {
 
 // Every series is written from the first scrape on and keeps its last value (a quiet host's
 // reconciles that change nothing and skip the self-test do not make the self-test's series
-// disappear); what has not happened yet is 0, with its _timestamp_seconds 0. The report's series
+// disappear); what has not happened yet is 0, with its _timestamp_seconds 0, except
+// rdmactl_selftest_success, absent until a self-test ran (prom_selftest). The report's series
 // come with the first finished reconcile, the port series with the first observation.
 std::string Agent::metrics_text() const {
   std::lock_guard status(status_mutex_);

@@ -32,35 +32,74 @@ struct PortCounter {
 // The standard PMA counters every RDMA port has (error counters, traffic), and mlx5's RoCE
 // congestion and transport-error counters (hw_counters; Documentation/networking/device_drivers/
 // ethernet/mellanox/mlx5/counters.rst). Other drivers' hw_counters are in `show`, not exported.
+//
+// Named after node_exporter's infiniband collector (prometheus/node_exporter
+// collector/infiniband_linux.go, NewInfiniBandCollector's `descriptions` and Update; hw_counters
+// since v1.11.0), which reads the same files through prometheus/procfs (sysfs/class_infiniband.go,
+// parseInfiniBandCounters: port_rcv_data and port_xmit_data x 4; parseInfiniBandHwCounters):
+// rdmactl_infiniband_X{node,device,port} is node_infiniband_X{device,port}, the same quantity in
+// the same unit, plus rdmactl's `node` label. Each counter below has its node_exporter twin:
+//   counters/symbol_error                      node_infiniband_symbol_error_total
+//   counters/link_error_recovery               node_infiniband_link_error_recovery_total
+//   counters/link_downed                       node_infiniband_link_downed_total
+//   counters/port_rcv_errors                   node_infiniband_port_errors_received_total
+//   counters/port_rcv_remote_physical_errors   node_infiniband_port_receive_remote_physical_errors_total
+//   counters/port_rcv_switch_relay_errors      node_infiniband_port_receive_switch_relay_errors_total
+//   counters/port_rcv_constraint_errors        node_infiniband_port_constraint_errors_received_total
+//   counters/port_xmit_discards                node_infiniband_port_discards_transmitted_total
+//   counters/port_xmit_constraint_errors       node_infiniband_port_constraint_errors_transmitted_total
+//   counters/local_link_integrity_errors       node_infiniband_local_link_integrity_errors_total
+//   counters/excessive_buffer_overrun_errors   node_infiniband_excessive_buffer_overrun_errors_total
+//   counters/VL15_dropped                      node_infiniband_vl15_dropped_total
+//   counters/port_xmit_wait                    node_infiniband_port_transmit_wait_total
+//   counters/port_rcv_data (x 4)               node_infiniband_port_data_received_bytes_total
+//   counters/port_xmit_data (x 4)              node_infiniband_port_data_transmitted_bytes_total
+//   counters/port_rcv_packets                  node_infiniband_port_packets_received_total
+//   counters/port_xmit_packets                 node_infiniband_port_packets_transmitted_total
+//   hw_counters/np_cnp_sent                    node_infiniband_np_cnp_packets_sent_total
+//   hw_counters/np_ecn_marked_roce_packets     node_infiniband_np_ecn_marked_roce_packets_received_total
+//   hw_counters/rp_cnp_handled                 node_infiniband_rp_cnp_packets_handled_total
+//   hw_counters/rp_cnp_ignored                 node_infiniband_rp_cnp_ignored_packets_received_total
+//   hw_counters/out_of_sequence                node_infiniband_out_of_sequence_packets_received_total
+//   hw_counters/packet_seq_err                 node_infiniband_packet_sequence_errors_total
+//   hw_counters/local_ack_timeout_err          node_infiniband_local_ack_timeout_errors_total
+//   hw_counters/implied_nak_seq_err            node_infiniband_implied_nak_seq_errors_total
+//   hw_counters/rnr_nak_retry_err              node_infiniband_rnr_nak_retry_packets_received_total
+//   hw_counters/duplicate_request              node_infiniband_duplicate_requests_packets_total
+//   hw_counters/out_of_buffer                  node_infiniband_out_of_buffer_drops_total
+// A counter added here that node_exporter does not have is named rdmactl_port_<what>_total, so that
+// rdmactl_infiniband_* stays exactly node_exporter's set. (rdmactl_port_rate_bytes_per_second is
+// node_infiniband_rate_bytes_per_second; the port's state gauges are rdmactl's own: node_exporter
+// exports the state as a number, state_id and physical_state_id.)
 constexpr PortCounter kPortCounters[] = {
-    {"counters", "symbol_error", "rdmactl_port_symbol_errors_total", "Minor link errors on any physical lane (counters/symbol_error)."},
-    {"counters", "link_error_recovery", "rdmactl_port_link_error_recoveries_total", "Link error recoveries (counters/link_error_recovery)."},
-    {"counters", "link_downed", "rdmactl_port_link_downed_total", "Times the link went down after failing error recovery (counters/link_downed)."},
-    {"counters", "port_rcv_errors", "rdmactl_port_receive_errors_total", "Received packets with errors (counters/port_rcv_errors)."},
-    {"counters", "port_rcv_remote_physical_errors", "rdmactl_port_receive_remote_physical_errors_total", "Received packets marked with the EBP delimiter (counters/port_rcv_remote_physical_errors)."},
-    {"counters", "port_rcv_switch_relay_errors", "rdmactl_port_receive_switch_relay_errors_total", "Received packets discarded because they could not be forwarded (counters/port_rcv_switch_relay_errors)."},
-    {"counters", "port_rcv_constraint_errors", "rdmactl_port_receive_constraint_errors_total", "Received packets discarded for partition or raw-packet constraints (counters/port_rcv_constraint_errors)."},
-    {"counters", "port_xmit_discards", "rdmactl_port_transmit_discards_total", "Outbound packets discarded, e.g. port down or congestion (counters/port_xmit_discards)."},
-    {"counters", "port_xmit_constraint_errors", "rdmactl_port_transmit_constraint_errors_total", "Outbound packets not sent for partition or raw-packet constraints (counters/port_xmit_constraint_errors)."},
-    {"counters", "local_link_integrity_errors", "rdmactl_port_local_link_integrity_errors_total", "Times local physical errors exceeded the threshold (counters/local_link_integrity_errors)."},
-    {"counters", "excessive_buffer_overrun_errors", "rdmactl_port_excessive_buffer_overrun_errors_total", "Consecutive flow-control update periods with buffer overrun (counters/excessive_buffer_overrun_errors)."},
-    {"counters", "VL15_dropped", "rdmactl_port_vl15_dropped_total", "Incoming VL15 (subnet management) packets dropped (counters/VL15_dropped)."},
-    {"counters", "port_xmit_wait", "rdmactl_port_transmit_wait_total", "Ticks with data to send but no flow-control credits (counters/port_xmit_wait)."},
-    {"counters", "port_rcv_data", "rdmactl_port_receive_bytes_total", "Data received, in bytes (counters/port_rcv_data x 4).", 4},
-    {"counters", "port_xmit_data", "rdmactl_port_transmit_bytes_total", "Data sent, in bytes (counters/port_xmit_data x 4).", 4},
-    {"counters", "port_rcv_packets", "rdmactl_port_receive_packets_total", "Packets received (counters/port_rcv_packets)."},
-    {"counters", "port_xmit_packets", "rdmactl_port_transmit_packets_total", "Packets sent (counters/port_xmit_packets)."},
-    {"hw_counters", "np_cnp_sent", "rdmactl_port_np_cnp_sent_total", "CNPs sent by the notification point for ECN-marked RoCE packets (hw_counters/np_cnp_sent)."},
-    {"hw_counters", "np_ecn_marked_roce_packets", "rdmactl_port_np_ecn_marked_roce_packets_total", "RoCE packets received with ECN congestion marks (hw_counters/np_ecn_marked_roce_packets)."},
-    {"hw_counters", "rp_cnp_handled", "rdmactl_port_rp_cnp_handled_total", "CNPs the reaction point handled by slowing its sending (hw_counters/rp_cnp_handled)."},
-    {"hw_counters", "rp_cnp_ignored", "rdmactl_port_rp_cnp_ignored_total", "CNPs the reaction point received and ignored (hw_counters/rp_cnp_ignored)."},
-    {"hw_counters", "out_of_sequence", "rdmactl_port_out_of_sequence_total", "Out-of-sequence packets received (hw_counters/out_of_sequence)."},
-    {"hw_counters", "packet_seq_err", "rdmactl_port_packet_seq_errors_total", "NAKs received for packet sequence errors (hw_counters/packet_seq_err)."},
-    {"hw_counters", "local_ack_timeout_err", "rdmactl_port_local_ack_timeout_errors_total", "Send queue ACK timeouts, each a retransmission (hw_counters/local_ack_timeout_err)."},
-    {"hw_counters", "implied_nak_seq_err", "rdmactl_port_implied_nak_seq_errors_total", "Implied NAK sequence errors (hw_counters/implied_nak_seq_err)."},
-    {"hw_counters", "rnr_nak_retry_err", "rdmactl_port_rnr_nak_retry_errors_total", "Receiver-not-ready NAKs received (hw_counters/rnr_nak_retry_err)."},
-    {"hw_counters", "duplicate_request", "rdmactl_port_duplicate_requests_total", "Duplicate requests received (hw_counters/duplicate_request)."},
-    {"hw_counters", "out_of_buffer", "rdmactl_port_out_of_buffer_total", "Packets dropped for lack of a receive WQE (hw_counters/out_of_buffer)."},
+    {"counters", "symbol_error", "rdmactl_infiniband_symbol_error_total", "Minor link errors on any physical lane (counters/symbol_error)."},
+    {"counters", "link_error_recovery", "rdmactl_infiniband_link_error_recovery_total", "Link error recoveries (counters/link_error_recovery)."},
+    {"counters", "link_downed", "rdmactl_infiniband_link_downed_total", "Times the link went down after failing error recovery (counters/link_downed)."},
+    {"counters", "port_rcv_errors", "rdmactl_infiniband_port_errors_received_total", "Received packets with errors (counters/port_rcv_errors)."},
+    {"counters", "port_rcv_remote_physical_errors", "rdmactl_infiniband_port_receive_remote_physical_errors_total", "Received packets marked with the EBP delimiter (counters/port_rcv_remote_physical_errors)."},
+    {"counters", "port_rcv_switch_relay_errors", "rdmactl_infiniband_port_receive_switch_relay_errors_total", "Received packets discarded because they could not be forwarded (counters/port_rcv_switch_relay_errors)."},
+    {"counters", "port_rcv_constraint_errors", "rdmactl_infiniband_port_constraint_errors_received_total", "Received packets discarded for partition or raw-packet constraints (counters/port_rcv_constraint_errors)."},
+    {"counters", "port_xmit_discards", "rdmactl_infiniband_port_discards_transmitted_total", "Outbound packets discarded, e.g. port down or congestion (counters/port_xmit_discards)."},
+    {"counters", "port_xmit_constraint_errors", "rdmactl_infiniband_port_constraint_errors_transmitted_total", "Outbound packets not sent for partition or raw-packet constraints (counters/port_xmit_constraint_errors)."},
+    {"counters", "local_link_integrity_errors", "rdmactl_infiniband_local_link_integrity_errors_total", "Times local physical errors exceeded the threshold (counters/local_link_integrity_errors)."},
+    {"counters", "excessive_buffer_overrun_errors", "rdmactl_infiniband_excessive_buffer_overrun_errors_total", "Consecutive flow-control update periods with buffer overrun (counters/excessive_buffer_overrun_errors)."},
+    {"counters", "VL15_dropped", "rdmactl_infiniband_vl15_dropped_total", "Incoming VL15 (subnet management) packets dropped (counters/VL15_dropped)."},
+    {"counters", "port_xmit_wait", "rdmactl_infiniband_port_transmit_wait_total", "Ticks with data to send but no flow-control credits (counters/port_xmit_wait)."},
+    {"counters", "port_rcv_data", "rdmactl_infiniband_port_data_received_bytes_total", "Data received, in bytes (counters/port_rcv_data x 4).", 4},
+    {"counters", "port_xmit_data", "rdmactl_infiniband_port_data_transmitted_bytes_total", "Data sent, in bytes (counters/port_xmit_data x 4).", 4},
+    {"counters", "port_rcv_packets", "rdmactl_infiniband_port_packets_received_total", "Packets received (counters/port_rcv_packets)."},
+    {"counters", "port_xmit_packets", "rdmactl_infiniband_port_packets_transmitted_total", "Packets sent (counters/port_xmit_packets)."},
+    {"hw_counters", "np_cnp_sent", "rdmactl_infiniband_np_cnp_packets_sent_total", "CNPs sent by the notification point for ECN-marked RoCE packets (hw_counters/np_cnp_sent)."},
+    {"hw_counters", "np_ecn_marked_roce_packets", "rdmactl_infiniband_np_ecn_marked_roce_packets_received_total", "RoCE packets received with ECN congestion marks (hw_counters/np_ecn_marked_roce_packets)."},
+    {"hw_counters", "rp_cnp_handled", "rdmactl_infiniband_rp_cnp_packets_handled_total", "CNPs the reaction point handled by slowing its sending (hw_counters/rp_cnp_handled)."},
+    {"hw_counters", "rp_cnp_ignored", "rdmactl_infiniband_rp_cnp_ignored_packets_received_total", "CNPs the reaction point received and ignored (hw_counters/rp_cnp_ignored)."},
+    {"hw_counters", "out_of_sequence", "rdmactl_infiniband_out_of_sequence_packets_received_total", "Out-of-sequence packets received (hw_counters/out_of_sequence)."},
+    {"hw_counters", "packet_seq_err", "rdmactl_infiniband_packet_sequence_errors_total", "NAKs received for packet sequence errors (hw_counters/packet_seq_err)."},
+    {"hw_counters", "local_ack_timeout_err", "rdmactl_infiniband_local_ack_timeout_errors_total", "Send queue ACK timeouts, each a retransmission (hw_counters/local_ack_timeout_err)."},
+    {"hw_counters", "implied_nak_seq_err", "rdmactl_infiniband_implied_nak_seq_errors_total", "Implied NAK sequence errors (hw_counters/implied_nak_seq_err)."},
+    {"hw_counters", "rnr_nak_retry_err", "rdmactl_infiniband_rnr_nak_retry_packets_received_total", "Receiver-not-ready NAKs received (hw_counters/rnr_nak_retry_err)."},
+    {"hw_counters", "duplicate_request", "rdmactl_infiniband_duplicate_requests_packets_total", "Duplicate requests received (hw_counters/duplicate_request)."},
+    {"hw_counters", "out_of_buffer", "rdmactl_infiniband_out_of_buffer_drops_total", "Packets dropped for lack of a receive WQE (hw_counters/out_of_buffer)."},
 };
 
 // Gb/s -> bytes/s: Prometheus' base unit of data is the byte (promtool's lint refuses "bits").
@@ -180,10 +219,12 @@ void prom_report(PromText& out, const Report& report) {
 
 void prom_selftest(PromText& out, const std::string& node, const json& selftest, double timestamp) {
   const std::string result = selftest.is_object() ? selftest.value("result", "") : "";
+  // Absent until a self-test has run: a 0 would read as "failed" to `== 0` alerts. "None yet" is
+  // rdmactl_selftest_info{result="none"} with rdmactl_selftest_timestamp_seconds 0.
   out.family("rdmactl_selftest_success", "gauge",
-             "1 when the last RDMA self-test passed; 0 when it failed, was skipped, or none has run "
-             "(then rdmactl_selftest_timestamp_seconds is 0).");
-  out.sample("rdmactl_selftest_success", {{"node", node}}, result == "passed" ? 1 : 0);
+             "1 when the last RDMA self-test passed; 0 when it failed or was skipped; absent until one has run "
+             "(then rdmactl_selftest_info{result=\"none\"} is 1 and rdmactl_selftest_timestamp_seconds is 0).");
+  if (!result.empty()) out.sample("rdmactl_selftest_success", {{"node", node}}, result == "passed" ? 1 : 0);
   out.family("rdmactl_selftest_info", "gauge", "Always 1; the last self-test's result in words (passed, failed, skipped, none).");
   out.sample("rdmactl_selftest_info", {{"node", node}, {"result", result.empty() ? "none" : result}}, 1);
   out.family("rdmactl_selftest_timestamp_seconds", "gauge", "When the last self-test ran, in seconds since the epoch; 0: none yet.");

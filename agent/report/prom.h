@@ -14,8 +14,9 @@
 //                     rdmactl_selftest_expected_bandwidth_bytes_per_second,
 //                     rdmactl_selftest_latency_seconds{quantile}, rdmactl_selftest_test_success
 //   from a HostState  rdmactl_port_info, rdmactl_port_active, rdmactl_port_physical_link_up,
-//                     rdmactl_port_rate_bytes_per_second, rdmactl_port_*_total (error and
-//                     congestion counters of ports/N/counters and ports/N/hw_counters)
+//                     rdmactl_port_rate_bytes_per_second, rdmactl_infiniband_*_total (error,
+//                     traffic and congestion counters of ports/N/counters and ports/N/hw_counters,
+//                     named as node_exporter's infiniband collector names them: prom.cpp)
 //
 // Values are in base units (seconds, bytes, bytes per second), as Prometheus' naming guide asks:
 // link rates and bandwidths too (100 Gb/s is 1.25e+10), since promtool's lint refuses "bits".
@@ -67,8 +68,9 @@ void prom_build_info(PromText& out);
 // (a plan), failed and rolled-back ones (an apply); applied ones are not drift any more, and
 // pending-reboot ones have their own gauge.
 void prom_report(PromText& out, const Report& report);
-// A self-test's result (agent/selftest/selftest.h JSON; null: none has run yet, reported as 0
-// with timestamp 0). `timestamp` is when it ran, in seconds since the epoch (0: unknown or never).
+// A self-test's result (agent/selftest/selftest.h JSON; null: none has run yet, reported as
+// rdmactl_selftest_info{result="none"} with timestamp 0 and no rdmactl_selftest_success sample).
+// `timestamp` is when it ran, in seconds since the epoch (0: unknown or never).
 void prom_selftest(PromText& out, const std::string& node, const nlohmann::json& selftest, double timestamp);
 // Per port: state, rate, and the error and congestion counters of the observed state.
 void prom_ports(PromText& out, const HostState& state);

@@ -9,7 +9,10 @@
 #   CRD's schema (npm @kubernetes-models/prometheus-operator); unknown fields through the same
 #   packages' TypeScript interfaces (tsc); controls that must fail; and the policy of issue 14
 #   (resources, system-node-critical, Pod Security labels, service account without a token,
-#   hostPath state, grace period, token Secret 0400, PodMonitor on the pod's port).
+#   hostPath state, grace period, token Secret 0400, PodMonitor on the pod's port), and of issue 28
+#   (the PodMonitor's labels as Prometheus would store them, tolerations, the image by digest).
+# - pin-image.sh: writes a digest into a copy of kustomization.yaml, which then renders the
+#   DaemonSet's image pinned; refuses what is no digest.
 # - with the binary: the ConfigMap's spec passes `rdmactl validate`, and every option the
 #   DaemonSet passes to `rdmactl serve` is one serve has.
 # - the Dockerfile: Debian 12, installs the .deb that packaging/deb/build.sh names, leaves no token
@@ -63,7 +66,15 @@ check() {  # DESCRIPTION COMMAND...
 
 # --- schemas and policy ---------------------------------------------------------------------------
 echo "# manifests: $(cd "$tools" && node -p 'const l=require("./package-lock.json").packages; ["kubernetes-models","@kubernetes-models/prometheus-operator","typescript"].map(n=>n+"@"+l["node_modules/"+n].version).join(", ")')"
-(cd "$tools" && RDMACTL_K8S_EXPORT=$work/export.json node validate.mjs "$k8s/rdmactl.yaml" "$k8s/podmonitor.yaml") > "$work/validate.out" 2>&1
+# The label names the agent's metrics carry, from this binary (validate.mjs: the PodMonitor's
+# honorLabels must hide none of the target's labels).
+"$binary" plan -f "$src/examples/roce-lossless.yaml" --state "$src/examples/demo-host.json" --format prom > "$work/plan.prom" 2> "$work/plan.err" ||
+  { failed=$((failed + 1)); echo "FAIL - rdmactl plan --format prom for the metrics' labels: $(cat "$work/plan.err")"; }
+metric_labels=$(grep -v '^#' "$work/plan.prom" | grep -o '[{,][a-zA-Z_][a-zA-Z0-9_]*="' | tr -d '{,="' | sort -u | paste -sd, -)
+echo "# the metrics' labels: $metric_labels"
+(cd "$tools" && RDMACTL_K8S_EXPORT=$work/export.json RDMACTL_METRIC_LABELS=$metric_labels \
+  RDMACTL_K8S_KUSTOMIZATION=$k8s/kustomization.yaml \
+  node validate.mjs "$k8s/rdmactl.yaml" "$k8s/podmonitor.yaml") > "$work/validate.out" 2>&1
 validate_rc=$?
 grep -v '^[0-9]* passed, [0-9]* failed$' "$work/validate.out"
 passed=$((passed + $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$work/validate.out" | tail -n1)))
@@ -87,6 +98,38 @@ else
   failed=$((failed + 1)); echo "FAIL - validate.mjs exported nothing to check against the binary"
   command0=""
 fi
+
+# --- pin-image.sh: the image by digest -----------------------------------------------------------
+# On a copy of packaging/kubernetes/. The digest is the sha256 of a test string: no image has it,
+# and none needs to (a digest given on the command line is written as is, no registry asked).
+echo "# pin-image.sh"
+cp -r "$k8s" "$work/k8s"
+digest=sha256:$(printf 'rdmactl pin-image.sh test' | sha256sum | cut -d' ' -f1)
+render() { (cd "$tools" && node validate.mjs --render-image "$work/k8s/rdmactl.yaml" "$work/k8s/kustomization.yaml"); }
+check "unpinned, apply -k runs the placeholder no runtime pulls" \
+  test "$(render)" = "registry.example.com/rdmactl@sha256:UNPINNED"
+check "pin-image.sh REPOSITORY@sha256:HEX pins it" \
+  "$work/k8s/pin-image.sh" "registry.example.com/rdmactl@$digest"
+check "apply -k then runs registry.example.com/rdmactl@$digest" \
+  test "$(render)" = "registry.example.com/rdmactl@$digest"
+check "another registry's repository (with a port) too" \
+  "$work/k8s/pin-image.sh" "registry.example.com:5000/hpc/rdmactl@$digest"
+check "apply -k then runs registry.example.com:5000/hpc/rdmactl@$digest" \
+  test "$(render)" = "registry.example.com:5000/hpc/rdmactl@$digest"
+check "the pinned kustomization passes validate.mjs's digest checks" \
+  sh -c "cd '$tools' && RDMACTL_METRIC_LABELS='$metric_labels' RDMACTL_K8S_KUSTOMIZATION='$work/k8s/kustomization.yaml' node validate.mjs '$work/k8s/rdmactl.yaml' '$work/k8s/podmonitor.yaml' > '$work/validate-pinned.out' 2>&1"
+cp "$work/k8s/kustomization.yaml" "$work/pinned.yaml"
+check "pin-image.sh refuses a digest that is not sha256 and 64 hex digits (and changes nothing)" \
+  sh -c "! '$work/k8s/pin-image.sh' registry.example.com/rdmactl@sha256:UNPINNED 2>/dev/null && cmp -s '$work/k8s/kustomization.yaml' '$work/pinned.yaml'"
+check "pin-image.sh refuses a reference without tag or digest" \
+  sh -c "! '$work/k8s/pin-image.sh' registry.example.com/rdmactl 2>/dev/null && cmp -s '$work/k8s/kustomization.yaml' '$work/pinned.yaml'"
+# And validate.mjs refuses a kustomization that pins a tag: the check is not blind.
+sed -e 's/^    digest: .*/    newTag: 0.1.0/' "$work/pinned.yaml" > "$work/k8s/kustomization.yaml"
+(cd "$tools" && RDMACTL_METRIC_LABELS=$metric_labels RDMACTL_K8S_KUSTOMIZATION=$work/k8s/kustomization.yaml \
+  node validate.mjs "$work/k8s/rdmactl.yaml" "$work/k8s/podmonitor.yaml") > "$work/validate-tag.out" 2>&1
+check "control: a kustomization with newTag fails validate.mjs, on that and nothing else" \
+  test "$(grep '^FAIL' "$work/validate-tag.out")" = "FAIL - kustomization.yaml's images: none, or a sha256 digest for rdmactl.yaml's image
+FAIL - apply -k runs registry.example.com:5000/hpc/rdmactl:0.1.0: pinned, or the placeholder no runtime pulls"
 
 # --- the Dockerfile -------------------------------------------------------------------------------
 # No Dockerfile linter or container builder is used here (none is in Debian 12 that works offline);

@@ -17,6 +17,15 @@
 // 4. Policy: what issue 14 asks of the DaemonSet (resources, priority class, Pod Security labels,
 //    service account without a token, hostPath state, grace period, token Secret mode, PodMonitor
 //    matching the pod's port).
+// 5. Issue 28: the PodMonitor's labels, scraped as Prometheus would (honor_labels, relabelling),
+//    keep the agent's `node` with no exported_node, also under overrideHonorLabels; tolerations
+//    tolerate NoSchedule taints and no NoExecute one (Kubernetes' ToleratesTaint); the image is
+//    referenced by digest, pinned through kustomization.yaml (RDMACTL_K8S_KUSTOMIZATION).
+//    RDMACTL_METRIC_LABELS: the label names the agent's metrics carry (run_test.sh takes them from
+//    the binary's output).
+//
+//   node validate.mjs --render-image RDMACTL_YAML KUSTOMIZATION_YAML
+// prints the DaemonSet's image after kustomize's `images:` (run_test.sh checks pin-image.sh with it).
 //
 // Prints one line per check and "N passed, N failed"; exits 1 on any failure.
 import fs from "node:fs";
@@ -98,6 +107,44 @@ function typeErrors(docs) {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// --- kustomize's images transformer ----------------------------------------------------------
+// kubernetes-sigs/kustomize api/internal/image/image.go (IsImageMatched, Split) and
+// api/filters/imagetag/updater.go (SetImageValue): an entry applies to a reference whose name is
+// exactly its `name`; newName replaces the name, a digest replaces both tag and digest.
+const escapeRegex = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function imageMatches(ref, name) {
+  return new RegExp(`^${escapeRegex(name)}(:[a-zA-Z0-9_.{}-]*)?(@[a-zA-Z][a-zA-Z0-9]*:[a-zA-Z0-9_.{}-]*)?$`).test(ref);
+}
+function splitImage(ref) {
+  const slash = Math.max(ref.indexOf("/"), 0);
+  const rest = ref.slice(slash);
+  let at = rest.indexOf("@");
+  let colon = rest.indexOf(":");
+  if (at < 0 && colon < 0) return { name: ref, tag: "", digest: "" };
+  if (at >= 0 && (at < colon || colon < 0)) return { name: ref.slice(0, at + slash), tag: "", digest: ref.slice(at + slash + 1) };
+  if (at >= 0) return { name: ref.slice(0, colon + slash), tag: ref.slice(colon + slash + 1, at + slash), digest: ref.slice(at + slash + 1) };
+  return { name: ref.slice(0, colon + slash), tag: ref.slice(colon + slash + 1), digest: "" };
+}
+function kustomizeImage(ref, images) {
+  for (const entry of images || []) {
+    if (!imageMatches(ref, entry.name)) continue;
+    let { name, tag, digest } = splitImage(ref);
+    if (entry.newName) name = entry.newName;
+    if (entry.newTag && entry.digest) [tag, digest] = [String(entry.newTag), entry.digest];
+    else if (entry.newTag) [tag, digest] = [String(entry.newTag), ""];
+    else if (entry.digest) [tag, digest] = ["", entry.digest];
+    return name + (tag ? `:${tag}` : "") + (digest ? `@${digest}` : "");
+  }
+  return ref;
+}
+const daemonSetImage = (manifest) => yaml.loadAll(fs.readFileSync(manifest, "utf8"))
+  .find((d) => d?.kind === "DaemonSet")?.spec.template.spec.containers[0].image;
+if (process.argv[2] === "--render-image") {
+  const kustomization = yaml.load(fs.readFileSync(process.argv[4], "utf8"));
+  console.log(kustomizeImage(daemonSetImage(process.argv[3]), kustomization.images));
+  process.exit(0);
 }
 
 // --- load ---------------------------------------------------------------------------------------
@@ -225,6 +272,151 @@ if (ns && sa && ds && pm) {
       command: cmd,
       image: c.image,
     }));
+  }
+}
+
+// --- 5: issue 28 --------------------------------------------------------------------------------
+// Prometheus' relabelling (prometheus/prometheus model/relabel/relabel.go, Process): the actions
+// these manifests use. Anything else fails, rather than be simulated wrongly.
+function relabel(labels, rules) {
+  const out = { ...labels };
+  for (const r of rules || []) {
+    const action = (r.action || "replace").toLowerCase();
+    const regex = new RegExp(`^(?:${r.regex ?? "(.*)"})$`);
+    if (action === "replace") {
+      const value = (r.sourceLabels || []).map((l) => out[l] ?? "").join(r.separator ?? ";");
+      const m = regex.exec(value);
+      if (!m) continue;
+      const result = (r.replacement ?? "$1").replace(/\$\{?(\d+)\}?/g, (_, i) => m[Number(i)] ?? "");
+      if (result === "") delete out[r.targetLabel];
+      else out[r.targetLabel] = result;
+    } else if (action === "labeldrop") {
+      for (const name of Object.keys(out)) if (regex.test(name)) delete out[name];
+    } else {
+      throw new Error(`relabel action ${r.action} is not simulated here`);
+    }
+  }
+  return out;
+}
+// One scrape of the agent's series through a PodMonitor endpoint: the target's labels (what
+// prometheus-operator's generated config gives a PodMonitor target, then the endpoint's
+// relabelings), merged with each series' as Prometheus does (scrape/scrape.go, mutateSampleLabels:
+// honor_labels keeps the series' label, otherwise the series' goes to exported_<name>), then the
+// metricRelabelings. overrideHonorLabels (a Prometheus resource's field) forces honor_labels off.
+function scrapeThrough(endpoint, series, overrideHonorLabels) {
+  const meta = { __meta_kubernetes_pod_node_name: "gpu-01", __address__: "10.0.0.7:9473" };
+  const target = Object.fromEntries(Object.entries({
+    job: "rdmactl/rdmactl", instance: "10.0.0.7:9473", namespace: "rdmactl", pod: "rdmactl-x7k2p",
+    container: "rdmactl", endpoint: endpoint.port, ...relabel(meta, endpoint.relabelings),
+  }).filter(([k]) => !k.startsWith("__")));
+  const honor = endpoint.honorLabels === true && !overrideHonorLabels;
+  return series.map((own) => {
+    const merged = { ...own };
+    for (const [k, v] of Object.entries(target)) {
+      if (honor) { if (!(k in merged)) merged[k] = v; continue; }
+      if (k in merged) {
+        let exported = `exported_${k}`;
+        while (exported in merged) exported = `exported_${exported}`;
+        merged[exported] = merged[k];
+      }
+      merged[k] = v;
+    }
+    return relabel(merged, endpoint.metricRelabelings);
+  });
+}
+// The agent's series as it writes them: one with its own node (the agent's name for its node; a
+// different spelling than the target's, so that the check sees which one won), one without.
+const agentSeries = [{ node: "gpu-01.agent", device: "mlx5_0", port: "1" }, { version: "0.1.0" }];
+function collisionProblems(monitor) {
+  const problems = [];
+  for (const [i, endpoint] of (monitor.spec.podMetricsEndpoints || []).entries()) {
+    for (const override of [false, true]) {
+      let scraped;
+      try { scraped = scrapeThrough(endpoint, agentSeries, override); } catch (e) { problems.push(e.message); continue; }
+      const where = `endpoint ${i}${override ? " under overrideHonorLabels" : ""}`;
+      scraped.forEach((labels, j) => {
+        const exported = Object.keys(labels).filter((k) => k.startsWith("exported_"));
+        if (exported.length) problems.push(`${where}: ${exported.join(", ")} in ${JSON.stringify(labels)}`);
+        const want = agentSeries[j].node ?? "gpu-01";
+        if (labels.node !== want) problems.push(`${where}: node="${labels.node}", expected "${want}" in ${JSON.stringify(labels)}`);
+        for (const [k, v] of Object.entries(agentSeries[j])) {
+          if (labels[k] !== v) problems.push(`${where}: the agent's ${k}="${v}" became "${labels[k]}"`);
+        }
+      });
+    }
+  }
+  return problems;
+}
+if (pm) {
+  const problems = collisionProblems(pm);
+  check("PodMonitor: every series keeps the agent's node label, none gets exported_node (with and without overrideHonorLabels)",
+    problems.length === 0, problems.join("\n"));
+  // Controls: the manifest of before issue 28, and one without the overrideHonorLabels fallback.
+  const before = clone(pm);
+  for (const e of before.spec.podMetricsEndpoints) { delete e.honorLabels; delete e.metricRelabelings; }
+  check("control: the PodMonitor of before (relabelling into node, no honorLabels) gives exported_node",
+    collisionProblems(before).some((p) => p.includes("exported_node")));
+  const noFallback = clone(pm);
+  for (const e of noFallback.spec.podMetricsEndpoints) delete e.metricRelabelings;
+  check("control: honorLabels alone gives exported_node under overrideHonorLabels",
+    collisionProblems(noFallback).some((p) => p.includes("overrideHonorLabels") && p.includes("exported_node")));
+  // With honor_labels the series' labels win over the target's: the agent must write none of them.
+  const metricLabels = (process.env.RDMACTL_METRIC_LABELS || "").split(",").filter(Boolean);
+  const reserved = ["job", "instance", "namespace", "pod", "container", "endpoint", "service"];
+  check(`the agent's metrics carry none of the target's labels (${reserved.join(", ")}): honorLabels hides none`,
+    metricLabels.includes("node") && !metricLabels.some((l) => reserved.includes(l)),
+    `RDMACTL_METRIC_LABELS=${metricLabels.join(",") || "(unset: run through run_test.sh)"}`);
+}
+
+// Kubernetes' matching (k8s.io/api core/v1 toleration.go, ToleratesTaint): an empty effect matches
+// every effect, an empty key with Exists every key.
+function tolerates(t, taint) {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.key && t.key !== taint.key) return false;
+  if (t.operator === "Exists") return true;
+  return (t.operator === "Equal" || !t.operator) && (t.value ?? "") === (taint.value ?? "");
+}
+const tolerationProblems = (tolerations) => {
+  const problems = [];
+  const noSchedule = [{ key: "nvidia.com/gpu", value: "present", effect: "NoSchedule" },
+    { key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" }];
+  const noExecute = [{ key: "example.com/maintenance", effect: "NoExecute" },
+    { key: "node.kubernetes.io/out-of-service", value: "nodeshutdown", effect: "NoExecute" }];
+  for (const taint of noSchedule) if (!tolerations.some((t) => tolerates(t, taint))) problems.push(`does not tolerate ${JSON.stringify(taint)}`);
+  for (const taint of noExecute) if (tolerations.some((t) => tolerates(t, taint))) problems.push(`tolerates ${JSON.stringify(taint)}`);
+  for (const t of tolerations) {
+    if (!t.effect) problems.push(`${JSON.stringify(t)} has no effect: it matches NoExecute too`);
+    else if (t.effect === "NoExecute") problems.push(`${JSON.stringify(t)} tolerates NoExecute (by default none does)`);
+  }
+  return problems;
+};
+if (ds) {
+  const tolerations = ds.spec.template.spec.tolerations || [];
+  const problems = tolerationProblems(tolerations);
+  check("tolerations: NoSchedule taints yes, NoExecute no, each with an effect", problems.length === 0, problems.join("\n"));
+  check("control: `- operator: Exists` (before issue 28) fails the toleration check",
+    tolerationProblems([{ operator: "Exists" }]).some((p) => p.includes("NoExecute")));
+
+  // The image by digest: the manifest's placeholder (no digest, so nothing pulls it) or a pinned
+  // sha256; never a tag alone, which a push can move.
+  const image = ds.spec.template.spec.containers[0].image;
+  const byDigest = (ref) => /^[a-z0-9][a-z0-9._\/:-]*@sha256:([0-9a-f]{64}|UNPINNED)$/.test(ref) && !splitImage(ref).tag;
+  check(`the DaemonSet's image is referenced by digest (${image})`, byDigest(image));
+  check("control: registry.example.com/rdmactl:0.1.0 (a tag) is not by digest", !byDigest("registry.example.com/rdmactl:0.1.0"));
+  check("control: a tag with a digest is refused too (the tag says nothing true)",
+    !byDigest(`registry.example.com/rdmactl:0.1.0@sha256:${"0".repeat(64)}`));
+  if (process.env.RDMACTL_K8S_KUSTOMIZATION) {
+    const k = yaml.load(fs.readFileSync(process.env.RDMACTL_K8S_KUSTOMIZATION, "utf8"));
+    check("kustomization.yaml's resources are rdmactl.yaml", JSON.stringify(k.resources) === JSON.stringify(["rdmactl.yaml"]), JSON.stringify(k.resources));
+    const entries = k.images || [];
+    const entryProblems = entries.map((e) => (
+      !imageMatches(image, e.name) ? `${e.name} names no image of rdmactl.yaml (kustomize would change nothing)`
+        : e.newTag ? `${e.name}: newTag ${e.newTag} (a tag, not a digest)`
+          : !/^sha256:[0-9a-f]{64}$/.test(e.digest || "") ? `${e.name}: digest ${e.digest} is not sha256 and 64 hex digits` : null)).filter(Boolean);
+    check("kustomization.yaml's images: none, or a sha256 digest for rdmactl.yaml's image", entryProblems.length === 0, entryProblems.join("\n"));
+    const rendered = kustomizeImage(image, entries);
+    check(`apply -k runs ${rendered}: pinned, or the placeholder no runtime pulls`,
+      byDigest(rendered) && (entries.length === 0 ? rendered.endsWith("@sha256:UNPINNED") : /@sha256:[0-9a-f]{64}$/.test(rendered)));
   }
 }
 

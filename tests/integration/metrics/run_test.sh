@@ -11,7 +11,7 @@
 #      problem (lint warnings count), and the series an alert needs are there in base units.
 #   2. The agent's GET /metrics: `rdmactl serve --dry-run` (writes nothing) on a free loopback port,
 #      under --root with the ConnectX-6 Dx sysfs fixture (port series), scraped after its first
-#      reconcile, checked the same way.
+#      reconcile, checked the same way; no self-test has run, so rdmactl_selftest_success is absent.
 #
 # Needs no root and no RDMA hardware. Exit codes: 0 passed, 1 failed, 77 skipped (promtool or curl
 # missing, not root). As root or under CI (CI=true) a case that cannot run is a failure, never a skip.
@@ -102,10 +102,16 @@ for spec in "$source_dir"/examples/*.yaml; do
   expect_sample "plan $name" "$out" 'rdmactl_errors\{node="[^"]+"\} [0-9]+$'
   expect_sample "plan $name" "$out" 'rdmactl_port_rate_bytes_per_second\{node="[^"]+",device="mlx5_0",port="1"\} 1.25e\+10$'
   expect_sample "plan $name" "$out" 'rdmactl_port_active\{node="[^"]+",device="mlx5_0",port="1"\} [01]$'
-  for counter in np_cnp_sent rp_cnp_handled out_of_sequence packet_seq_errors local_ack_timeout_errors \
-    symbol_errors link_downed receive_errors transmit_discards; do
-    expect_sample "plan $name" "$out" "rdmactl_port_${counter}_total\\{node=\"[^\"]+\",device=\"mlx5_[01]\",port=\"1\"\\} [0-9]+$"
+  # Port counters under node_exporter's infiniband collector's names (node_infiniband_X is
+  # rdmactl_infiniband_X: agent/report/prom.cpp, kPortCounters), none under rdmactl's old ones.
+  for counter in np_cnp_packets_sent rp_cnp_packets_handled out_of_sequence_packets_received packet_sequence_errors \
+    local_ack_timeout_errors symbol_error link_downed port_errors_received port_discards_transmitted \
+    port_data_received_bytes port_data_transmitted_bytes; do
+    expect_sample "plan $name" "$out" "rdmactl_infiniband_${counter}_total\\{node=\"[^\"]+\",device=\"mlx5_[01]\",port=\"1\"\\} [0-9]+$"
   done
+  if grep -Eq '^rdmactl_port_[a-z0-9_]*_total[{ ]' "$out"; then
+    fail "plan $name: a port counter under a name that is not node_exporter's: $(grep -E '^rdmactl_port_[a-z0-9_]*_total[{ ]' "$out" | head -1)"
+  fi
   # Base units only: no gigabits, no microseconds.
   if grep -Eq '_gbps|_us[{ ]|_microseconds' "$out"; then fail "plan $name: a metric not in base units: $(grep -E '_gbps|_us[{ ]' "$out" | head -1)"; fi
 done
@@ -115,8 +121,11 @@ if [ -f "$work/plan-roce-lossless.prom" ]; then
   [ "${drift:-0}" -gt 0 ] || fail "plan roce-lossless: rdmactl_drift_changes is ${drift:-absent}, expected the demo host's drift"
   grep -q '^rdmactl_drift{' "$work/plan-roce-lossless.prom" || fail "plan roce-lossless: no rdmactl_drift series for the drifted fields"
   # np_cnp_sent of mlx5_0 port 1 in the recorded state is 18342: exported as is.
-  grep -q '^rdmactl_port_np_cnp_sent_total{node="[^"]*",device="mlx5_0",port="1"} 18342$' "$work/plan-roce-lossless.prom" ||
-    fail "plan roce-lossless: rdmactl_port_np_cnp_sent_total of mlx5_0/1 is not the recorded 18342"
+  grep -q '^rdmactl_infiniband_np_cnp_packets_sent_total{node="[^"]*",device="mlx5_0",port="1"} 18342$' "$work/plan-roce-lossless.prom" ||
+    fail "plan roce-lossless: rdmactl_infiniband_np_cnp_packets_sent_total of mlx5_0/1 is not the recorded 18342"
+  # port_rcv_data counts 4-octet words (recorded 4402198377455): bytes, as node_exporter exports it.
+  grep -q '^rdmactl_infiniband_port_data_received_bytes_total{node="[^"]*",device="mlx5_0",port="1"} 17608793509820$' "$work/plan-roce-lossless.prom" ||
+    fail "plan roce-lossless: rdmactl_infiniband_port_data_received_bytes_total of mlx5_0/1 is not 4 x the recorded 4402198377455"
 fi
 
 # 2. The agent's /metrics.
@@ -150,7 +159,6 @@ else
   for regex in 'rdmactl_build_info\{version="[0-9.]+"\} 1$' \
     'rdmactl_reconcile_duration_seconds_bucket\{node="metrics-test",le="\+Inf"\} [1-9][0-9]*$' \
     'rdmactl_reconcile_duration_seconds_count\{node="metrics-test"\} [1-9][0-9]*$' \
-    'rdmactl_selftest_success\{node="metrics-test"\} 0$' \
     'rdmactl_selftest_timestamp_seconds\{node="metrics-test"\} 0$' \
     'rdmactl_selftest_info\{node="metrics-test",result="none"\} 1$' \
     'rdmactl_drift_changes\{node="metrics-test"\} [0-9]+$' \
@@ -158,6 +166,11 @@ else
     'rdmactl_port_rate_bytes_per_second\{node="metrics-test",device="mlx5_0",port="1"\} [0-9.e+]+$'; do
     expect_sample "serve /metrics" "$work/agent.prom" "$regex"
   done
+  # No self-test has run (a dry run runs none): rdmactl_selftest_success is absent, not 0, so
+  # that an alert on `rdmactl_selftest_success == 0` does not fire on a node that never tested.
+  if grep -q '^rdmactl_selftest_success' "$work/agent.prom"; then
+    fail "serve /metrics: rdmactl_selftest_success before any self-test ran: $(grep '^rdmactl_selftest_success' "$work/agent.prom")"
+  fi
   curl -sI "http://127.0.0.1:$port/metrics" | grep -qi '^content-type: text/plain; version=0.0.4' ||
     fail "serve /metrics: Content-Type is not text/plain; version=0.0.4"
 fi

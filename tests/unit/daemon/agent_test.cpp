@@ -479,13 +479,15 @@ TEST_F(AgentTest, AfterAnApplyFixedTheDriftTheDriftGaugeIsZero) {
   EXPECT_NE(after.find("rdmactl_last_reconcile_success{node=\"n1\"} 0\n"), std::string::npos) << after;
 }
 
-// The self-test's series are there from the first scrape (0, timestamp 0) and keep their last
-// value through reconciles that run no self-test.
+// The self-test's series are there from the first scrape (result "none", timestamp 0; no
+// rdmactl_selftest_success until one ran) and keep their last value through reconciles that run
+// no self-test.
 TEST_F(AgentTest, SelftestSeriesStayOnAQuietHost) {
   write_spec(spec_with_mtu(9000));
   auto agent = make_agent();
   const std::string before = agent->metrics_text();
-  EXPECT_NE(before.find("rdmactl_selftest_success{node=\"n1\"} 0\n"), std::string::npos) << before;
+  // Absent, not 0: an alert on rdmactl_selftest_success == 0 must not fire before the first run.
+  EXPECT_EQ(before.find("rdmactl_selftest_success"), std::string::npos) << before;
   EXPECT_NE(before.find("rdmactl_selftest_timestamp_seconds{node=\"n1\"} 0\n"), std::string::npos) << before;
   EXPECT_NE(before.find("rdmactl_selftest_info{node=\"n1\",result=\"none\"} 1\n"), std::string::npos) << before;
   EXPECT_NE(before.find("rdmactl_build_info{version=\"" RDMACTL_VERSION "\"} 1\n"), std::string::npos) << before;
@@ -507,6 +509,14 @@ TEST_F(AgentTest, SelftestSeriesStayOnAQuietHost) {
                          "statistic=\"p99\"} 2.5e-06\n"),
             std::string::npos)
       << metrics;
+
+  // A failed self-test is 0, where none was absent.
+  shared_->selftest = {{"result", "failed"},
+                       {"tests", {{{"test", "loopback"}, {"device", "mlx5_0"}, {"port", 1}, {"result", "failed"}}}}};
+  agent->reconcile_once("api");
+  const std::string failed = agent->metrics_text();
+  EXPECT_NE(failed.find("rdmactl_selftest_success{node=\"n1\"} 0\n"), std::string::npos) << failed;
+  EXPECT_NE(failed.find("rdmactl_selftest_info{node=\"n1\",result=\"failed\"} 1\n"), std::string::npos) << failed;
 }
 
 TEST_F(AgentTest, ReconcileDurationIsAHistogram) {

@@ -295,13 +295,13 @@ TEST(Format, PromExportsPortStateAndCounters) {
   EXPECT_NE(prom.find("rdmactl_port_active" + labels + " 1\n"), std::string::npos) << prom;
   EXPECT_NE(prom.find("rdmactl_port_physical_link_up" + labels + " 1\n"), std::string::npos) << prom;
   EXPECT_NE(prom.find("rdmactl_port_rate_bytes_per_second" + labels + " 1.25e+10\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("# TYPE rdmactl_port_np_cnp_sent_total counter\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("rdmactl_port_np_cnp_sent_total" + labels + " 18342\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("rdmactl_port_rp_cnp_handled_total" + labels + " 20517\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("rdmactl_port_local_ack_timeout_errors_total" + labels + " 7\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("rdmactl_port_symbol_errors_total" + labels + " 3\n"), std::string::npos) << prom;
-  EXPECT_NE(prom.find("rdmactl_port_transmit_bytes_total" + labels + " 4000\n"), std::string::npos) << prom;
-  EXPECT_EQ(prom.find("rdmactl_port_link_downed_total"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("# TYPE rdmactl_infiniband_np_cnp_packets_sent_total counter\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_infiniband_np_cnp_packets_sent_total" + labels + " 18342\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_infiniband_rp_cnp_packets_handled_total" + labels + " 20517\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_infiniband_local_ack_timeout_errors_total" + labels + " 7\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_infiniband_symbol_error_total" + labels + " 3\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("rdmactl_infiniband_port_data_transmitted_bytes_total" + labels + " 4000\n"), std::string::npos) << prom;
+  EXPECT_EQ(prom.find("rdmactl_infiniband_link_downed_total"), std::string::npos) << prom;
   EXPECT_EQ(prom.find("some_driver_counter"), std::string::npos) << prom;
   EXPECT_NE(prom.find("rdmactl_port_info{node=\"gpu-01\",device=\"mlx5_0\",port=\"1\",link_layer=\"Ethernet\","
                       "netdev=\"ens1f0np0\"} 1\n"),
