@@ -2,6 +2,7 @@
 // The engine's pipeline. Modelled on nmstate's apply (retrieve, validate, apply, verify with
 // retries, roll back), with the rollback that nmstate's kernel-only mode lacks.
 #include "agent/engine/engine.h"
+#include "agent/engine/spec_location.h"
 #include "agent/core/json_text.h"
 
 #include <spdlog/spdlog.h>
@@ -33,36 +34,6 @@ class PhaseClock {
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
-
-// Where in the spec each change's field is set, for reports that point at its line: the interface
-// whose selector names the change's resource on this host (its netdev, RDMA port or PCI
-// function), the entry that set a sysctl key last, the subnetManager mapping.
-void locate_in_spec(const NodeSpec& spec, const HostState& state, std::vector<Change>& changes) {
-  if (changes.empty()) return;
-  std::unordered_map<std::string, const InterfaceSpec*> by_resource;
-  for (const InterfaceSpec& iface : spec.interfaces) {
-    if (auto netdev = state.resolve(iface.selector)) {
-      by_resource.try_emplace("netdev/" + (*netdev)->name, &iface);
-      if (!(*netdev)->pci.empty()) by_resource.try_emplace("pci/" + (*netdev)->pci, &iface);
-    }
-    if (auto port = state.resolve_port(iface.selector)) {
-      by_resource.try_emplace("rdma/" + port->device->name + "/" + std::to_string(port->port->port), &iface);
-      by_resource.try_emplace("pci/" + port->device->pci, &iface);
-    }
-  }
-  for (Change& c : changes) {
-    SourceMark mark;
-    if (c.resource.rfind("sysctl/", 0) == 0) {
-      if (auto it = spec.sysctl_origins.find(c.resource.substr(7)); it != spec.sysctl_origins.end()) mark = it->second;
-    } else if (c.resource == "subnet-manager") {
-      mark = spec.subnet_manager.origin;
-    } else if (auto it = by_resource.find(c.resource); it != by_resource.end()) {
-      mark = it->second->mark_of(c.field);
-    }
-    c.spec_file = mark.file;
-    c.spec_line = mark.line;
-  }
-}
 
 bool any_settles(const std::vector<Difference>& differences) {
   return std::any_of(differences.begin(), differences.end(), [](const Difference& d) { return d.settles; });
@@ -125,7 +96,6 @@ DiffResult Engine::diff(const NodeSpec& spec, const HostState& state) const {
   }
   out.errors = std::move(unique);
   for (const Change& c : out.changes) out.compared(c.resource, c.field, c.reconciler);
-  locate_in_spec(spec, state, out.changes);
   if (!firmware_writes_) {
     // An agent must not flash a fleet by surprise: a burn or an activation it would make is an
     // error of the plan, as with policy validate, until it is started with the flag.
@@ -149,6 +119,7 @@ Report Engine::plan(const NodeSpec& spec, const HostState& state) const {
   report.kind = "Plan";
   report.node = state.node;
   DiffResult d = diff(spec, state);
+  locate_in_spec(spec, state, d.changes);
   report.changes = std::move(d.changes);
   report.errors = std::move(d.errors);
   report.checked = std::move(d.checked);
@@ -172,6 +143,7 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
   }
   observed_ = *before;
   DiffResult d = diff(spec, *before);
+  locate_in_spec(spec, *before, d.changes);
   clock.lap("diff");
   report.changes = std::move(d.changes);
   report.errors = std::move(d.errors);
