@@ -21,10 +21,13 @@ struct PlanOptions {
 // plan --states DIR: the spec against every recorded node state in DIR, as one report.
 int run_fleet_plan(const PlanOptions& opts, Format format, const FabricSpec& spec) {
   Engine engine(make_reconciler_table());
-  auto report = plan_fleet(engine, spec, opts.states_dir);
+  FleetOptions options;
+  options.stream = format;  // each node rendered as it is planned: memory stays flat with the fleet's size
+  auto report = plan_fleet(engine, spec, opts.states_dir, options);
   if (!report) return report_error(report.error());
   spdlog::debug("plan: {} recorded nodes planned in {:.1f} ms", report->nodes.size(), report->duration_seconds * 1000);
-  std::cout << render_fleet(*report, format) << std::flush;
+  if (auto written = write_fleet(*report, format, std::cout); !written) return report_error(written.error());
+  std::cout << std::flush;
   // As for one node: the prom text carries the drift and the errors itself.
   return format == Format::kProm ? kExitOk : report->exit_code();
 }

@@ -397,11 +397,12 @@ void HttpApi::routes() {
       fleet.states_dir = "(serve: this node, live)";
       FleetNode node;
       node.node = report->node;
-      node.spec = merge_for_node(spec, node.node);
-      if (observed) node.state = std::move(*observed);
-      node.plan = std::move(*report);
+      const NodeSpec merged = merge_for_node(spec, node.node);
+      FleetChecker checker;
+      checker.add({node.node, &merged, observed ? &*observed : nullptr});
+      node.take_plan(std::move(*report));
       fleet.nodes.push_back(std::move(node));
-      finish_fleet(spec, fleet);
+      finish_fleet(spec, fleet, checker);
       send_json(res, 200, to_json(fleet));
       return;
     }

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -32,8 +33,6 @@ std::string names_text(const std::vector<std::string>& names) {
   return out;
 }
 
-std::vector<std::string> sorted(std::set<std::string> names) { return {names.begin(), names.end()}; }
-
 bool is_point_to_point(const Cidr& cidr) {
   return cidr.prefix >= (cidr.family == AF_INET ? kPointToPointV4 : kPointToPointV6);
 }
@@ -59,16 +58,53 @@ bool inside(const Cidr& address, const std::string& subnet) {
 
 std::string address_of(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
 
+// Nodes as numbers: the checks keep a number per node where they once kept its name, and order
+// every list of names, and break every tie, by the name (the order the findings are written in,
+// whatever order the nodes came in).
+using NodeId = uint32_t;
+
+class NodeNames {
+ public:
+  NodeId intern(const std::string& name) {
+    names_.push_back(name);
+    return static_cast<NodeId>(names_.size() - 1);
+  }
+  const std::string& operator[](NodeId id) const { return names_[id]; }
+  // By name, then by arrival (a node's own values keep their order).
+  bool before(NodeId a, NodeId b) const { return names_[a] != names_[b] ? names_[a] < names_[b] : a < b; }
+  std::vector<std::string> sorted(std::vector<NodeId> ids) const {
+    std::sort(ids.begin(), ids.end(), [&](NodeId a, NodeId b) { return before(a, b); });
+    std::vector<std::string> out;
+    out.reserve(ids.size());
+    for (const NodeId id : ids) {
+      if (out.empty() || out.back() != names_[id]) out.push_back(names_[id]);
+    }
+    return out;
+  }
+  template <typename T>
+  void sort_by_node(std::vector<T>& items) const {
+    std::stable_sort(items.begin(), items.end(), [&](const T& a, const T& b) { return before(a.node, b.node); });
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
 // What the nodes that have one value share: who, and where the spec says it (or, for a value read
 // from a recorded state, the spec element that governs it).
 struct ValueInfo {
-  std::set<std::string> nodes;
-  SourceMark where;            // the mark set latest in the file
+  std::vector<NodeId> nodes;   // each node once (a node's values are added together)
+  SourceMark where;            // the mark set latest in the file; on a tie, the first node's by name
+  NodeId where_node = 0;
   bool only_defaults = true;   // every node's value is set in defaults:
   bool only_recorded = true;   // every node's value comes from its recorded state
-  void add(const std::string& node, const SourceMark& mark, bool recorded) {
-    nodes.insert(node);
-    if (nodes.size() == 1 || mark.line > where.line) where = mark;
+  void add(NodeId node, const SourceMark& mark, bool recorded, const NodeNames& names) {
+    const bool first = nodes.empty();
+    if (first || nodes.back() != node) nodes.push_back(node);
+    if (first || mark.line > where.line || (mark.line == where.line && names.before(node, where_node))) {
+      where = mark;
+      where_node = node;
+    }
     only_recorded = only_recorded && recorded;
     only_defaults = only_defaults && !recorded && mark.path.rfind("defaults", 0) == 0;
   }
@@ -91,7 +127,8 @@ Key odd_value(const std::map<Key, ValueInfo>& values, const std::optional<Key>& 
 
 // "9000 on gpu-01, gpu-02 (148 nodes); 1500 on gpu-77 (recorded)": a value's nodes, most common first.
 template <typename Key>
-std::string groups_text(const std::map<Key, ValueInfo>& groups, const std::function<std::string(const Key&)>& show) {
+std::string groups_text(const std::map<Key, ValueInfo>& groups, const NodeNames& names,
+                        const std::function<std::string(const Key&)>& show) {
   std::vector<std::pair<Key, const ValueInfo*>> ordered;
   for (const auto& [key, info] : groups) ordered.emplace_back(key, &info);
   std::stable_sort(ordered.begin(), ordered.end(),
@@ -99,7 +136,7 @@ std::string groups_text(const std::map<Key, ValueInfo>& groups, const std::funct
   std::string out;
   for (const auto& [key, info] : ordered) {
     if (!out.empty()) out += "; ";
-    out += show(key) + " on " + names_text(sorted(info->nodes));
+    out += show(key) + " on " + names_text(names.sorted(info->nodes));
     if (info->nodes.size() > 1) out += " (" + std::to_string(info->nodes.size()) + " nodes)";
     if (info->only_recorded) out += " (recorded)";
   }
@@ -107,48 +144,15 @@ std::string groups_text(const std::map<Key, ValueInfo>& groups, const std::funct
 }
 
 template <typename Key>
-std::vector<std::string> all_nodes(const std::map<Key, ValueInfo>& groups) {
-  std::set<std::string> out;
-  for (const auto& [key, info] : groups) out.insert(info.nodes.begin(), info.nodes.end());
-  return sorted(out);
+std::vector<std::string> all_nodes(const std::map<Key, ValueInfo>& groups, const NodeNames& names) {
+  std::vector<NodeId> ids;
+  for (const auto& [key, info] : groups) ids.insert(ids.end(), info.nodes.begin(), info.nodes.end());
+  return names.sorted(std::move(ids));
 }
 
 // The mark of the interface itself (no field below it): where a value the spec leaves to the host
 // is governed.
 SourceMark interface_mark(const InterfaceSpec& iface) { return iface.origin; }
-
-void duplicate_addresses(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
-  struct Use {
-    std::string node;
-    std::string what;  // "rdmaDevice mlx5_0 port 1"
-    SourceMark where;
-  };
-  std::map<std::string, std::vector<Use>> uses;  // address (no prefix) -> where it is set
-  for (const FleetMember& m : members) {
-    for (const InterfaceSpec& iface : m.spec->interfaces) {
-      if (!iface.addresses) continue;
-      for (const std::string& a : *iface.addresses) {
-        uses[address_of(a)].push_back({m.node, iface.selector.describe(), iface.origin_of("addresses")});
-      }
-    }
-  }
-  for (const auto& [address, list] : uses) {
-    if (list.size() < 2) continue;
-    std::set<std::string> nodes;
-    std::string places;
-    for (const Use& u : list) {
-      nodes.insert(u.node);
-      if (places.size() < 400) places += std::string(places.empty() ? "" : ", ") + u.node + " (" + u.what + ")";
-    }
-    if (list.size() > kNamesShown) places = names_text(sorted(nodes));
-    FleetFinding f;
-    f.check = "duplicate-address";
-    f.message = "address " + address + " is set " + std::to_string(list.size()) + " times: " + places;
-    f.nodes = sorted(nodes);
-    f.where = list[1].where;
-    out.push_back(std::move(f));
-  }
-}
 
 // The MTU a node's interface has after apply: the spec's, else the recorded netdev's; 0 unknown.
 int effective_mtu(const InterfaceSpec& iface, const HostState* state) {
@@ -156,112 +160,6 @@ int effective_mtu(const InterfaceSpec& iface, const HostState* state) {
   if (state == nullptr) return 0;
   auto netdev = state->resolve(iface.selector);
   return netdev ? (*netdev)->mtu : 0;
-}
-
-void rails(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
-  std::map<std::string, const RailSpec*> declared;
-  for (const FleetMember& m : members) {
-    if (m.spec->rails.empty()) continue;
-    for (const RailSpec& r : m.spec->rails) declared.emplace(r.name, &r);
-    break;  // every node's copy is the spec's one list
-  }
-  struct Outside {
-    std::string node, address;
-    SourceMark where;
-  };
-  struct Rail {
-    std::map<std::string, ValueInfo> networks[2];  // [IPv4, IPv6] network -> nodes
-    std::vector<Outside> outside;                  // addresses outside the declared subnets
-    std::map<int, ValueInfo> mtus;
-  };
-  std::map<std::string, Rail> by_name;
-  for (const FleetMember& m : members) {
-    for (const InterfaceSpec& iface : m.spec->interfaces) {
-      if (!iface.rail) continue;
-      Rail& rail = by_name[*iface.rail];
-      const auto decl = declared.find(*iface.rail);
-      const RailSpec* spec = decl == declared.end() ? nullptr : decl->second;
-      if (iface.addresses) {
-        for (const std::string& a : *iface.addresses) {
-          auto cidr = parse_cidr(a);
-          if (!cidr || is_point_to_point(*cidr)) continue;
-          if (spec != nullptr && !spec->subnets.empty()) {
-            const bool in = std::any_of(spec->subnets.begin(), spec->subnets.end(),
-                                        [&](const std::string& s) { return inside(*cidr, s); });
-            if (!in) rail.outside.push_back({m.node, a, iface.origin_of("addresses")});
-            continue;
-          }
-          rail.networks[cidr->family == AF_INET ? 0 : 1][network_of(*cidr, cidr->prefix)].add(
-              m.node, iface.origin_of("addresses"), false);
-        }
-      }
-      if (const int mtu = effective_mtu(iface, m.state); mtu > 0) {
-        const bool recorded = !iface.mtu;
-        rail.mtus[mtu].add(m.node, recorded ? interface_mark(iface) : iface.origin_of("mtu"), recorded);
-      }
-    }
-  }
-  for (const auto& [name, rail] : by_name) {
-    const auto decl = declared.find(name);
-    const RailSpec* spec = decl == declared.end() ? nullptr : decl->second;
-    if (!rail.outside.empty()) {
-      std::string subnets, places;
-      for (const std::string& s : spec->subnets) subnets += (subnets.empty() ? "" : ", ") + s;
-      std::set<std::string> nodes;
-      for (size_t i = 0; i < rail.outside.size(); ++i) {
-        nodes.insert(rail.outside[i].node);
-        if (i < kNamesShown) places += (i ? ", " : "") + rail.outside[i].address + " on " + rail.outside[i].node;
-      }
-      if (rail.outside.size() > kNamesShown) places += " and " + std::to_string(rail.outside.size() - kNamesShown) + " more";
-      FleetFinding f;
-      f.check = "rail-subnet";
-      f.message = "rail " + name + " has " + std::to_string(rail.outside.size()) + " address" +
-                  (rail.outside.size() == 1 ? "" : "es") + " outside its subnet" +
-                  (spec->subnets.size() == 1 ? " " : "s ") + subnets + " (" + spec->origin.path + "): " + places;
-      f.nodes = sorted(nodes);
-      f.where = rail.outside.front().where;
-      out.push_back(std::move(f));
-    }
-    for (const auto& networks : rail.networks) {
-      if (networks.size() < 2) continue;
-      FleetFinding f;
-      f.check = "rail-subnet";
-      f.message = "rail " + name + " has addresses in " + std::to_string(networks.size()) +
-                  " subnets: " + groups_text<std::string>(networks, [](const std::string& n) { return n; }) +
-                  " (one rail is one subnet unless rails: declares its subnets, one per scalable unit; routed "
-                  "point-to-point links use /30 or longer, /126 in IPv6)";
-      f.nodes = all_nodes(networks);
-      f.where = networks.at(odd_value<std::string>(networks, std::nullopt)).where;
-      out.push_back(std::move(f));
-    }
-  }
-  for (const auto& [name, rail] : by_name) {
-    const auto decl = declared.find(name);
-    const std::optional<int> want = decl == declared.end() ? std::nullopt : decl->second->mtu;
-    const auto show = [](const int& mtu) { return std::to_string(mtu); };
-    if (want) {
-      std::map<int, ValueInfo> wrong = rail.mtus;
-      wrong.erase(*want);
-      if (wrong.empty()) continue;
-      FleetFinding f;
-      f.check = "rail-mtu";
-      f.message = "rail " + name + " declares mtu " + std::to_string(*want) + " (" + decl->second->origin.path +
-                  "), but has " + groups_text<int>(wrong, show) +
-                  " (the path MTU is the smaller end's; larger frames to a smaller port are dropped)";
-      f.nodes = all_nodes(wrong);
-      f.where = wrong.at(odd_value<int>(wrong, want)).where;
-      out.push_back(std::move(f));
-      continue;
-    }
-    if (rail.mtus.size() < 2) continue;
-    FleetFinding f;
-    f.check = "rail-mtu";
-    f.message = "rail " + name + " has " + std::to_string(rail.mtus.size()) + " MTUs: " + groups_text<int>(rail.mtus, show) +
-                " (the path MTU is the smaller end's; larger frames to a smaller port are dropped)";
-    f.nodes = all_nodes(rail.mtus);
-    f.where = rail.mtus.at(odd_value<int>(rail.mtus, std::nullopt)).where;
-    out.push_back(std::move(f));
-  }
 }
 
 // What a recorded state says about the subnet's master SM.
@@ -300,49 +198,318 @@ std::optional<SourceMark> governing_interface(const FleetMember& m, const Device
   return std::nullopt;
 }
 
-void subnet_managers(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
-  struct Sm {
-    std::string node;
-    int priority;
-    std::optional<std::string> subnet;
-    std::optional<std::string> port;  // Selector::key()
+// An OpenSM the spec runs on a node.
+struct Sm {
+  NodeId node;
+  int priority;
+  std::optional<std::string> subnet;
+  std::optional<std::string> port;  // Selector::key()
+  SourceMark where;
+};
+
+}  // namespace
+
+// What the checks need of one node, taken from its spec and state (facts_of) on any thread; the
+// node's number is given when the checker folds them in (add).
+struct FleetChecker::Facts {
+  std::string node;
+  struct AddressUse {
+    std::string address;  // without the prefix
+    std::string what;     // "rdmaDevice mlx5_0 port 1"
     SourceMark where;
   };
-  std::vector<Sm> sms;
+  std::vector<AddressUse> addresses;
+  std::vector<RailSpec> rails;  // the spec's rails: (every node's copy is the one list)
+  struct RailAddress {
+    std::string rail;
+    bool outside = false;   // outside the rail's declared subnets: text is the address
+    std::string text;       // else the address's network
+    int family_index = 0;   // 0 IPv4, 1 IPv6
+    SourceMark where;
+  };
+  std::vector<RailAddress> rail_addresses;
+  struct RailMtu {
+    std::string rail;
+    int mtu = 0;
+    SourceMark where;
+    bool recorded = false;  // read from the state (the spec leaves the MTU alone)
+  };
+  std::vector<RailMtu> rail_mtus;
+  std::optional<Sm> sm;
   bool infiniband = false;
-  bool have_states = false;
-  std::set<std::string> master, no_master, unknown;
-  SourceMark ib_where;
-  for (const FleetMember& m : members) {
-    const SubnetManagerSpec& spec = m.spec->subnet_manager;
-    if (spec.enabled.value_or(false)) {
-      sms.push_back({m.node, spec.priority.value_or(0), spec.subnet,
-                     spec.port ? std::optional<std::string>(spec.port->key()) : std::nullopt, spec.origin});
+  bool has_state = false;
+  MasterEvidence evidence = MasterEvidence::kUnknown;
+  std::optional<SourceMark> ib_where;
+  struct Firmware {
+    std::string psid, running;
+    SourceMark where;
+    std::optional<std::string> pinned;
+  };
+  std::vector<Firmware> firmware;
+};
+
+void FleetChecker::FactsDeleter::operator()(Facts* facts) const { delete facts; }
+
+FleetChecker::FactsPtr FleetChecker::facts_of(const FleetMember& m) {
+  FactsPtr out(new Facts);
+  out->node = m.node;
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    if (!iface.addresses) continue;
+    for (const std::string& a : *iface.addresses) {
+      out->addresses.push_back({address_of(a), iface.selector.describe(), iface.origin_of("addresses")});
     }
-    for (const InterfaceSpec& iface : m.spec->interfaces) {
-      if (iface.link_type && *iface.link_type == "infiniband") {
-        if (ib_where.file.empty()) ib_where = iface.origin_of("linkType");
-        infiniband = true;
-      }
+  }
+  out->rails = m.spec->rails;
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    if (!iface.rail) continue;
+    const RailSpec* declared = nullptr;
+    for (const RailSpec& r : m.spec->rails) {
+      if (r.name == *iface.rail) declared = &r;
     }
-    switch (master_evidence(m.state)) {
-      case MasterEvidence::kMaster: master.insert(m.node); break;
-      case MasterEvidence::kNoMaster: no_master.insert(m.node); break;
-      case MasterEvidence::kUnknown: unknown.insert(m.node); break;
-    }
-    if (m.state == nullptr) continue;
-    have_states = true;
-    for (const DeviceState& d : m.state->devices) {
-      for (const PortState& p : d.ports) {
-        if (p.link_layer != "InfiniBand") continue;
-        infiniband = true;
-        if (ib_where.file.empty()) {
-          if (auto mark = governing_interface(m, d, p.port)) ib_where = *mark;
+    if (iface.addresses) {
+      for (const std::string& a : *iface.addresses) {
+        auto cidr = parse_cidr(a);
+        if (!cidr || is_point_to_point(*cidr)) continue;
+        const int family = cidr->family == AF_INET ? 0 : 1;
+        if (declared != nullptr && !declared->subnets.empty()) {
+          const bool in = std::any_of(declared->subnets.begin(), declared->subnets.end(),
+                                      [&](const std::string& s) { return inside(*cidr, s); });
+          if (!in) out->rail_addresses.push_back({*iface.rail, true, a, family, iface.origin_of("addresses")});
+          continue;
         }
+        out->rail_addresses.push_back({*iface.rail, false, network_of(*cidr, cidr->prefix), family, iface.origin_of("addresses")});
       }
+    }
+    if (const int mtu = effective_mtu(iface, m.state); mtu > 0) {
+      const bool recorded = !iface.mtu;
+      out->rail_mtus.push_back({*iface.rail, mtu, recorded ? interface_mark(iface) : iface.origin_of("mtu"), recorded});
     }
   }
 
+  const SubnetManagerSpec& sm = m.spec->subnet_manager;
+  if (sm.enabled.value_or(false)) {
+    out->sm = Sm{0, sm.priority.value_or(0), sm.subnet, sm.port ? std::optional<std::string>(sm.port->key()) : std::nullopt,
+                 sm.origin};
+  }
+  // Where sm-missing points: the node's first interface set to InfiniBand, else the interface
+  // governing its first recorded InfiniBand port (of these, the checker keeps the first node's by name).
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    if (iface.link_type && *iface.link_type == "infiniband") {
+      if (!out->ib_where) out->ib_where = iface.origin_of("linkType");
+      out->infiniband = true;
+    }
+  }
+  out->evidence = master_evidence(m.state);
+  if (m.state != nullptr) {
+    out->has_state = true;
+    for (const DeviceState& d : m.state->devices) {
+      for (const PortState& p : d.ports) {
+        if (p.link_layer != "InfiniBand") continue;
+        out->infiniband = true;
+        if (!out->ib_where) out->ib_where = governing_interface(m, d, p.port);
+      }
+    }
+  }
+  if (out->ib_where && out->ib_where->file.empty()) out->ib_where.reset();
+
+  // One count per adapter (its lowest function); `where` is the interface (its firmware: map when
+  // it has one) that selects the adapter on its node.
+  if (m.state != nullptr) {
+    std::set<std::string> adapters;
+    for (const DeviceState& d : m.state->devices) {
+      if (d.pci.empty() || !adapters.insert(adapter_of_pci(d.pci)).second) continue;
+      const FirmwareView fw = firmware_view(d);
+      if (fw.psid.empty() || fw.running.empty()) continue;
+      Facts::Firmware entry{fw.psid, fw.running, {}, std::nullopt};
+      for (const InterfaceSpec& iface : m.spec->interfaces) {
+        auto ref = m.state->resolve_port(iface.selector);
+        if (!ref || adapter_of_pci(ref->device->pci) != adapter_of_pci(d.pci)) continue;
+        entry.where = iface.firmware.any() ? iface.firmware.origin : interface_mark(iface);
+        entry.pinned = iface.firmware.version;
+        break;
+      }
+      out->firmware.push_back(std::move(entry));
+    }
+  }
+  return out;
+}
+
+struct FleetChecker::Data {
+  NodeNames names;
+
+  // duplicate-address: address (no prefix) -> where it is set.
+  struct Use {
+    NodeId node;
+    std::string what;  // "rdmaDevice mlx5_0 port 1"
+    SourceMark where;
+  };
+  std::map<std::string, std::vector<Use>> uses;
+
+  // rail-subnet and rail-mtu.
+  std::vector<RailSpec> declared_rails;  // the spec's rails: (every node's copy is the one list)
+  bool rails_declared = false;
+  struct Outside {
+    NodeId node;
+    std::string address;
+    SourceMark where;
+  };
+  struct Rail {
+    std::map<std::string, ValueInfo> networks[2];  // [IPv4, IPv6] network -> nodes
+    std::vector<Outside> outside;                  // addresses outside the declared subnets
+    std::map<int, ValueInfo> mtus;
+  };
+  std::map<std::string, Rail> rails;
+
+  // sm-priority and sm-missing.
+  std::vector<Sm> sms;
+  bool infiniband = false;
+  bool have_states = false;
+  std::vector<NodeId> master, no_master, unknown;
+  std::optional<std::pair<NodeId, SourceMark>> ib_where;  // the first node's by name
+
+  // firmware-version: psid -> version -> nodes; a version the spec pins per PSID (the first node's).
+  std::map<std::string, std::map<std::string, ValueInfo>> by_psid;
+  std::map<std::string, std::pair<NodeId, std::string>> pinned;
+
+  const RailSpec* declared(const std::string& name) const {
+    for (const RailSpec& r : declared_rails) {
+      if (r.name == name) return &r;
+    }
+    return nullptr;
+  }
+
+  void add_addresses(NodeId node, Facts& facts);
+  void add_rails(NodeId node, Facts& facts);
+  void add_subnet_manager(NodeId node, Facts& facts);
+  void add_firmware(NodeId node, Facts& facts);
+  void duplicate_addresses(std::vector<FleetFinding>& out);
+  void rail_findings(std::vector<FleetFinding>& out);
+  void subnet_managers(std::vector<FleetFinding>& out);
+  void firmware_versions(std::vector<FleetFinding>& out);
+};
+
+void FleetChecker::Data::add_addresses(NodeId node, FleetChecker::Facts& facts) {
+  for (Facts::AddressUse& a : facts.addresses) uses[a.address].push_back({node, std::move(a.what), std::move(a.where)});
+}
+
+void FleetChecker::Data::duplicate_addresses(std::vector<FleetFinding>& out) {
+  for (auto& [address, list] : uses) {
+    if (list.size() < 2) continue;
+    names.sort_by_node(list);
+    std::vector<NodeId> nodes;
+    std::string places;
+    for (const Use& u : list) {
+      nodes.push_back(u.node);
+      if (places.size() < 400) places += std::string(places.empty() ? "" : ", ") + names[u.node] + " (" + u.what + ")";
+    }
+    if (list.size() > kNamesShown) places = names_text(names.sorted(nodes));
+    FleetFinding f;
+    f.check = "duplicate-address";
+    f.message = "address " + address + " is set " + std::to_string(list.size()) + " times: " + places;
+    f.nodes = names.sorted(std::move(nodes));
+    f.where = list[1].where;
+    out.push_back(std::move(f));
+  }
+}
+
+void FleetChecker::Data::add_rails(NodeId node, FleetChecker::Facts& facts) {
+  if (!rails_declared && !facts.rails.empty()) {
+    declared_rails = std::move(facts.rails);
+    rails_declared = true;
+  }
+  for (Facts::RailAddress& a : facts.rail_addresses) {
+    Rail& rail = rails[a.rail];
+    if (a.outside) {
+      rail.outside.push_back({node, std::move(a.text), std::move(a.where)});
+    } else {
+      rail.networks[a.family_index][a.text].add(node, a.where, false, names);
+    }
+  }
+  for (const Facts::RailMtu& m : facts.rail_mtus) rails[m.rail].mtus[m.mtu].add(node, m.where, m.recorded, names);
+}
+
+void FleetChecker::Data::rail_findings(std::vector<FleetFinding>& out) {
+  for (auto& [name, rail] : rails) {
+    const RailSpec* spec = declared(name);
+    if (!rail.outside.empty()) {
+      names.sort_by_node(rail.outside);
+      std::string subnets, places;
+      for (const std::string& s : spec->subnets) subnets += (subnets.empty() ? "" : ", ") + s;
+      std::vector<NodeId> nodes;
+      for (size_t i = 0; i < rail.outside.size(); ++i) {
+        nodes.push_back(rail.outside[i].node);
+        if (i < kNamesShown) places += (i ? ", " : "") + rail.outside[i].address + " on " + names[rail.outside[i].node];
+      }
+      if (rail.outside.size() > kNamesShown) places += " and " + std::to_string(rail.outside.size() - kNamesShown) + " more";
+      FleetFinding f;
+      f.check = "rail-subnet";
+      f.message = "rail " + name + " has " + std::to_string(rail.outside.size()) + " address" +
+                  (rail.outside.size() == 1 ? "" : "es") + " outside its subnet" +
+                  (spec->subnets.size() == 1 ? " " : "s ") + subnets + " (" + spec->origin.path + "): " + places;
+      f.nodes = names.sorted(std::move(nodes));
+      f.where = rail.outside.front().where;
+      out.push_back(std::move(f));
+    }
+    for (const auto& networks : rail.networks) {
+      if (networks.size() < 2) continue;
+      FleetFinding f;
+      f.check = "rail-subnet";
+      f.message = "rail " + name + " has addresses in " + std::to_string(networks.size()) +
+                  " subnets: " + groups_text<std::string>(networks, names, [](const std::string& n) { return n; }) +
+                  " (one rail is one subnet unless rails: declares its subnets, one per scalable unit; routed "
+                  "point-to-point links use /30 or longer, /126 in IPv6)";
+      f.nodes = all_nodes(networks, names);
+      f.where = networks.at(odd_value<std::string>(networks, std::nullopt)).where;
+      out.push_back(std::move(f));
+    }
+  }
+  for (const auto& [name, rail] : rails) {
+    const RailSpec* decl = declared(name);
+    const std::optional<int> want = decl == nullptr ? std::nullopt : decl->mtu;
+    const auto show = [](const int& mtu) { return std::to_string(mtu); };
+    if (want) {
+      std::map<int, ValueInfo> wrong = rail.mtus;
+      wrong.erase(*want);
+      if (wrong.empty()) continue;
+      FleetFinding f;
+      f.check = "rail-mtu";
+      f.message = "rail " + name + " declares mtu " + std::to_string(*want) + " (" + decl->origin.path +
+                  "), but has " + groups_text<int>(wrong, names, show) +
+                  " (the path MTU is the smaller end's; larger frames to a smaller port are dropped)";
+      f.nodes = all_nodes(wrong, names);
+      f.where = wrong.at(odd_value<int>(wrong, want)).where;
+      out.push_back(std::move(f));
+      continue;
+    }
+    if (rail.mtus.size() < 2) continue;
+    FleetFinding f;
+    f.check = "rail-mtu";
+    f.message = "rail " + name + " has " + std::to_string(rail.mtus.size()) +
+                " MTUs: " + groups_text<int>(rail.mtus, names, show) +
+                " (the path MTU is the smaller end's; larger frames to a smaller port are dropped)";
+    f.nodes = all_nodes(rail.mtus, names);
+    f.where = rail.mtus.at(odd_value<int>(rail.mtus, std::nullopt)).where;
+    out.push_back(std::move(f));
+  }
+}
+
+void FleetChecker::Data::add_subnet_manager(NodeId node, FleetChecker::Facts& facts) {
+  if (facts.sm) {
+    facts.sm->node = node;
+    sms.push_back(std::move(*facts.sm));
+  }
+  infiniband = infiniband || facts.infiniband;
+  have_states = have_states || facts.has_state;
+  switch (facts.evidence) {
+    case MasterEvidence::kMaster: master.push_back(node); break;
+    case MasterEvidence::kNoMaster: no_master.push_back(node); break;
+    case MasterEvidence::kUnknown: unknown.push_back(node); break;
+  }
+  if (facts.ib_where && (!ib_where || names.before(node, ib_where->first))) ib_where = {{node, std::move(*facts.ib_where)}};
+}
+
+void FleetChecker::Data::subnet_managers(std::vector<FleetFinding>& out) {
+  names.sort_by_node(sms);
   // SMs compete only on one subnet: the same subnet name, or, without names, not two known and
   // different ports. Groups of one priority are joined over that relation (a node joins a group
   // when it shares a subnet with any of its members).
@@ -364,22 +531,24 @@ void subnet_managers(const std::vector<FleetMember>& members, std::vector<FleetF
   for (auto& [r, list] : groups) {
     if (list.size() > 1) ordered.push_back(list);
   }
-  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
-    return std::make_pair(a.front()->priority, a.front()->node) < std::make_pair(b.front()->priority, b.front()->node);
+  std::sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+    return std::make_pair(a.front()->priority, names[a.front()->node]) <
+           std::make_pair(b.front()->priority, names[b.front()->node]);
   });
   for (const auto& list : ordered) {
-    std::set<std::string> nodes;
-    for (const Sm* sm : list) nodes.insert(sm->node);
+    std::vector<NodeId> ids;
+    for (const Sm* sm : list) ids.push_back(sm->node);
+    const std::vector<std::string> nodes = names.sorted(std::move(ids));
     FleetFinding f;
     f.severity = FleetFinding::Severity::kNote;
     f.check = "sm-priority";
     const std::optional<std::string>& subnet = list.front()->subnet;
     f.message = std::to_string(nodes.size()) + " nodes run OpenSM with priority " + std::to_string(list.front()->priority) +
-                (subnet ? " on subnet " + *subnet : std::string(" on one subnet")) + ": " + names_text(sorted(nodes)) +
+                (subnet ? " on subnet " + *subnet : std::string(" on one subnet")) + ": " + names_text(nodes) +
                 "; the election breaks the tie by the lower port GUID (IBA 14.4.1.2, OpenSM "
                 "osm_sm_is_greater_than), which is fine for SMs meant to be equal; give one a higher priority to "
                 "choose the master";
-    f.nodes = sorted(nodes);
+    f.nodes = nodes;
     f.where = list[1]->where;
     out.push_back(std::move(f));
   }
@@ -387,21 +556,21 @@ void subnet_managers(const std::vector<FleetMember>& members, std::vector<FleetF
   if (!infiniband || !sms.empty() || !master.empty()) return;
   FleetFinding f;
   f.check = "sm-missing";
-  f.where = ib_where;
+  if (ib_where) f.where = ib_where->second;
   if (!no_master.empty()) {
     f.severity = FleetFinding::Severity::kError;
+    f.nodes = names.sorted(no_master);
     f.message = "the fleet has InfiniBand ports, no node runs OpenSM (subnetManager.enabled), and the recorded states of " +
-                names_text(sorted(no_master)) +
+                names_text(f.nodes) +
                 " show InfiniBand ports with their link up but INIT and no SM LID: no subnet manager has configured "
                 "them, and they stay INIT until one runs";
-    f.nodes = sorted(no_master);
   } else if (have_states) {
     f.severity = FleetFinding::Severity::kWarning;
+    f.nodes = names.sorted(unknown);
     f.message = "the fleet has InfiniBand ports and no node runs OpenSM (subnetManager.enabled); whether a master SM "
                 "runs elsewhere (a switch, UFM) is unknown: no recorded state shows one or its absence (sminfo failed "
                 "or was not asked, or no state) on " +
-                names_text(sorted(unknown));
-    f.nodes = sorted(unknown);
+                names_text(f.nodes);
   } else {
     f.severity = FleetFinding::Severity::kWarning;
     f.message = "the spec sets InfiniBand ports and no node runs OpenSM (subnetManager.enabled): the fabric "
@@ -414,27 +583,17 @@ void subnet_managers(const std::vector<FleetMember>& members, std::vector<FleetF
 // hand-flashed node at a time shows here. One count per adapter (its lowest function), from the
 // recorded states; `where` is the interface (its firmware: map when it has one) that selects the
 // odd adapter on its node.
-void firmware_versions(const std::vector<FleetMember>& members, std::vector<FleetFinding>& out) {
-  std::map<std::string, std::map<std::string, ValueInfo>> by_psid;  // psid -> version -> nodes
-  std::map<std::string, std::optional<std::string>> pinned;          // psid -> a version the spec pins
-  for (const FleetMember& m : members) {
-    if (m.state == nullptr) continue;
-    std::set<std::string> adapters;
-    for (const DeviceState& d : m.state->devices) {
-      if (d.pci.empty() || !adapters.insert(adapter_of_pci(d.pci)).second) continue;
-      const FirmwareView fw = firmware_view(d);
-      if (fw.psid.empty() || fw.running.empty()) continue;
-      SourceMark where;
-      for (const InterfaceSpec& iface : m.spec->interfaces) {
-        auto ref = m.state->resolve_port(iface.selector);
-        if (!ref || adapter_of_pci(ref->device->pci) != adapter_of_pci(d.pci)) continue;
-        where = iface.firmware.any() ? iface.firmware.origin : interface_mark(iface);
-        if (iface.firmware.version && !pinned[fw.psid]) pinned[fw.psid] = iface.firmware.version;
-        break;
-      }
-      by_psid[fw.psid][fw.running].add(m.node, where, true);
+void FleetChecker::Data::add_firmware(NodeId node, FleetChecker::Facts& facts) {
+  for (const Facts::Firmware& fw : facts.firmware) {
+    if (fw.pinned) {
+      const auto it = pinned.find(fw.psid);
+      if (it == pinned.end() || names.before(node, it->second.first)) pinned[fw.psid] = {node, *fw.pinned};
     }
+    by_psid[fw.psid][fw.running].add(node, fw.where, true, names);
   }
+}
+
+void FleetChecker::Data::firmware_versions(std::vector<FleetFinding>& out) {
   for (const auto& [psid, versions] : by_psid) {
     if (versions.size() < 2) continue;
     FleetFinding f;
@@ -442,17 +601,42 @@ void firmware_versions(const std::vector<FleetMember>& members, std::vector<Flee
     f.check = "firmware-version";
     std::string parts;
     for (const auto& [version, info] : versions) {
-      parts += (parts.empty() ? "" : "; ") + version + " on " + names_text(sorted(info.nodes));
+      parts += (parts.empty() ? "" : "; ") + version + " on " + names_text(names.sorted(info.nodes));
     }
     f.message = "adapters with PSID " + psid + " run " + std::to_string(versions.size()) +
                 " firmware versions: " + parts + " (pin one with firmware: {version: ...} in the spec)";
-    f.nodes = all_nodes(versions);
+    f.nodes = all_nodes(versions, names);
     const auto it = pinned.find(psid);
-    f.where = versions.at(odd_value<std::string>(versions, it == pinned.end() ? std::nullopt : it->second)).where;
+    f.where = versions.at(odd_value<std::string>(versions, it == pinned.end() ? std::nullopt
+                                                                               : std::optional<std::string>(it->second.second)))
+                  .where;
     out.push_back(std::move(f));
   }
 }
 
+FleetChecker::FleetChecker() : d_(std::make_unique<Data>()) {}
+FleetChecker::~FleetChecker() = default;
+
+void FleetChecker::add(FactsPtr facts) {
+  const NodeId node = d_->names.intern(facts->node);
+  d_->add_addresses(node, *facts);
+  d_->add_rails(node, *facts);
+  d_->add_subnet_manager(node, *facts);
+  d_->add_firmware(node, *facts);
+}
+
+void FleetChecker::add(const FleetMember& member) { add(facts_of(member)); }
+
+std::vector<FleetFinding> FleetChecker::finish() {
+  std::vector<FleetFinding> out;
+  d_->duplicate_addresses(out);
+  d_->rail_findings(out);
+  d_->subnet_managers(out);
+  d_->firmware_versions(out);
+  return out;
+}
+
+namespace {
 }  // namespace
 
 const char* severity_name(FleetFinding::Severity severity) {
@@ -487,15 +671,10 @@ std::string to_text(const FleetFinding& f) {
   return out + severity_name(f.severity) + " [" + f.check + "] " + f.message;
 }
 
-std::vector<FleetFinding> check_fleet(const std::vector<FleetMember>& members_in) {
-  std::vector<FleetMember> members = members_in;
-  std::sort(members.begin(), members.end(), [](const FleetMember& a, const FleetMember& b) { return a.node < b.node; });
-  std::vector<FleetFinding> out;
-  duplicate_addresses(members, out);
-  rails(members, out);
-  subnet_managers(members, out);
-  firmware_versions(members, out);
-  return out;
+std::vector<FleetFinding> check_fleet(const std::vector<FleetMember>& members) {
+  FleetChecker checker;
+  for (const FleetMember& m : members) checker.add(m);
+  return checker.finish();
 }
 
 std::vector<FleetFinding> spec_warning_findings(const FabricSpec& spec) {

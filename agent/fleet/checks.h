@@ -46,6 +46,7 @@
 // Severities: error (exit 1), warning, note (neither changes an exit code).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -78,8 +79,39 @@ struct FleetMember {
   const HostState* state = nullptr;   // the recorded state, or null (validate; a node without one)
 };
 
-// Every cross-node finding, in check order, then by the rail or address concerned. `members` may
-// be in any order; the findings do not depend on it.
+// The checks fed one node at a time, so that a fleet of any size is checked without holding its
+// states: add() copies what the checks need of a node (its spec addresses, rail MTUs, SM settings,
+// the master evidence and firmware versions of its state) and keeps the node as a number, so
+// that `member`'s spec and state may be freed as soon as it returns. What it keeps grows with
+// the spec (its addresses) and with the node count only by a few bytes per node (its name and
+// its place in each value group). Nodes may come in any order; the findings do not depend on it.
+// facts_of() is the part that reads the node, and may run on the threads that plan the nodes.
+class FleetChecker {
+ public:
+  FleetChecker();
+  ~FleetChecker();
+  FleetChecker(const FleetChecker&) = delete;
+  FleetChecker& operator=(const FleetChecker&) = delete;
+
+  // What the checks need of one node, copied out of its spec and state: may run on any thread.
+  struct Facts;
+  struct FactsDeleter {
+    void operator()(Facts* facts) const;
+  };
+  using FactsPtr = std::unique_ptr<Facts, FactsDeleter>;
+  static FactsPtr facts_of(const FleetMember& member);
+
+  void add(FactsPtr facts);
+  void add(const FleetMember& member);  // add(facts_of(member))
+  // Every cross-node finding, in check order, then by the rail or address concerned.
+  std::vector<FleetFinding> finish();
+
+ private:
+  struct Data;
+  std::unique_ptr<Data> d_;
+};
+
+// The same over members already in memory (validate, one agent's report).
 std::vector<FleetFinding> check_fleet(const std::vector<FleetMember>& members);
 
 // The spec's own warnings (FabricSpec::warnings: CNPs on a PFC priority, ...) as findings, in the

@@ -7,10 +7,14 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
+#include <stdexcept>
 #include <sstream>
+#include <unordered_map>
 
 #include "agent/core/json_text.h"
+#include "agent/core/ordered_pool.h"
 #include "agent/spec/text.h"
 #include "agent/report/prom.h"
 
@@ -19,11 +23,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Results that may wait to be taken while the pool plans ahead (each holds one node's plan).
+constexpr size_t kPlanAhead = 64;
+
 // The finding for each nodes: entry that matched no recorded node.
 void unmatched_entries(const FabricSpec& spec, const std::vector<FleetNode>& nodes, std::vector<FleetFinding>& out) {
   std::vector<bool> used(spec.nodes.size(), false);
+  size_t recorded = 0;
   for (const FleetNode& n : nodes) {
     for (const size_t i : n.entries) used[i] = true;
+    recorded += n.recorded ? 1 : 0;
   }
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     if (used[i]) continue;
@@ -32,8 +41,6 @@ void unmatched_entries(const FabricSpec& spec, const std::vector<FleetNode>& nod
     f.check = "unmatched-entry";
     std::string globs;
     for (const std::string& g : spec.nodes[i].match) globs += (globs.empty() ? "" : ", ") + g;
-    size_t recorded = 0;
-    for (const FleetNode& n : nodes) recorded += n.recorded ? 1 : 0;
     f.message = "nodes[" + std::to_string(i) + "] (match " + globs + ") matches none of the " +
                 std::to_string(recorded) + " recorded nodes";
     f.where = spec.nodes[i].origin;
@@ -41,43 +48,197 @@ void unmatched_entries(const FabricSpec& spec, const std::vector<FleetNode>& nod
   }
 }
 
+std::vector<size_t> matching_entries(const FabricSpec& spec, const std::string& node) {
+  std::vector<size_t> out;
+  for (size_t e = 0; e < spec.nodes.size(); ++e) {
+    if (entry_matches_node(spec.nodes[e], node)) out.push_back(e);
+  }
+  return out;
+}
+
+// The merged spec of each set of matching entries, made once: a fleet has few roles and many nodes.
+class MergedSpecs {
+ public:
+  explicit MergedSpecs(const FabricSpec& spec) : spec_(spec) {}
+  std::shared_ptr<const NodeSpec> get(const std::vector<size_t>& entries, const std::string& node) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = merged_.find(entries);
+    if (it == merged_.end()) it = merged_.emplace(entries, std::make_shared<NodeSpec>(merge_for_node(spec_, node))).first;
+    return it->second;
+  }
+
+ private:
+  const FabricSpec& spec_;
+  std::mutex mutex_;
+  std::map<std::vector<size_t>, std::shared_ptr<const NodeSpec>> merged_;
+};
+
 std::string pad(const std::string& text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }
 
+// Each line of `text` after `by`; the last ends in a newline.
 std::string indent(const std::string& text, const std::string& by) {
   std::string out;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) out += by + line + "\n";
+  out.reserve(text.size() + text.size() / 8);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out.append(by).append(text, start, end - start).push_back('\n');
+    start = end + 1;
+  }
   return out;
 }
 
-std::string render_text(const FleetReport& r) {
-  std::ostringstream out;
-  out << "Fleet plan: " << r.recorded() << " recorded node" << (r.recorded() == 1 ? "" : "s") << " in "
-      << r.states_dir << " (spec " << r.spec_file << ", sha256 " << r.spec_sha256.substr(0, 12) << ")\n";
-  out << "  " << r.count("converged") << " converged, " << r.count("drift") << " drifting, " << r.count("pendingReboot")
-      << " waiting for a reboot, " << r.count("error") << " with errors";
-  if (!r.state_errors.empty()) out << ", " << r.state_errors.size() << " state file(s) unreadable";
-  if (const size_t none = r.count("no-state"); none > 0) {
-    out << ", " << none << " node" << (none == 1 ? "" : "s") << " of the spec without a recorded state (no-state)";
+// The plan a node without a recorded state stands for: empty, its node and spec named.
+Report no_state_plan(const FleetNode& n, const FleetReport& r) {
+  Report plan;
+  plan.node = n.node;
+  plan.spec_file = r.spec_file;
+  plan.spec_sha256 = r.spec_sha256;
+  return plan;
+}
+
+// The report without its nodes, split around where "nodes" goes (keys in JSON order: apiVersion,
+// findings, kind | nodes | spec, stateErrors, states, summary).
+std::pair<nlohmann::json, nlohmann::json> head_json(const FleetReport& r) {
+  nlohmann::json before = nlohmann::json::object();
+  before["apiVersion"] = "rdmactl/v1";
+  before["kind"] = "FleetPlan";
+  nlohmann::json findings = nlohmann::json::array();
+  for (const FleetFinding& f : r.findings) findings.push_back(to_json(f));
+  before["findings"] = std::move(findings);
+  nlohmann::json after = nlohmann::json::object();
+  after["spec"] = {{"file", r.spec_file}, {"sha256", r.spec_sha256}};
+  after["states"] = r.states_dir;
+  nlohmann::json summary = nlohmann::json::object();
+  summary["nodes"] = r.recorded();
+  for (const char* result : {"converged", "drift", "pendingReboot", "error"}) summary[result] = r.count(result);
+  summary["noState"] = r.count("no-state");
+  summary["unmatchedNodes"] = r.unmatched_nodes;
+  nlohmann::json unmatched_entries = nlohmann::json::array();
+  for (const FleetFinding& f : r.findings) {
+    if (f.check == "unmatched-entry") unmatched_entries.push_back(f.where.path);
   }
-  out << "\n";
-  for (const Error& e : r.state_errors) out << "  error: " << e.to_string() << "\n";
+  summary["unmatchedEntries"] = std::move(unmatched_entries);
+  summary["findings"] = r.findings.size();
+  after["summary"] = std::move(summary);
+  nlohmann::json errors = nlohmann::json::array();
+  for (const Error& e : r.state_errors) {
+    errors.push_back({{"kind", error_kind_name(e.kind)}, {"message", e.message}, {"where", e.where}});
+  }
+  after["stateErrors"] = std::move(errors);
+  return {std::move(before), std::move(after)};
+}
+
+nlohmann::json node_json(const FleetNode& n, const Report& plan) {
+  nlohmann::json node = to_json(plan);
+  node["result"] = n.result();
+  node["stateFile"] = n.recorded ? nlohmann::json(n.file) : nlohmann::json(nullptr);
+  return node;
+}
+
+// The families prom_report writes, in its order (it declares every one of them for any report).
+std::vector<PromText::FamilyText> report_families() {
+  PromText probe;
+  prom_report(probe, Report{});
+  return probe.families();
+}
+
+// A node without a recorded state: one skipped case (nothing could be compared).
+JunitSuite no_state_suite(const FleetNode& n, const FleetReport& r) {
+  JunitSuite suite;
+  suite.tests = 1;
+  suite.skipped = 1;
+  std::ostringstream out;
+  out << "  <testsuite name=\"" << junit_escape("rdmactl plan " + n.node) << "\" hostname=\"" << junit_escape(n.node)
+      << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"0\">\n"
+      << "    <testcase classname=\"" << junit_escape(junit_classname(n.node)) << "\" name=\"no-state\" time=\"0\">\n      <skipped message=\""
+      << junit_escape("no-state: the spec names " + n.node + " but " + (r.states_dir.empty() ? std::string("the states") : r.states_dir) +
+                      " holds no recorded state of it")
+      << "\"/>\n    </testcase>\n  </testsuite>\n";
+  suite.xml = out.str();
+  return suite;
+}
+
+// One node's part of the report in `format`, and what the totals need of it: the JSON object
+// indented as an element of "nodes", the YAML sequence item, the text block (nodes that are not
+// converged), the JUnit suite, the prom samples family by family (`cuts`).
+struct Rendered {
+  std::string text;
+  FleetFragment fragment;
+};
+
+Rendered render_node(const FleetNode& n, const Report& plan, const FleetReport& r, Format format) {
+  Rendered out;
+  switch (format) {
+    case Format::kJson: out.text = indent(json_text(node_json(n, plan), 2), "    "); break;
+    case Format::kYaml: {
+      const std::string yaml = json_to_yaml(node_json(n, plan));
+      std::istringstream lines(yaml);
+      bool first = true;
+      for (std::string line; std::getline(lines, line); first = false) out.text += (first ? "  - " : "    ") + line + "\n";
+      break;
+    }
+    case Format::kJunit:
+      out.fragment.junit = n.recorded ? junit_suite(plan) : no_state_suite(n, r);
+      out.text = std::move(out.fragment.junit.xml);
+      out.fragment.junit.xml.clear();
+      break;
+    case Format::kProm: {
+      if (!n.recorded) break;  // a node without a state has no drift to count
+      PromText p;
+      prom_report(p, plan);
+      for (const PromText::FamilyText& f : p.families()) {
+        out.text += f.samples;
+        out.fragment.cuts.push_back(static_cast<uint32_t>(out.text.size()));
+      }
+      break;
+    }
+    default:
+      if (n.recorded && n.result() != "converged") out.text = "\n" + indent(render_report(plan, Format::kText), "  ");
+      break;
+  }
+  return out;
+}
+
+// A node's part: from the temporary file when it was streamed, else rendered from its plan.
+Result<Rendered> node_part(const FleetNode& n, const FleetReport& r, Format format) {
+  if (n.fragment) {
+    auto text = r.spill->read(n.fragment->piece);
+    if (!text) return text.error();
+    return Rendered{std::move(*text), *n.fragment};
+  }
+  return render_node(n, n.plan ? *n.plan : no_state_plan(n, r), r, format);
+}
+
+Result<void> write_text(const FleetReport& r, std::ostream& out) {
+  std::ostringstream head;
+  head << "Fleet plan: " << r.recorded() << " recorded node" << (r.recorded() == 1 ? "" : "s") << " in "
+       << r.states_dir << " (spec " << r.spec_file << ", sha256 " << r.spec_sha256.substr(0, 12) << ")\n";
+  head << "  " << r.count("converged") << " converged, " << r.count("drift") << " drifting, " << r.count("pendingReboot")
+       << " waiting for a reboot, " << r.count("error") << " with errors";
+  if (!r.state_errors.empty()) head << ", " << r.state_errors.size() << " state file(s) unreadable";
+  if (const size_t none = r.count("no-state"); none > 0) {
+    head << ", " << none << " node" << (none == 1 ? "" : "s") << " of the spec without a recorded state (no-state)";
+  }
+  head << "\n";
+  for (const Error& e : r.state_errors) head << "  error: " << e.to_string() << "\n";
   if (!r.unmatched_nodes.empty()) {
-    out << "  matched by no nodes: entry (defaults only): ";
+    head << "  matched by no nodes: entry (defaults only): ";
     for (size_t i = 0; i < r.unmatched_nodes.size(); ++i) {
       if (i == 10) {
-        out << " and " << r.unmatched_nodes.size() - 10 << " more";
+        head << " and " << r.unmatched_nodes.size() - 10 << " more";
         break;
       }
-      out << (i ? ", " : "") << r.unmatched_nodes[i];
+      head << (i ? ", " : "") << r.unmatched_nodes[i];
     }
-    out << "\n";
+    head << "\n";
   }
   if (!r.findings.empty()) {
-    out << "\nAcross nodes:\n";
-    for (const FleetFinding& f : r.findings) out << "  " << to_text(f) << "\n";
+    head << "\nAcross nodes:\n";
+    for (const FleetFinding& f : r.findings) head << "  " << to_text(f) << "\n";
   }
   std::vector<const FleetNode*> listed;
   for (const FleetNode& n : r.nodes) {
@@ -86,17 +247,20 @@ std::string render_text(const FleetReport& r) {
   if (!listed.empty()) {
     size_t width = 4;
     for (const FleetNode* n : listed) width = std::max(width, n->node.size());
-    out << "\n  " << pad("node", width + 1) << pad("result", 14) << pad("changes", 8) << "errors\n";
+    head << "\n  " << pad("node", width + 1) << pad("result", 14) << pad("changes", 8) << "errors\n";
     for (const FleetNode* n : listed) {
-      out << "  " << pad(n->node, width + 1) << pad(n->result(), 14) << pad(std::to_string(n->plan.changes.size()), 8)
-          << n->plan.errors.size() << "\n";
-    }
-    for (const FleetNode* n : listed) {
-      if (!n->recorded) continue;  // nothing planned: the table says why
-      out << "\n" << indent(render_report(n->plan, Format::kText), "  ");
+      head << "  " << pad(n->node, width + 1) << pad(n->result(), 14) << pad(std::to_string(n->changes), 8) << n->errors << "\n";
     }
   }
-  return escape_lines_for_display(out.str());  // names and messages from recorded states
+  // Names and messages come from recorded states: shown with their control bytes escaped.
+  out << escape_lines_for_display(head.str());
+  for (const FleetNode* n : listed) {
+    if (!n->recorded) continue;  // nothing planned: the table says why
+    auto part = node_part(*n, r, Format::kText);
+    if (!part) return part.error();
+    out << escape_lines_for_display(part->text);
+  }
+  return ok();
 }
 
 // The fleet's own cases: one per check, failing with its findings, one per state file that did not load.
@@ -149,35 +313,58 @@ JunitSuite fleet_suite(const FleetReport& r) {
   return suite;
 }
 
-// A node the spec names without a recorded state: one skipped case (nothing could be compared).
-JunitSuite no_state_suite(const FleetNode& n, const FleetReport& r) {
-  JunitSuite suite;
-  suite.tests = 1;
-  suite.skipped = 1;
-  std::ostringstream out;
-  out << "  <testsuite name=\"" << junit_escape("rdmactl plan " + n.node) << "\" hostname=\"" << junit_escape(n.node)
-      << "\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"0\">\n"
-      << "    <testcase classname=\"" << junit_escape(junit_classname(n.node)) << "\" name=\"no-state\" time=\"0\">\n      <skipped message=\""
-      << junit_escape("no-state: the spec names " + n.node + " but " + (r.states_dir.empty() ? std::string("the states") : r.states_dir) +
-                      " holds no recorded state of it")
-      << "\"/>\n    </testcase>\n  </testsuite>\n";
-  suite.xml = out.str();
-  return suite;
+Result<void> write_junit(const FleetReport& r, std::ostream& out) {
+  JunitSuite fleet = fleet_suite(r);
+  JunitSuite totals = fleet;
+  // The totals come first: a kept plan is rendered twice (once to count), a streamed one read once.
+  for (const FleetNode& n : r.nodes) {
+    const JunitSuite counts =
+        n.fragment ? n.fragment->junit : render_node(n, n.plan ? *n.plan : no_state_plan(n, r), r, Format::kJunit).fragment.junit;
+    totals.tests += counts.tests;
+    totals.failures += counts.failures;
+    totals.errors += counts.errors;
+    totals.skipped += counts.skipped;
+    totals.seconds += counts.seconds;
+  }
+  out << junit_document_open(totals) << fleet.xml;
+  for (const FleetNode& n : r.nodes) {
+    auto part = node_part(n, r, Format::kJunit);
+    if (!part) return part.error();
+    out << part->text;
+  }
+  out << "</testsuites>\n";
+  return ok();
 }
 
-std::string render_prom(const FleetReport& r) {
-  PromText out;
-  prom_build_info(out);
-  for (const FleetNode& n : r.nodes) {
-    if (n.recorded) prom_report(out, n.plan);  // a node without a state has no drift to count
+Result<void> write_prom(const FleetReport& r, std::ostream& out) {
+  PromText build;
+  prom_build_info(build);
+  out << build.text();
+  // Each report family once, with every recorded node's samples under it (in node order).
+  const std::vector<PromText::FamilyText> families = report_families();
+  for (size_t k = 0; k < families.size(); ++k) {
+    bool header = false;
+    for (const FleetNode& n : r.nodes) {
+      if (!n.recorded) continue;
+      auto part = node_part(n, r, Format::kProm);
+      if (!part) return part.error();
+      const std::vector<uint32_t>& cuts = part->fragment.cuts;
+      if (k >= cuts.size()) continue;
+      const size_t from = k == 0 ? 0 : cuts[k - 1];
+      if (cuts[k] == from) continue;
+      if (!header) out << families[k].header;
+      header = true;
+      out.write(part->text.data() + from, static_cast<std::streamsize>(cuts[k] - from));
+    }
   }
-  out.family("rdmactl_fleet_nodes", "gauge",
-             "Nodes of the fleet plan by result (converged, drift, pendingReboot, error; no-state: named by the spec, "
-             "no recorded state).");
+  PromText fleet;
+  fleet.family("rdmactl_fleet_nodes", "gauge",
+               "Nodes of the fleet plan by result (converged, drift, pendingReboot, error; no-state: named by the spec, "
+               "no recorded state).");
   for (const char* result : {"converged", "drift", "pendingReboot", "error", "no-state"}) {
-    out.sample_integer("rdmactl_fleet_nodes", {{"result", result}}, r.count(result));
+    fleet.sample_integer("rdmactl_fleet_nodes", {{"result", result}}, r.count(result));
   }
-  out.family("rdmactl_fleet_findings", "gauge", "Cross-node findings of the fleet plan by check and severity.");
+  fleet.family("rdmactl_fleet_findings", "gauge", "Cross-node findings of the fleet plan by check and severity.");
   std::map<std::pair<std::string, std::string>, uint64_t> findings;
   for (const char* check : {"duplicate-address", "rail-subnet", "rail-mtu", "sm-priority", "sm-missing",
                             "firmware-version", "unmatched-entry", "cnp-pfc"}) {
@@ -185,26 +372,64 @@ std::string render_prom(const FleetReport& r) {
   }
   for (const FleetFinding& f : r.findings) ++findings[{f.check, severity_name(f.severity)}];
   for (const auto& [key, count] : findings) {
-    out.sample_integer("rdmactl_fleet_findings", {{"check", key.first}, {"severity", key.second}}, count);
+    fleet.sample_integer("rdmactl_fleet_findings", {{"check", key.first}, {"severity", key.second}}, count);
   }
-  out.family("rdmactl_fleet_unreadable_states", "gauge", "State files of the fleet plan that did not load.");
-  out.sample_integer("rdmactl_fleet_unreadable_states", {}, r.state_errors.size());
-  return out.text();
+  fleet.family("rdmactl_fleet_unreadable_states", "gauge", "State files of the fleet plan that did not load.");
+  fleet.sample_integer("rdmactl_fleet_unreadable_states", {}, r.state_errors.size());
+  out << fleet.text();
+  return ok();
+}
+
+// JSON and YAML: the report's keys around "nodes", each node's part copied in between.
+Result<void> write_document(const FleetReport& r, Format format, std::ostream& out) {
+  auto [before, after] = head_json(r);
+  const bool json = format == Format::kJson;
+  if (json) {
+    // The objects' members without their braces: "{\n" ... "\n}".
+    const auto members = [](const nlohmann::json& j) {
+      const std::string text = json_text(j, 2);
+      return text.substr(2, text.size() - 4);
+    };
+    out << "{\n" << members(before) << ",\n  \"nodes\": " << (r.nodes.empty() ? "[]" : "[\n");
+  } else {
+    out << json_to_yaml(before) << "nodes:" << (r.nodes.empty() ? " []\n" : "\n");
+  }
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    auto part = node_part(r.nodes[i], r, format);
+    if (!part) return part.error();
+    if (json) {
+      part->text.pop_back();  // its last newline: a comma or the closing bracket follows
+      out << part->text << (i + 1 < r.nodes.size() ? ",\n" : "\n  ]");
+    } else {
+      out << part->text;
+    }
+  }
+  if (json) {
+    const std::string text = json_text(after, 2);
+    out << ",\n" << text.substr(2, text.size() - 4) << "\n}\n";
+  } else {
+    out << json_to_yaml(after);
+  }
+  return ok();
 }
 
 }  // namespace
 
-std::string FleetNode::result() const {
-  if (!recorded) return "no-state";
-  if (!plan.errors.empty()) return "error";
+void FleetNode::take_plan(Report report) {
+  summarize(report);
+  plan = std::move(report);
+}
+
+void FleetNode::summarize(const Report& report) {
+  changes = report.changes.size();
+  errors = report.errors.size();
   bool planned = false;
   bool pending = false;
-  for (const Change& c : plan.changes) {
+  for (const Change& c : report.changes) {
     planned = planned || c.status == ChangeStatus::kPlanned;
     pending = pending || c.status == ChangeStatus::kPendingReboot;
   }
-  if (planned) return "drift";
-  return pending ? "pendingReboot" : "converged";
+  outcome = !report.errors.empty() ? "error" : planned ? "drift" : pending ? "pendingReboot" : "converged";
 }
 
 size_t FleetReport::count(const std::string& result) const {
@@ -223,53 +448,15 @@ bool FleetReport::has_errors() const {
 }
 
 bool FleetReport::has_drift() const {
-  return std::any_of(nodes.begin(), nodes.end(), [](const FleetNode& n) { return !n.plan.changes.empty(); });
+  return std::any_of(nodes.begin(), nodes.end(), [](const FleetNode& n) { return n.changes > 0; });
 }
 
 int FleetReport::exit_code() const { return has_errors() ? 1 : has_drift() ? 2 : 0; }
 
-FleetReport plan_fleet(const Engine& engine, const FabricSpec& spec, std::vector<HostState> states,
-                       const std::vector<std::string>& files) {
-  const auto started = std::chrono::steady_clock::now();
-  FleetReport report;
-  report.spec_file = spec.file;
-  report.spec_sha256 = spec.sha256;
-  std::map<std::string, std::string> seen;  // node -> its file
-  for (size_t i = 0; i < states.size(); ++i) {
-    const std::string file = i < files.size() ? files[i] : std::string();
-    FleetNode n;
-    n.file = file;
-    n.node = states[i].node;
-    if (n.node.empty()) n.node = fs::path(file).stem().string();
-    states[i].node = n.node;
-    if (auto [it, inserted] = seen.emplace(n.node, file); !inserted) {
-      report.state_errors.push_back(make_error(ErrorKind::kInvalidSpec,
-                                               "a second recorded state of node " + n.node + " (the first is " +
-                                                   it->second + "); it is left out",
-                                               file));
-      continue;
-    }
-    n.state = std::move(states[i]);
-    n.spec = merge_for_node(spec, n.node);
-    n.plan = engine.plan(n.spec, n.state);
-    n.plan.spec_file = spec.file;
-    n.plan.spec_sha256 = spec.sha256;
-    report.nodes.push_back(std::move(n));
-  }
-  finish_fleet(spec, report, /*spec_nodes=*/true);
-  report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  for (FleetNode& n : report.nodes) {
-    if (n.recorded) n.plan.duration_seconds = report.duration_seconds / static_cast<double>(report.recorded());
-  }
-  return report;
-}
-
-void finish_fleet(const FabricSpec& spec, FleetReport& report, bool spec_nodes) {
+void finish_fleet(const FabricSpec& spec, FleetReport& report, FleetChecker& checker, bool spec_nodes) {
   report.spec_file = spec.file;
   report.spec_sha256 = spec.sha256;
   report.unmatched_nodes.clear();
-  report.nodes.erase(std::remove_if(report.nodes.begin(), report.nodes.end(), [](const FleetNode& n) { return !n.recorded; }),
-                     report.nodes.end());
   if (spec_nodes) {
     std::set<std::string> have;
     for (const FleetNode& n : report.nodes) have.insert(n.node);
@@ -278,32 +465,26 @@ void finish_fleet(const FabricSpec& spec, FleetReport& report, bool spec_nodes) 
       FleetNode n;
       n.node = name;
       n.recorded = false;
-      n.spec = merge_for_node(spec, name);
-      n.plan.node = name;
-      n.plan.spec_file = spec.file;
-      n.plan.spec_sha256 = spec.sha256;
+      const NodeSpec merged = merge_for_node(spec, name);
+      checker.add({name, &merged, nullptr});
       report.nodes.push_back(std::move(n));
     }
   }
   for (FleetNode& n : report.nodes) {
-    n.entries.clear();
-    for (size_t e = 0; e < spec.nodes.size(); ++e) {
-      if (entry_matches_node(spec.nodes[e], n.node)) n.entries.push_back(e);
-    }
+    n.entries = matching_entries(spec, n.node);
     if (n.entries.empty() && !spec.nodes.empty()) report.unmatched_nodes.push_back(n.node);
   }
-  std::sort(report.nodes.begin(), report.nodes.end(), [](const FleetNode& a, const FleetNode& b) { return a.node < b.node; });
+  std::stable_sort(report.nodes.begin(), report.nodes.end(), [](const FleetNode& a, const FleetNode& b) { return a.node < b.node; });
   std::sort(report.unmatched_nodes.begin(), report.unmatched_nodes.end());
-  std::vector<FleetMember> members;
-  members.reserve(report.nodes.size());
-  for (const FleetNode& n : report.nodes) members.push_back({n.node, &n.spec, n.recorded ? &n.state : nullptr});
-  report.findings = check_fleet(members);
+  report.findings = checker.finish();
   // With one node (the agent's own), an entry for other nodes matching none says nothing.
   if (report.nodes.size() > 1) unmatched_entries(spec, report.nodes, report.findings);
   for (FleetFinding& f : spec_warning_findings(spec)) report.findings.push_back(std::move(f));
 }
 
-Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, const std::string& dir) {
+Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, const std::string& dir,
+                               const FleetOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return make_errno_error("--states: not a directory of recorded states", ec ? ec.value() : ENOTDIR, dir);
@@ -318,77 +499,134 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
     return make_error(ErrorKind::kNotFound,
                       "--states: no *.json recorded states (rdmactl show --format json > DIR/<node>.json on each node)", dir);
   }
-  std::vector<HostState> states;
-  std::vector<std::string> loaded;
-  std::vector<Error> errors;
-  for (const std::string& file : files) {
-    auto state = load_host_state(file);
-    if (!state) {
-      Error e = state.error();
-      e.where = file;
-      errors.push_back(std::move(e));
-      continue;
-    }
-    states.push_back(std::move(state).value());
-    loaded.push_back(file);
-  }
-  FleetReport report = plan_fleet(engine, spec, std::move(states), loaded);
+  FleetReport report;
+  report.spec_file = spec.file;
+  report.spec_sha256 = spec.sha256;
   report.states_dir = dir;
-  report.state_errors.insert(report.state_errors.begin(), errors.begin(), errors.end());
+  if (options.stream) {
+    auto spill = Spill::open();
+    if (!spill) return spill.error();
+    report.spill = std::make_shared<Spill>(std::move(*spill));
+    report.streamed = options.stream;
+  }
+
+  // On the pool: read the state, merge the spec for it, plan, render (when streaming) into the
+  // temporary file, take what the cross-node checks need; the state is freed on the thread that
+  // read it (freeing it on another contends for the allocator's lock).
+  struct Planned {
+    std::optional<Error> error;   // the state did not load
+    std::optional<Error> failed;  // the temporary file could not be written
+    FleetChecker::FactsPtr facts;
+    FleetNode node;
+  };
+  MergedSpecs merged(spec);
+  std::mutex spill_mutex;
+  const std::function<Planned(size_t)> work = [&](size_t i) {
+    Planned out;
+    const auto node_started = std::chrono::steady_clock::now();
+    auto state = load_host_state(files[i]);
+    if (!state) {
+      out.error = state.error();
+      out.error->where = files[i];
+      return out;
+    }
+    out.node.file = files[i];
+    out.node.node = state->node.empty() ? fs::path(files[i]).stem().string() : state->node;
+    state->node = out.node.node;
+    const std::shared_ptr<const NodeSpec> node_spec = merged.get(matching_entries(spec, out.node.node), out.node.node);
+    Report plan = engine.plan(*node_spec, *state);
+    plan.spec_file = spec.file;
+    plan.spec_sha256 = spec.sha256;
+    // Each node's own time: reading its state, merging and planning.
+    plan.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - node_started).count();
+    out.facts = FleetChecker::facts_of({out.node.node, node_spec.get(), &*state});
+    if (options.stream) {
+      out.node.summarize(plan);
+      Rendered rendered = render_node(out.node, plan, report, *options.stream);
+      std::lock_guard<std::mutex> lock(spill_mutex);
+      auto piece = report.spill->append(rendered.text);
+      if (!piece) {
+        out.failed = piece.error();
+        return out;
+      }
+      rendered.fragment.piece = *piece;
+      out.node.fragment = std::move(rendered.fragment);
+    } else {
+      out.node.take_plan(std::move(plan));
+    }
+    return out;
+  };
+
+  // On this thread, in file order: the duplicate check and the cross-node checks.
+  FleetChecker checker;
+  std::unordered_map<std::string, size_t> seen;  // node -> the index of its file
+  std::vector<Error> duplicates;
+  std::optional<Error> failed;
+  const std::function<void(Planned&&)> take = [&](Planned&& p) {
+    if (p.error) {  // a state that did not load is reported, and planning goes on
+      report.state_errors.push_back(std::move(*p.error));
+      return;
+    }
+    if (p.failed) {  // the temporary file could not be written: the report cannot be
+      if (!failed) failed = std::move(*p.failed);
+      return;
+    }
+    const auto [it, inserted] = seen.emplace(p.node.node, report.nodes.size());
+    if (!inserted) {
+      duplicates.push_back(make_error(ErrorKind::kInvalidSpec,
+                                      "a second recorded state of node " + p.node.node + " (the first is " +
+                                          report.nodes[it->second].file + "); it is left out",
+                                      p.node.file));
+      return;
+    }
+    checker.add(std::move(p.facts));
+    report.nodes.push_back(std::move(p.node));
+  };
+  ordered_parallel<Planned>(files.size(), pool_threads(files.size(), options.threads), kPlanAhead, work, take);
+  if (failed) return *failed;
+  report.state_errors.insert(report.state_errors.end(), duplicates.begin(), duplicates.end());
+  finish_fleet(spec, report, checker, /*spec_nodes=*/true);
+  report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;
 }
 
 nlohmann::json to_json(const FleetReport& r) {
-  nlohmann::json out = nlohmann::json::object();
-  out["apiVersion"] = "rdmactl/v1";
-  out["kind"] = "FleetPlan";
-  out["spec"] = {{"file", r.spec_file}, {"sha256", r.spec_sha256}};
-  out["states"] = r.states_dir;
-  nlohmann::json summary = nlohmann::json::object();
-  summary["nodes"] = r.recorded();
-  for (const char* result : {"converged", "drift", "pendingReboot", "error"}) summary[result] = r.count(result);
-  summary["noState"] = r.count("no-state");
-  summary["unmatchedNodes"] = r.unmatched_nodes;
-  nlohmann::json unmatched_entries = nlohmann::json::array();
-  for (const FleetFinding& f : r.findings) {
-    if (f.check == "unmatched-entry") unmatched_entries.push_back(f.where.path);
-  }
-  summary["unmatchedEntries"] = std::move(unmatched_entries);
-  summary["findings"] = r.findings.size();
-  out["summary"] = std::move(summary);
-  nlohmann::json findings = nlohmann::json::array();
-  for (const FleetFinding& f : r.findings) findings.push_back(to_json(f));
-  out["findings"] = std::move(findings);
-  nlohmann::json errors = nlohmann::json::array();
-  for (const Error& e : r.state_errors) {
-    errors.push_back({{"kind", error_kind_name(e.kind)}, {"message", e.message}, {"where", e.where}});
-  }
-  out["stateErrors"] = std::move(errors);
+  auto [out, after] = head_json(r);
+  for (auto& [key, value] : after.items()) out[key] = std::move(value);
   nlohmann::json nodes = nlohmann::json::array();
   for (const FleetNode& n : r.nodes) {
-    nlohmann::json node = to_json(n.plan);
-    node["result"] = n.result();
-    node["stateFile"] = n.recorded ? nlohmann::json(n.file) : nlohmann::json(nullptr);
-    nodes.push_back(std::move(node));
+    if (n.fragment) {
+      // Streamed: the node's JSON is in the temporary file, and only when JSON was streamed.
+      if (r.streamed != Format::kJson) throw std::logic_error("to_json of a fleet report streamed as another format");
+      auto part = node_part(n, r, Format::kJson);
+      if (!part) throw std::runtime_error(part.error().to_string());
+      nodes.push_back(nlohmann::json::parse(part->text));
+      continue;
+    }
+    nodes.push_back(node_json(n, n.plan ? *n.plan : no_state_plan(n, r)));
   }
   out["nodes"] = std::move(nodes);
   return out;
 }
 
-std::string render_fleet(const FleetReport& report, Format format) {
-  switch (format) {
-    case Format::kJson: return json_text(to_json(report), 2) + "\n";
-    case Format::kYaml: return json_to_yaml(to_json(report));
-    case Format::kJunit: {
-      std::vector<JunitSuite> suites;
-      suites.reserve(report.nodes.size() + 1);
-      suites.push_back(fleet_suite(report));
-      for (const FleetNode& n : report.nodes) suites.push_back(n.recorded ? junit_suite(n.plan) : no_state_suite(n, report));
-      return junit_document(suites);
-    }
-    case Format::kProm: return render_prom(report);
-    default: return render_text(report);
+Result<void> write_fleet(const FleetReport& report, Format format, std::ostream& out) {
+  if (report.streamed && *report.streamed != format) {
+    return make_error(ErrorKind::kUsage, std::string("the fleet report was streamed as another format than ") +
+                                                format_name(format));
   }
+  switch (format) {
+    case Format::kJson:
+    case Format::kYaml: return write_document(report, format, out);
+    case Format::kJunit: return write_junit(report, out);
+    case Format::kProm: return write_prom(report, out);
+    default: return write_text(report, out);
+  }
+}
+
+std::string render_fleet(const FleetReport& report, Format format) {
+  std::ostringstream out;
+  if (auto written = write_fleet(report, format, out); !written) return "error: " + written.error().to_string() + "\n";
+  return out.str();
 }
 
 }  // namespace rdmactl

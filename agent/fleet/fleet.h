@@ -10,11 +10,17 @@
 // the result "no-state" and still takes part in the cross-node checks from its spec alone: a
 // duplicate address with it is found as validate finds it.
 //
-// Cost: each state is read and planned once, in one pass; no step compares every node with every
-// other (the cross-node checks group by address and rail). A thousand recorded nodes plan in well
-// under a second of CPU on this project's machine (tests/unit/fleet/fleet_test.cpp prints it).
+// Cost: each state is read and planned once, on a pool of threads (one per core), and dropped as
+// soon as its node is planned and folded into the cross-node checks (FleetChecker); no step
+// compares every node with every other (the checks group by address and rail). With a format to
+// stream (the CLI), each node's part of the report is rendered right away into a temporary file
+// (spill.h) and the node keeps a few hundred bytes: memory stays flat however many nodes there are
+// (tests/bench/fleet_bench.sh prints the time and the memory at 1,000 to 100,000 nodes).
 #pragma once
 
+#include <memory>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,21 +28,39 @@
 
 #include "agent/engine/engine.h"
 #include "agent/fleet/checks.h"
+#include "agent/fleet/spill.h"
 #include "agent/report/format.h"
 
 namespace rdmactl {
 
+// Where a streamed node's part of the report lies, and what the report's totals need of it.
+struct FleetFragment {
+  Spill::Piece piece;
+  std::vector<uint32_t> cuts;  // prom: where each report family's samples end in the piece
+  JunitSuite junit;            // junit: the suite's counts (its xml is the piece)
+};
+
 struct FleetNode {
   std::string file;   // the state file it came from
   std::string node;   // its name (the state's "node"; the file's stem when that is empty)
-  HostState state;
-  NodeSpec spec;      // merged for the node
-  Report plan;
   std::vector<size_t> entries;  // indexes of the nodes: entries that matched
   bool recorded = true;         // false: a node of the spec without a recorded state (no plan)
+  // The plan while it is kept (plan_fleet without a format to stream, the agent's report); a
+  // streamed node keeps its fragment and its counts instead.
+  std::optional<Report> plan;
+  std::optional<FleetFragment> fragment;
+  size_t changes = 0;  // the plan's changes and errors
+  size_t errors = 0;
 
   // converged, drift, pendingReboot (only staged firmware changes left), error, or no-state.
-  std::string result() const;
+  std::string result() const { return recorded ? outcome : "no-state"; }
+  // What result() and the counts need of `report`.
+  void summarize(const Report& report);
+  // summarize(), and keeps `report`.
+  void take_plan(Report report);
+
+ private:
+  std::string outcome = "converged";
 };
 
 struct FleetReport {
@@ -48,6 +72,8 @@ struct FleetReport {
   std::vector<std::string> unmatched_nodes;  // matched by no nodes: entry (defaults only)
   std::vector<Error> state_errors;         // state files that did not load
   double duration_seconds = 0;
+  std::shared_ptr<Spill> spill;            // the streamed nodes' fragments
+  std::optional<Format> streamed;          // their format
 
   size_t count(const std::string& result) const;
   size_t recorded() const;  // the nodes with a recorded state
@@ -59,21 +85,27 @@ struct FleetReport {
   int exit_code() const;
 };
 
+struct FleetOptions {
+  // Render each node in this format as soon as it is planned and keep only that (the CLI, which
+  // prints one format); without, every node keeps its Report (tests, the API).
+  std::optional<Format> stream;
+  unsigned threads = 0;  // 0: one per core
+};
+
 // Reads every *.json in `dir` (sorted by name; other files ignored) and plans `spec` against
 // each. A directory that cannot be read, or holds no state, is an error; a state file that does
 // not load is reported (state_errors) and planning goes on. Two files of one node name are an
-// error of the second.
-Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, const std::string& dir);
-// The same over states already loaded (the HTTP API's plan of serve's own node).
-FleetReport plan_fleet(const Engine& engine, const FabricSpec& spec, std::vector<HostState> states,
-                       const std::vector<std::string>& files = {});
+// error of the second (in file order).
+Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, const std::string& dir,
+                               const FleetOptions& options = {});
 
-// Fills what follows from the nodes' plans: which nodes: entries match each node, the nodes no
-// entry matches, the order by name, the cross-node findings and the spec's own warnings (the
-// agent's /v1/plan?format=fleet builds its one-node report with it). With `spec_nodes`, the nodes
-// the spec names literally (literal_node_names) that have no recorded state are added as
-// "no-state" nodes first; the agent's one-node report leaves them out.
-void finish_fleet(const FabricSpec& spec, FleetReport& report, bool spec_nodes = false);
+// Fills what follows from the nodes' plans: the findings of `checker` (fed every node of
+// report.nodes), which nodes: entries match each node, the nodes no entry matches, the order by
+// name, the unmatched entries and the spec's own warnings (the agent's /v1/plan?format=fleet
+// builds its one-node report with it). With `spec_nodes`, the nodes the spec names literally
+// (literal_node_names) that have no recorded state are added as "no-state" nodes first (and fed
+// to the checker); the agent's one-node report leaves them out.
+void finish_fleet(const FabricSpec& spec, FleetReport& report, FleetChecker& checker, bool spec_nodes = false);
 
 nlohmann::json to_json(const FleetReport& report);
 // text: the summary table, the cross-node findings, then each node that drifts, errs or has no
@@ -81,6 +113,9 @@ nlohmann::json to_json(const FleetReport& report);
 // no-state node is an empty Plan with result "no-state" and stateFile null); junit: a <testsuite>
 // per node (a no-state node's holds one skipped case) plus one for the fleet's checks; prom: every
 // recorded node's drift metrics with its node label and the fleet's counts (no-state included).
+// Written as it goes: a streamed report's nodes are copied from its temporary file one at a time.
+// A report streamed in one format is written in that format only.
+Result<void> write_fleet(const FleetReport& report, Format format, std::ostream& out);
 std::string render_fleet(const FleetReport& report, Format format);
 
 }  // namespace rdmactl

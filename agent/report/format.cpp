@@ -414,21 +414,24 @@ JunitSuite junit_suite(const Report& report) {
   return JunitSuite{out.str(), cases.size(), failures, errors, skipped, report.duration_seconds};
 }
 
-std::string junit_document(const std::vector<JunitSuite>& suites) {
-  size_t tests = 0, failures = 0, errors = 0, skipped = 0;
-  double seconds = 0;
-  for (const JunitSuite& s : suites) {
-    tests += s.tests;
-    failures += s.failures;
-    errors += s.errors;
-    skipped += s.skipped;
-    seconds += s.seconds;
-  }
+std::string junit_document_open(const JunitSuite& totals) {
   char duration[32];
-  std::snprintf(duration, sizeof duration, "%.3f", seconds);
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rdmactl\" tests=\"" +
-                    std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
-                    std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + duration + "\">\n";
+  std::snprintf(duration, sizeof duration, "%.3f", totals.seconds);
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rdmactl\" tests=\"" +
+         std::to_string(totals.tests) + "\" failures=\"" + std::to_string(totals.failures) + "\" errors=\"" +
+         std::to_string(totals.errors) + "\" skipped=\"" + std::to_string(totals.skipped) + "\" time=\"" + duration + "\">\n";
+}
+
+std::string junit_document(const std::vector<JunitSuite>& suites) {
+  JunitSuite totals;
+  for (const JunitSuite& s : suites) {
+    totals.tests += s.tests;
+    totals.failures += s.failures;
+    totals.errors += s.errors;
+    totals.skipped += s.skipped;
+    totals.seconds += s.seconds;
+  }
+  std::string out = junit_document_open(totals);
   for (const JunitSuite& s : suites) out += s.xml;
   return out + "</testsuites>\n";
 }

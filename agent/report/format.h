@@ -30,6 +30,9 @@ struct JunitSuite {
 JunitSuite junit_suite(const Report& report);
 // <testsuites> around `suites`, with their summed counts.
 std::string junit_document(const std::vector<JunitSuite>& suites);
+// Its opening line and <testsuites> element, for counts summed by the caller (`totals`' xml is
+// not used): a document written suite by suite ends with "</testsuites>\n".
+std::string junit_document_open(const JunitSuite& totals);
 std::string junit_escape(const std::string& text);
 // A JUnit classname made of words: dots and slashes become '_' (Jenkins and GitLab split a
 // classname on dots into packages; a node's FQDN or a resource path would scatter its cases).

@@ -172,15 +172,24 @@ void PromText::sample_integer(const std::string& name, const PromLabels& labels,
   add_line(name, labels, std::to_string(value), suffix);
 }
 
-std::string PromText::text() const {
-  std::string out;
+std::vector<PromText::FamilyText> PromText::families() const {
+  std::vector<FamilyText> out;
+  out.reserve(families_.size());
   for (const Family& f : families_) {
-    if (f.lines.empty()) continue;
     // HELP text escapes backslash and newline only (exposition format 0.0.4).
     std::string help;
     for (char c : f.help) help += c == '\\' ? "\\\\" : c == '\n' ? "\\n" : std::string(1, c);
-    out += "# HELP " + f.name + " " + help + "\n# TYPE " + f.name + " " + f.type + "\n";
-    for (const std::string& line : f.lines) out += line + "\n";
+    FamilyText text{"# HELP " + f.name + " " + help + "\n# TYPE " + f.name + " " + f.type + "\n", {}};
+    for (const std::string& line : f.lines) text.samples += line + "\n";
+    out.push_back(std::move(text));
+  }
+  return out;
+}
+
+std::string PromText::text() const {
+  std::string out;
+  for (const FamilyText& f : families()) {
+    if (!f.samples.empty()) out += f.header + f.samples;
   }
   return out;
 }

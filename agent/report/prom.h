@@ -48,6 +48,15 @@ class PromText {
                       const std::string& suffix = "");
   // The exposition; families without samples are left out.
   std::string text() const;
+  // Each declared family in declaration order: its HELP and TYPE lines, and its sample lines (each
+  // ending in a newline; empty without samples). text() is their concatenation without the empty
+  // ones; an exposition written in pieces (the fleet plan's, node by node) writes each family's
+  // header once above the samples of every piece.
+  struct FamilyText {
+    std::string header;
+    std::string samples;
+  };
+  std::vector<FamilyText> families() const;
 
  private:
   struct Family {

@@ -4,6 +4,7 @@
 // exactly once; plus the cross-node checks one by one, and every output format.
 #include "agent/spec/json_schema.h"
 #include "agent/fleet/fleet.h"
+#include "agent/core/json_text.h"
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
@@ -158,9 +159,9 @@ TEST_F(FleetPlan, TwoHundredNodesWithPlantedDifferencesFindEachOnce) {
   EXPECT_THAT(erring, ElementsAre("gpu-120"));
   EXPECT_EQ(r.count("converged"), static_cast<size_t>(kNodes + 1 - 5));
   const FleetNode& gpu017 = *std::find_if(r.nodes.begin(), r.nodes.end(), [](const FleetNode& n) { return n.node == "gpu-017"; });
-  ASSERT_EQ(gpu017.plan.changes.size(), 1u);
-  EXPECT_EQ(gpu017.plan.changes[0].resource, "netdev/ens1f0np0");
-  EXPECT_EQ(gpu017.plan.changes[0].field, "mtu");
+  ASSERT_EQ(gpu017.plan->changes.size(), 1u);
+  EXPECT_EQ(gpu017.plan->changes[0].resource, "netdev/ens1f0np0");
+  EXPECT_EQ(gpu017.plan->changes[0].field, "mtu");
 
   const auto duplicate = findings(r, "duplicate-address");
   ASSERT_EQ(duplicate.size(), 1u);
@@ -285,6 +286,56 @@ TEST_F(FleetPlan, ANodeOfTheSpecWithoutAStateStaysInTheChecksAsNoState) {
   EXPECT_EQ(prom.find("node=\"gpu-002\""), std::string::npos) << "no drift metrics without a state";
 }
 
+// The CLI streams: each node rendered as it is planned, kept in a temporary file, and the report
+// written around the parts. It must say byte for byte what the report written from the plans
+// says, in every format, on any number of threads (the nodes' own planning times aside); the
+// JSON and YAML as the whole report's to_json says it.
+TEST_F(FleetPlan, AStreamedReportSaysWhatTheKeptOneSays) {
+  for (int i = 1; i <= 40; ++i) {
+    json state = converged_state(i);
+    if (i == 7) state["netdevs"][2]["mtu"] = 1500;  // drift
+    if (i == 9) state["devices"].erase(1);          // error
+    if (i == 12) state["node"] = node_name(3);      // a second state of gpu-003 (in file order: after it)
+    write_state(node_name(i) + ".json", state);
+  }
+  tree_.write("/states/broken.json", "{\"node\": ");
+  const FabricSpec s = spec(spec_text([](int i, std::string& entry) {
+    if (i == 21) entry = std::regex_replace(entry, std::regex("192\\.168\\.100\\.21/24"), "192.168.100.20/24");
+  }));
+  const auto times = [](std::string text) {  // each node's own planning time differs run to run
+    text = std::regex_replace(text, std::regex("\"durationSeconds\": [0-9.e+-]+"), "\"durationSeconds\": T");
+    text = std::regex_replace(text, std::regex("durationSeconds: [0-9.e+-]+"), "durationSeconds: T");
+    return std::regex_replace(text, std::regex("time=\"[0-9.]+\""), "time=\"T\"");
+  };
+  const FleetReport kept = plan(s);
+  ASSERT_EQ(kept.count("drift"), 2u);
+  ASSERT_EQ(kept.count("error"), 1u);
+  ASSERT_EQ(kept.state_errors.size(), 2u);
+  EXPECT_THAT(kept.state_errors[1].message, HasSubstr("a second recorded state of node gpu-003"));
+  EXPECT_THAT(kept.state_errors[1].where, HasSubstr("gpu-012.json"));
+  for (const Format format : {Format::kText, Format::kJson, Format::kYaml, Format::kJunit, Format::kProm}) {
+    for (const unsigned threads : {1U, 4U}) {
+      FleetOptions options;
+      options.stream = format;
+      options.threads = threads;
+      auto streamed = plan_fleet(engine_, s, tree_.root() + "/states", options);
+      ASSERT_TRUE(streamed) << streamed.error().to_string();
+      EXPECT_FALSE(streamed->nodes[0].plan) << "a streamed node keeps no plan";
+      const std::string text = render_fleet(*streamed, format);
+      EXPECT_EQ(times(text), times(render_fleet(kept, format))) << format_name(format) << " on " << threads << " threads";
+      if (format == Format::kJson) {
+        EXPECT_EQ(times(text), times(json_text(to_json(kept), 2) + "\n"));
+      }
+      if (format == Format::kYaml) {
+        EXPECT_EQ(times(text), times(json_to_yaml(to_json(kept))));
+      }
+      if (format != Format::kText) {
+        EXPECT_NE(render_fleet(*streamed, Format::kText).find("streamed as another format"), std::string::npos);
+      }
+    }
+  }
+}
+
 // The spec's own warnings come with the fleet plan's findings, in validate's form.
 TEST_F(FleetPlan, TheSpecsWarningsAreFindingsToo) {
   write_state(node_name(1) + ".json", converged_state(1));
@@ -318,7 +369,16 @@ class CrossNode : public ::testing::Test {
     for (size_t i = 0; i < names.size(); ++i) {
       members.push_back({names[i], &merged_[i], i < states.size() ? &states[i] : nullptr});
     }
-    return check_fleet(members);
+    // The fleet plan feeds the checker in file order from several threads' results: the findings
+    // must not depend on the order the nodes come in.
+    std::vector<FleetFinding> forward = check_fleet(members);
+    std::reverse(members.begin(), members.end());
+    const std::vector<FleetFinding> backward = check_fleet(members);
+    json a = json::array(), b = json::array();
+    for (const FleetFinding& f : forward) a.push_back(to_json(f));
+    for (const FleetFinding& f : backward) b.push_back(to_json(f));
+    EXPECT_EQ(a, b) << "the findings depend on the nodes' order";
+    return forward;
   }
   test::TempTree tree_;
   std::vector<NodeSpec> merged_;

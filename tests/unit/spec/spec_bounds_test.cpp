@@ -189,6 +189,17 @@ TEST(StateBounds, ARecordedStateIsARegularFileOfBoundedSizeAndDepth) {
   auto deep = load_host_state(tree.root() + "/deep.json");
   ASSERT_FALSE(deep.has_value());
   EXPECT_THAT(deep.error().message, HasSubstr("nested deeper than 32 levels"));
+  // The bound counts containers, 32 at most, and not the brackets inside strings.
+  tree.write("/deep33.json", "{\"node\": \"n\", \"x\": " + std::string(32, '[') + std::string(32, ']') + "}");
+  auto deep33 = load_host_state(tree.root() + "/deep33.json");
+  ASSERT_FALSE(deep33.has_value());
+  EXPECT_THAT(deep33.error().message, HasSubstr("nested deeper than 32 levels"));
+  tree.write("/deep32.json", "{\"node\": \"n\", \"x\": " + std::string(31, '[') + std::string(31, ']') + "}");
+  auto deep32 = load_host_state(tree.root() + "/deep32.json");
+  EXPECT_TRUE(deep32.has_value()) << deep32.error().to_string();
+  tree.write("/strings.json", "{\"node\": \"" + std::string(100, '[') + "\\\"{{\", \"netdevs\": [], \"devices\": []}");
+  auto strings = load_host_state(tree.root() + "/strings.json");
+  EXPECT_TRUE(strings.has_value()) << strings.error().to_string();
 
   const long baseline = baseline_kib(tree);
   const ChildRun plan = run(tree, {"plan", "-f", std::string(RDMACTL_SOURCE_DIR) + "/examples/roce-lossless.yaml",
