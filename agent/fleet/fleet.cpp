@@ -26,14 +26,9 @@ namespace fs = std::filesystem;
 // Results that may wait to be taken while the pool plans ahead (each holds one node's plan).
 constexpr size_t kPlanAhead = 64;
 
-// The finding for each nodes: entry that matched no recorded node.
-void unmatched_entries(const FabricSpec& spec, const std::vector<FleetNode>& nodes, std::vector<FleetFinding>& out) {
-  std::vector<bool> used(spec.nodes.size(), false);
-  size_t recorded = 0;
-  for (const FleetNode& n : nodes) {
-    for (const size_t i : n.entries) used[i] = true;
-    recorded += n.recorded ? 1 : 0;
-  }
+// The finding for each nodes: entry that matched no node of the report (`used`: those that did).
+void unmatched_entries(const FabricSpec& spec, const std::vector<bool>& used, size_t recorded,
+                       std::vector<FleetFinding>& out) {
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     if (used[i]) continue;
     FleetFinding f;
@@ -182,10 +177,16 @@ Rendered render_node(const FleetNode& n, const Report& plan, const FleetReport& 
       break;
     }
     case Format::kJunit:
-      out.fragment.junit = n.recorded ? junit_suite(plan) : no_state_suite(n, r);
-      out.text = std::move(out.fragment.junit.xml);
-      out.fragment.junit.xml.clear();
+    {
+      JunitSuite suite = n.recorded ? junit_suite(plan) : no_state_suite(n, r);
+      out.text = std::move(suite.xml);
+      out.fragment.tests = static_cast<uint32_t>(suite.tests);
+      out.fragment.failures = static_cast<uint32_t>(suite.failures);
+      out.fragment.errors = static_cast<uint32_t>(suite.errors);
+      out.fragment.skipped = static_cast<uint32_t>(suite.skipped);
+      out.fragment.seconds = suite.seconds;
       break;
+    }
     case Format::kProm: {
       if (!n.recorded) break;  // a node without a state has no drift to count
       PromText p;
@@ -318,8 +319,8 @@ Result<void> write_junit(const FleetReport& r, std::ostream& out) {
   JunitSuite totals = fleet;
   // The totals come first: a kept plan is rendered twice (once to count), a streamed one read once.
   for (const FleetNode& n : r.nodes) {
-    const JunitSuite counts =
-        n.fragment ? n.fragment->junit : render_node(n, n.plan ? *n.plan : no_state_plan(n, r), r, Format::kJunit).fragment.junit;
+    const FleetFragment counts =
+        n.fragment ? *n.fragment : render_node(n, n.plan ? *n.plan : no_state_plan(n, r), r, Format::kJunit).fragment;
     totals.tests += counts.tests;
     totals.failures += counts.failures;
     totals.errors += counts.errors;
@@ -417,12 +418,12 @@ Result<void> write_document(const FleetReport& r, Format format, std::ostream& o
 
 void FleetNode::take_plan(Report report) {
   summarize(report);
-  plan = std::move(report);
+  plan = std::make_shared<const Report>(std::move(report));
 }
 
 void FleetNode::summarize(const Report& report) {
-  changes = report.changes.size();
-  errors = report.errors.size();
+  changes = static_cast<uint32_t>(report.changes.size());
+  errors = static_cast<uint32_t>(report.errors.size());
   bool planned = false;
   bool pending = false;
   for (const Change& c : report.changes) {
@@ -470,15 +471,17 @@ void finish_fleet(const FabricSpec& spec, FleetReport& report, FleetChecker& che
       report.nodes.push_back(std::move(n));
     }
   }
-  for (FleetNode& n : report.nodes) {
-    n.entries = matching_entries(spec, n.node);
-    if (n.entries.empty() && !spec.nodes.empty()) report.unmatched_nodes.push_back(n.node);
+  std::vector<bool> used(spec.nodes.size(), false);
+  for (const FleetNode& n : report.nodes) {
+    const std::vector<size_t> entries = matching_entries(spec, n.node);
+    for (const size_t e : entries) used[e] = true;
+    if (entries.empty() && !spec.nodes.empty()) report.unmatched_nodes.push_back(n.node);
   }
   std::stable_sort(report.nodes.begin(), report.nodes.end(), [](const FleetNode& a, const FleetNode& b) { return a.node < b.node; });
   std::sort(report.unmatched_nodes.begin(), report.unmatched_nodes.end());
   report.findings = checker.finish();
   // With one node (the agent's own), an entry for other nodes matching none says nothing.
-  if (report.nodes.size() > 1) unmatched_entries(spec, report.nodes, report.findings);
+  if (report.nodes.size() > 1) unmatched_entries(spec, used, report.recorded(), report.findings);
   for (FleetFinding& f : spec_warning_findings(spec)) report.findings.push_back(std::move(f));
 }
 
@@ -514,6 +517,7 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
   // temporary file, take what the cross-node checks need; the state is freed on the thread that
   // read it (freeing it on another contends for the allocator's lock).
   struct Planned {
+    size_t index = 0;
     std::optional<Error> error;   // the state did not load
     std::optional<Error> failed;  // the temporary file could not be written
     FleetChecker::FactsPtr facts;
@@ -523,6 +527,7 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
   std::mutex spill_mutex;
   const std::function<Planned(size_t)> work = [&](size_t i) {
     Planned out;
+    out.index = i;
     const auto node_started = std::chrono::steady_clock::now();
     auto state = load_host_state(files[i]);
     if (!state) {
@@ -563,6 +568,7 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
   std::vector<Error> duplicates;
   std::optional<Error> failed;
   const std::function<void(Planned&&)> take = [&](Planned&& p) {
+    std::string().swap(files[p.index]);  // the node keeps its own copy (no worker reads it again)
     if (p.error) {  // a state that did not load is reported, and planning goes on
       report.state_errors.push_back(std::move(*p.error));
       return;

@@ -37,20 +37,21 @@ namespace rdmactl {
 struct FleetFragment {
   Spill::Piece piece;
   std::vector<uint32_t> cuts;  // prom: where each report family's samples end in the piece
-  JunitSuite junit;            // junit: the suite's counts (its xml is the piece)
+  // junit: the suite's counts (its xml is the piece).
+  uint32_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
 };
 
 struct FleetNode {
   std::string file;   // the state file it came from
   std::string node;   // its name (the state's "node"; the file's stem when that is empty)
-  std::vector<size_t> entries;  // indexes of the nodes: entries that matched
-  bool recorded = true;         // false: a node of the spec without a recorded state (no plan)
+  bool recorded = true;  // false: a node of the spec without a recorded state (no plan)
   // The plan while it is kept (plan_fleet without a format to stream, the agent's report); a
-  // streamed node keeps its fragment and its counts instead.
-  std::optional<Report> plan;
+  // streamed node keeps its fragment and its counts instead (a few hundred bytes in all).
+  std::shared_ptr<const Report> plan;
   std::optional<FleetFragment> fragment;
-  size_t changes = 0;  // the plan's changes and errors
-  size_t errors = 0;
+  uint32_t changes = 0;  // the plan's changes and errors
+  uint32_t errors = 0;
 
   // converged, drift, pendingReboot (only staged firmware changes left), error, or no-state.
   std::string result() const { return recorded ? outcome : "no-state"; }
@@ -60,7 +61,7 @@ struct FleetNode {
   void take_plan(Report report);
 
  private:
-  std::string outcome = "converged";
+  const char* outcome = "converged";
 };
 
 struct FleetReport {
