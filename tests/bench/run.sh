@@ -5,7 +5,7 @@
 #
 #   tests/bench/run.sh [RDMACTL]            (as root; RDMACTL defaults to build/rdmactl)
 #
-# For each N (BENCH_SIZES, default "16 128 1024 2048") it makes a namespace with N veth pairs and
+# For each N (BENCH_SIZES, default "16 128 1024 4096") it makes a namespace with N veth pairs and
 # a spec that sets MTU 9000, up and one IPv4 address on the first netdev of each pair (N netdevs),
 # then times, with paired runs in alternating order (BENCH_RUNS pairs, default 5; fewer for the
 # largest sizes, whose runs take seconds):
@@ -15,14 +15,17 @@
 # and prints per comparison the medians, min-max and the ratio of the medians, as a table and as
 # JSON (BENCH_JSON, default bench.json in the current directory). Then, at N = 128, the agent:
 # idle RSS and CPU of `rdmactl serve` over 10 s, and the time from an atomic rename of its spec to
-# the host showing the new MTU (median of BENCH_RENAMES, default 5).
+# the host showing the new MTU (median of BENCH_RENAMES, default 5). Last, the fleet plan:
+# tests/bench/fleet_bench.sh over BENCH_FLEET_SIZES generated recorded states (default
+# "1000 10000 100000"; "" skips it): wall time and maximum RSS (JSON: BENCH_FLEET_JSON, default
+# fleet-bench.json).
 #
 # Everything runs under --root (a temporary directory: its lock, journal and audit log) and inside
 # the namespace; the namespace and the temporary files are removed on exit, also on failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rdmactl=$(realpath "${1:-build/rdmactl}")
-sizes=${BENCH_SIZES:-16 128 1024 2048}
+sizes=${BENCH_SIZES:-16 128 1024 4096}
 runs=${BENCH_RUNS:-5}
 renames=${BENCH_RENAMES:-5}
 json_out=${BENCH_JSON:-bench.json}
@@ -178,3 +181,11 @@ print("agent at N=%d: idle RSS %.1f MiB, idle CPU %.2f %%, spec rename to conver
 json.dump({"comparisons": out, "agent": agent}, open(sys.argv[5], "w"), indent=2)
 ' "$agent_n" "$rss_kib" "$idle_cpu" "$rename_ms" "$json_out"
 echo "(JSON: $json_out)"
+
+# --- the fleet plan ------------------------------------------------------------------------------
+fleet_sizes=${BENCH_FLEET_SIZES-1000 10000 100000}
+if [ -n "$fleet_sizes" ]; then
+  echo
+  echo "fleet plan (plan --states DIR --format json over generated recorded states):"
+  FLEET_SIZES="$fleet_sizes" FLEET_JSON="${BENCH_FLEET_JSON:-fleet-bench.json}" tests/bench/fleet_bench.sh "$rdmactl"
+fi
