@@ -525,7 +525,7 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
   };
   MergedSpecs merged(spec);
   std::mutex spill_mutex;
-  const std::function<Planned(size_t)> work = [&](size_t i) {
+  const std::function<Planned(size_t)> plan_one = [&](size_t i) {
     Planned out;
     out.index = i;
     const auto node_started = std::chrono::steady_clock::now();
@@ -560,6 +560,19 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
       out.node.take_plan(std::move(plan));
     }
     return out;
+  };
+
+  // A state that makes the planning throw (nlohmann's type errors on a value of the wrong kind)
+  // is that state's error; nothing may leave a worker thread.
+  const std::function<Planned(size_t)> work = [&](size_t i) {
+    try {
+      return plan_one(i);
+    } catch (const std::exception& e) {
+      Planned out;
+      out.index = i;
+      out.error = make_error(ErrorKind::kInvalidSpec, std::string("cannot be planned: ") + e.what(), files[i]);
+      return out;
+    }
   };
 
   // On this thread, in file order: the duplicate check and the cross-node checks.
