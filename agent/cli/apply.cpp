@@ -166,7 +166,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
     if (!within) return report_error(within.error());
     confirm = *within;
   }
-  auto spec = load_spec(opts.spec);
+  auto spec = load_spec_through_cache(global, opts.spec);
   if (!spec) return print_spec_error(spec.error(), *format, opts.spec);
   spdlog::debug("apply: spec loaded {:.1f} ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   const std::string node = node_name(global);

@@ -9,6 +9,8 @@
 #include "agent/core/json_text.h"
 #include "agent/core/suggest.h"
 #include "agent/platform/netlink.h"
+#include "agent/platform/host_fs.h"
+#include "agent/spec/cache.h"
 #include "agent/spec/text.h"
 
 namespace rdmactl::cli {
@@ -21,6 +23,10 @@ std::string node_name(const GlobalOptions& global, const std::string& fallback) 
   return host;
 }
 
+Result<FabricSpec> load_spec_through_cache(const GlobalOptions& global, const std::string& path) {
+  return load_spec_cached(path, HostFs(global.root).path(kSpecCacheDirectory));
+}
+
 Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global) {
   if (!global.netns.empty()) {
     if (auto entered = enter_netns(global.netns); !entered) return entered.error();
@@ -29,7 +35,7 @@ Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global) {
 }
 
 Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::string& state_file,
-                                       const FabricSpec* spec, Engine* engine) {
+                                       const FabricSpec* spec, Engine* engine, NodeSpec* merged) {
   if (!state_file.empty()) {
     auto recorded = load_host_state(state_file);
     if (!recorded) {
@@ -38,6 +44,7 @@ Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::s
       return e;
     }
     recorded->node = node_name(global, recorded->node);
+    if (spec && merged) *merged = merge_for_node(*spec, recorded->node);
     return recorded;
   }
   const std::string node = node_name(global);
@@ -45,9 +52,10 @@ Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::s
   if (spec) node_spec = merge_for_node(*spec, node);
   auto platform = open_host(global);
   if (!platform) return platform.error();
-  if (engine != nullptr) return engine->observe(**platform, node_spec ? &*node_spec : nullptr, node);
   Engine own(make_reconciler_table());
-  return own.observe(**platform, node_spec ? &*node_spec : nullptr, node);
+  auto state = (engine != nullptr ? *engine : own).observe(**platform, node_spec ? &*node_spec : nullptr, node);
+  if (state && node_spec && merged) *merged = std::move(*node_spec);
+  return state;
 }
 
 int print_spec_error(const Error& error) {

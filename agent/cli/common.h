@@ -63,8 +63,14 @@ Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global);
 // recorded state that does not load is a failure of the run (exit 1), not an invalid spec.
 // `engine`, when given, is the one that observes, so that its reconcilers keep what their observe
 // learnt (the sysctl scope under --netns, the keys it refused) for the diff that follows.
+// `merged`, when given with a spec, receives the spec merged for the state's node (merged once: at
+// thousands of interfaces a merge is a copy of every one of them).
 Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::string& state_file,
-                                       const FabricSpec* spec, Engine* engine = nullptr);
+                                       const FabricSpec* spec, Engine* engine = nullptr, NodeSpec* merged = nullptr);
+
+// The spec of -f (a path, or "-" for standard input), through the spec cache under --root
+// (agent/spec/cache.h: /var/cache/rdmactl; none when it cannot be made, as for a user).
+Result<FabricSpec> load_spec_through_cache(const GlobalOptions& global, const std::string& path);
 
 // Prints why a spec did not load: every diagnostic (file:line:column: path: message), then a summary.
 // Returns the exit code: 65 for an invalid spec, 1 when it could not be read at all.

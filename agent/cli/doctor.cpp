@@ -20,7 +20,7 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
   if (!format) return report_error(format.error());
   std::optional<FabricSpec> spec;
   if (!opts.spec.empty()) {
-    auto loaded = load_spec(opts.spec);
+    auto loaded = load_spec_through_cache(global, opts.spec);
     if (!loaded) return print_spec_error(loaded.error(), *format, opts.spec);
     spec = std::move(loaded).value();
   }

@@ -36,14 +36,14 @@ int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
   const auto started = std::chrono::steady_clock::now();
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());
-  auto spec = load_spec(opts.spec);
+  auto spec = load_spec_through_cache(global, opts.spec);
   if (!spec) return print_spec_error(spec.error(), *format, opts.spec);
   if (!opts.states_dir.empty()) return run_fleet_plan(opts, *format, *spec);
 
   Engine engine(make_reconciler_table());
-  auto state = recorded_or_observed(global, opts.state_file, &*spec, &engine);
+  NodeSpec node_spec;
+  auto state = recorded_or_observed(global, opts.state_file, &*spec, &engine, &node_spec);
   if (!state) return report_error(state.error());
-  const NodeSpec node_spec = merge_for_node(*spec, state->node);
   // The spec's own warnings (cnp-pfc) that concern this node: those of defaults and of the nodes:
   // entries that match it, on standard error as validate prints them, whatever the host's drift.
   for (const FleetFinding& f : spec_warning_findings(*spec)) {

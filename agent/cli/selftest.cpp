@@ -44,7 +44,7 @@ int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptio
   if (!format) return report_error(format.error());
   std::optional<FabricSpec> spec;
   if (!opts.spec.empty()) {
-    auto loaded = load_spec(opts.spec);
+    auto loaded = load_spec_through_cache(global, opts.spec);
     if (!loaded) return print_spec_error(loaded.error(), *format, opts.spec);
     spec = std::move(loaded).value();
   }

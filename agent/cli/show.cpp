@@ -17,7 +17,7 @@ int run_show(const GlobalOptions& global, const ShowOptions& opts) {
   if (!format) return report_error(format.error());
   std::optional<NodeSpec> node_spec;
   if (!opts.spec.empty()) {
-    auto spec = load_spec(opts.spec);
+    auto spec = load_spec_through_cache(global, opts.spec);
     if (!spec) return print_spec_error(spec.error(), *format, opts.spec);
     node_spec = merge_for_node(*spec, node_name(global));
   }

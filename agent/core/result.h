@@ -34,6 +34,7 @@ struct Diagnostic {
   std::string message;
 
   std::string to_string() const;
+  bool operator==(const Diagnostic&) const = default;
 };
 
 struct Error {

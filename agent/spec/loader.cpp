@@ -2,7 +2,6 @@
 // load_spec(): read a spec file (or standard input) within bounds, check that it is UTF-8 text,
 // parse the YAML, check it against the schema, run the semantic checks, and report every problem
 // at once, in file order.
-#include <openssl/evp.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -14,6 +13,7 @@
 #include <sstream>
 #include <variant>
 
+#include "agent/core/digest.h"
 #include "agent/spec/input.h"
 #include "agent/spec/semantic.h"
 #include "agent/spec/spec.h"
@@ -39,20 +39,6 @@ constexpr std::size_t kMaxNodes = 200000;
 constexpr std::size_t kMaxFlowIndicators = 300000;
 // A file full of bad bytes would give one problem per line; the first ones say what is wrong.
 constexpr std::size_t kMaxTextProblems = 20;
-
-std::string sha256_hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0x0f];
-  }
-  return out;
-}
 
 Result<std::string> read_stdin() { return read_bounded_stream(std::cin, kMaxSpecBytes, "the spec on standard input"); }
 
@@ -334,12 +320,18 @@ Result<FabricSpec> load_spec_text(const std::string& text, const std::string& na
   }
 }
 
+std::string spec_input_name(const std::string& path) {
+  return path == kStdinPath ? kStdinName : escape_for_display(path);
+}
+
+Result<std::string> read_spec_input(const std::string& path) {
+  return path == kStdinPath ? read_stdin() : read_spec_file(path, spec_input_name(path));
+}
+
 Result<FabricSpec> load_spec(const std::string& path) {
-  const bool from_stdin = path == kStdinPath;
-  const std::string name = from_stdin ? kStdinName : escape_for_display(path);
-  auto text = from_stdin ? read_stdin() : read_spec_file(path, name);
+  auto text = read_spec_input(path);
   if (!text) return text.error();
-  return load_spec_text(*text, name);
+  return load_spec_text(*text, spec_input_name(path));
 }
 
 }  // namespace rdmactl

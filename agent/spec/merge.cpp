@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "agent/spec/spec.h"
 
@@ -65,14 +66,18 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
 }
 
 void merge_node_spec(NodeSpec& base, const NodeSpec& over) {
+  // By selector key: an entry over thousands of defaults' interfaces is one lookup each.
+  std::unordered_map<std::string, std::size_t> by_key;
+  if (!over.interfaces.empty()) {
+    by_key.reserve(base.interfaces.size());
+    for (std::size_t i = 0; i < base.interfaces.size(); ++i) by_key.emplace(base.interfaces[i].selector.key(), i);
+  }
   for (const InterfaceSpec& interface : over.interfaces) {
-    const std::string key = interface.selector.key();
-    auto existing = std::find_if(base.interfaces.begin(), base.interfaces.end(),
-                                 [&](const InterfaceSpec& i) { return i.selector.key() == key; });
-    if (existing == base.interfaces.end()) {
+    const auto [at, added] = by_key.emplace(interface.selector.key(), base.interfaces.size());
+    if (added) {
       base.interfaces.push_back(interface);
     } else {
-      merge_interface(*existing, interface);
+      merge_interface(base.interfaces[at->second], interface);
     }
   }
   override_with(base.subnet_manager.enabled, over.subnet_manager.enabled);

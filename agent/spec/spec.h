@@ -25,6 +25,8 @@ struct SourceMark {
   int line = 0;
   int column = 0;
   std::string path;  // e.g. nodes[0].interfaces[1]
+
+  bool operator==(const SourceMark&) const = default;
 };
 
 // Selects one port/netdev: exactly one of name (netdev), pci, rdmaDevice; port defaults to 1.
@@ -48,20 +50,28 @@ struct QosSpec {
   std::optional<std::string> trust;          // dscp | pcp
   std::optional<std::map<int, int>> dscp_to_priority;  // DSCP 0-63 -> priority 0-7
   std::optional<std::vector<int>> pfc;       // priorities with PFC on (sorted, unique)
+
+  bool operator==(const QosSpec&) const = default;
 };
 
 struct EcnSpec {
   std::optional<std::vector<int>> priorities;  // sorted, unique
   std::optional<int> cnp_dscp;
+
+  bool operator==(const EcnSpec&) const = default;
 };
 
 struct RoceSpec {
   std::optional<std::string> mode;  // v1 | v2
   std::optional<int> tos;           // 0-255
+
+  bool operator==(const RoceSpec&) const = default;
 };
 
 struct IpoibSpec {
   std::optional<std::string> mode;  // datagram | connected
+
+  bool operator==(const IpoibSpec&) const = default;
 };
 
 // The adapter's firmware (both ports of a dual-port card share it), selected through any of its
@@ -73,6 +83,8 @@ struct FirmwareSpec {
   std::optional<std::string> activation;  // reboot (the default) | reset: mstfwreset or devlink fw_activate
   SourceMark origin;                      // the firmware map the version came from, for messages
   bool any() const { return version || images || policy || activation; }
+
+  bool operator==(const FirmwareSpec&) const = default;
 };
 
 struct InterfaceSpec {
@@ -107,6 +119,8 @@ struct InterfaceSpec {
     mark.path += (mark.path.empty() ? "" : ".") + field;
     return mark;
   }
+
+  bool operator==(const InterfaceSpec&) const = default;
 };
 
 // One partition of OpenSM's partitions.conf (subnetManager.partitions): its line is
@@ -114,6 +128,8 @@ struct InterfaceSpec {
 struct PartitionMemberSpec {
   std::string who;         // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF, or a port GUID "0x" + 16 hex digits
   std::string membership;  // full, limited or both
+
+  bool operator==(const PartitionMemberSpec&) const = default;
 };
 struct PartitionSpec {
   std::string name;
@@ -124,6 +140,8 @@ struct PartitionSpec {
   std::optional<int> sl;       // 0-15
   std::vector<PartitionMemberSpec> members;
   SourceMark origin;           // the list item, for messages
+
+  bool operator==(const PartitionSpec&) const = default;
 };
 
 struct SubnetManagerSpec {
@@ -137,12 +155,16 @@ struct SubnetManagerSpec {
   std::optional<std::string> subnet;
   // Where priority (else enabled, else the subnetManager mapping) was last set, for findings.
   SourceMark origin;
+
+  bool operator==(const SubnetManagerSpec&) const = default;
 };
 
 struct SelftestSpec {
   std::optional<bool> enabled;
   std::optional<double> min_bandwidth_ratio;
   std::optional<std::vector<std::string>> peers;
+
+  bool operator==(const SelftestSpec&) const = default;
 };
 
 // One rail of a rail-optimised fabric (top-level `rails:`): the ports that name it (`rail:` on an
@@ -153,6 +175,8 @@ struct RailSpec {
   std::vector<std::string> subnets;  // canonical network CIDRs ("10.0.1.0/24"); empty: not declared
   std::optional<int> mtu;
   SourceMark origin;
+
+  bool operator==(const RailSpec&) const = default;
 };
 
 struct NodeSpec {
@@ -165,12 +189,16 @@ struct NodeSpec {
   // The spec's `rails:` declarations (top level), copied by merge_for_node so that the cross-node
   // checks, which see merged NodeSpecs, know them.
   std::vector<RailSpec> rails;
+
+  bool operator==(const NodeSpec&) const = default;
 };
 
 struct NodeEntry {
   std::vector<std::string> match;  // globs (fnmatch) against the node name
   NodeSpec spec;
   SourceMark origin;
+
+  bool operator==(const NodeEntry&) const = default;
 };
 
 // What the InfiniBand fabric should be (`fabric:`, top level beside defaults): `rdmactl fabric`
@@ -186,11 +214,15 @@ struct FabricExpectation {
   // a counter not named keeps ibqueryerrors' default (0: any error is a finding).
   std::map<std::string, uint64_t> thresholds;
   SourceMark origin;  // the `fabric` mapping, for messages
+
+  bool operator==(const FabricExpectation&) const = default;
 };
 
 struct SpecWarning {
   std::string check;  // "cnp-pfc"
   Diagnostic diagnostic;
+
+  bool operator==(const SpecWarning&) const = default;
 };
 
 struct FabricSpec {
@@ -207,6 +239,8 @@ struct FabricSpec {
   // prints them as "file:line:column: path: warning [check] message" (spec_warning_findings in
   // agent/fleet/checks.h); they never make a spec invalid.
   std::vector<SpecWarning> warnings;
+
+  bool operator==(const FabricSpec&) const = default;
 };
 
 // A spec is a few kilobytes; anything near this is a mistake or an attack (a spec path pointed
@@ -221,6 +255,10 @@ inline constexpr std::size_t kMaxSpecBytes = 4 * 1024 * 1024;
 Result<FabricSpec> load_spec(const std::string& path);
 // Same, from text already in memory; `file` is the name used in messages.
 Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file);
+// load_spec in two steps: the bytes of `path` ("-": standard input), within the same bounds, and
+// the name they are shown under (escaped; "<stdin>" for "-").
+Result<std::string> read_spec_input(const std::string& path);
+std::string spec_input_name(const std::string& path);
 
 // The roce-lossless profile (as NVUE's `nv set qos roce`): RDMA traffic marked DSCP 26 on
 // priority 3 (or the profile's priority), trust DSCP, PFC on that priority only, DCQCN (ECN) on

@@ -126,7 +126,7 @@ dpkg-deb --fsys-tarfile "$dbgsym" | tar -tf - | sed 's|^\./|/|' | grep -v '/$' >
 : > "$backup.list"
 {
   cat "$work/payload"
-  printf '%s\n' /etc/rdmactl /var/lib/rdmactl /var/log/rdmactl /run/rdmactl \
+  printf '%s\n' /etc/rdmactl /var/lib/rdmactl /var/cache/rdmactl /var/log/rdmactl /run/rdmactl \
     /etc/systemd/system/multi-user.target.wants/rdmactl.service \
     /etc/systemd/system/multi-user.target.wants/rdmactl-apply.service \
     /etc/systemd/system/timers.target.wants/rdmactl-apply.timer
@@ -296,6 +296,9 @@ while IFS= read -r -d '' page; do
              grep -E '^ *rdmactl ' | sed -e 's/^ *//' -e 's/ *#.*$//' | grep -v '\\$')
 done < <(find /usr/share/man/man8 -name 'rdmactl*.8.gz' -print0)
 check "the man pages' examples: $examples_run run, each exit 0, 2, or 1 at the host" test "$examples_run" -ge 25
+# plan and apply keep the checked spec in /var/cache/rdmactl (agent/spec/cache.h): rdmactl's own, 0700.
+check "the spec cache: /var/cache/rdmactl 0700 ($(stat_of /var/cache/rdmactl 2>/dev/null)) with an entry" \
+  bash -c 'test "$(stat -c "%a %U:%G" /var/cache/rdmactl)" = "700 root:root" && ls /var/cache/rdmactl/spec-*.bin > /dev/null'
 
 # --- reinstall, remove, purge ---------------------------------------------------------------------
 echo "# dpkg -i again, dpkg -r, dpkg -P"
@@ -308,7 +311,7 @@ check "after dpkg -r: the token, conffiles and state stay" \
 check "dpkg -P" bash -c 'dpkg -P rdmactl-dbgsym rdmactl < /dev/null > /dev/null 2>&1'
 installed=0
 check "dpkg has no record of rdmactl" test -z "$(dpkg-query -W -f='${db:Status-Abbrev}' rdmactl rdmactl-dbgsym 2>/dev/null | tr -d ' ')"
-for path in /etc/rdmactl /etc/default/rdmactl /var/lib/rdmactl /var/log/rdmactl /run/rdmactl /usr/share/doc/rdmactl \
+for path in /etc/rdmactl /etc/default/rdmactl /var/lib/rdmactl /var/cache/rdmactl /var/log/rdmactl /run/rdmactl /usr/share/doc/rdmactl \
             /etc/systemd/system/multi-user.target.wants/rdmactl.service; do
   check "after dpkg -P: $path is gone" test ! -e "$path" -a ! -L "$path"
 done

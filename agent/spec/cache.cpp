@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+// The spec cache (cache.h): a valid FabricSpec in /var/cache/rdmactl, keyed by the spec's bytes,
+// its name and the program's build ID.
+//
+// The entry is the typed model's fields in order, as varints, lengths and bytes, written and read
+// by one field list per type (describe() below). Not JSON or CBOR through nlohmann-json: reading
+// 4,096 interfaces back through its DOM took 265 ms, as much as the YAML it replaces; this takes a
+// few ms. The format is this build's alone: the build ID in the key keeps another build from ever
+// reading it.
+#include "agent/spec/cache.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/core/digest.h"
+#include "agent/platform/own_files.h"
+
+namespace rdmactl {
+
+// Every field of every type a FabricSpec holds, once, for both directions. A field added to spec.h
+// and not here is lost on a cache hit: SpecCache.EveryFieldOfAFullSpecSurvives
+// (tests/unit/spec/spec_cache_test.cpp) compares a spec that sets every field with its round trip,
+// with the structs' own operator==.
+template <class A> void describe(A& a, SourceMark& v) { a(v.file, v.line, v.column, v.path); }
+template <class A> void describe(A& a, Diagnostic& v) { a(v.file, v.line, v.column, v.path, v.message); }
+template <class A> void describe(A& a, Selector& v) { a(v.kind, v.value, v.port); }
+template <class A> void describe(A& a, QosSpec& v) { a(v.profile, v.profile_priority, v.trust, v.dscp_to_priority, v.pfc); }
+template <class A> void describe(A& a, EcnSpec& v) { a(v.priorities, v.cnp_dscp); }
+template <class A> void describe(A& a, RoceSpec& v) { a(v.mode, v.tos); }
+template <class A> void describe(A& a, IpoibSpec& v) { a(v.mode); }
+template <class A> void describe(A& a, FirmwareSpec& v) { a(v.version, v.images, v.policy, v.activation, v.origin); }
+template <class A> void describe(A& a, InterfaceSpec& v) {
+  a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.rail, v.origin,
+    v.field_origins, v.field_marks);
+}
+template <class A> void describe(A& a, PartitionMemberSpec& v) { a(v.who, v.membership); }
+template <class A> void describe(A& a, PartitionSpec& v) { a(v.name, v.pkey, v.ipoib, v.mtu, v.rate, v.sl, v.members, v.origin); }
+template <class A> void describe(A& a, SubnetManagerSpec& v) {
+  a(v.enabled, v.priority, v.port, v.partitions, v.subnet, v.origin);
+}
+template <class A> void describe(A& a, SelftestSpec& v) { a(v.enabled, v.min_bandwidth_ratio, v.peers); }
+template <class A> void describe(A& a, RailSpec& v) { a(v.name, v.subnets, v.mtu, v.origin); }
+template <class A> void describe(A& a, NodeSpec& v) {
+  a(v.interfaces, v.subnet_manager, v.sysctl, v.sysctl_origins, v.selftest, v.rails);
+}
+template <class A> void describe(A& a, NodeEntry& v) { a(v.match, v.spec, v.origin); }
+template <class A> void describe(A& a, FabricExpectation& v) {
+  a(v.link_width, v.link_speed, v.switches, v.cas, v.subnet_managers, v.thresholds, v.origin);
+}
+template <class A> void describe(A& a, SpecWarning& v) { a(v.check, v.diagnostic); }
+// All but the text: the bytes the caller read.
+template <class A> void describe(A& a, FabricSpec& v) {
+  a(v.file, v.sha256, v.name, v.defaults, v.nodes, v.fabric, v.rails, v.warnings);
+}
+
+namespace {
+
+// Writes fields: integers as LEB128 varints (signed ones zigzagged), a double's 8 bytes, a string
+// or container as its length and then its bytes or elements, an optional as 0, or 1 and the value.
+class Writer {
+ public:
+  template <class... T>
+  void operator()(const T&... fields) {
+    (one(fields), ...);
+  }
+  std::string take() { return std::move(bytes_); }
+
+ private:
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      bytes_ += static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    bytes_ += static_cast<char>(v);
+  }
+  void one(const std::string& v) {
+    varint(v.size());
+    bytes_ += v;
+  }
+  void one(bool v) { varint(v ? 1 : 0); }
+  void one(int v) { varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v < 0 ? -1 : 0)); }
+  void one(std::uint64_t v) { varint(v); }
+  void one(double v) {
+    char raw[sizeof v];
+    std::memcpy(raw, &v, sizeof v);
+    bytes_.append(raw, sizeof raw);
+  }
+  void one(Selector::Kind v) { varint(static_cast<std::uint64_t>(v)); }
+  template <class T>
+  void one(const std::optional<T>& v) {
+    varint(v ? 1 : 0);
+    if (v) one(*v);
+  }
+  template <class T>
+  void one(const std::vector<T>& v) {
+    varint(v.size());
+    for (const T& item : v) one(item);
+  }
+  template <class K, class V>
+  void one(const std::map<K, V>& v) {
+    varint(v.size());
+    for (const auto& [key, value] : v) {
+      one(key);
+      one(value);
+    }
+  }
+  // A struct: its field list. describe() takes a mutable reference to serve the Reader too; the
+  // Writer only reads through it.
+  template <class T>
+  void one(const T& v) {
+    describe(*this, const_cast<T&>(v));
+  }
+
+  std::string bytes_;
+};
+
+// Reads what Writer wrote; anything short, too long or out of range throws Truncated (a miss).
+class Reader {
+ public:
+  struct Truncated {};
+  explicit Reader(std::string_view bytes) : at_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+
+  template <class... T>
+  void operator()(T&... fields) {
+    (one(fields), ...);
+  }
+  bool done() const { return at_ == end_; }
+
+ private:
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at_ == end_) throw Truncated{};
+      const auto byte = static_cast<unsigned char>(*at_++);
+      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return v;
+    }
+    throw Truncated{};
+  }
+  // A count of elements, each at least a byte: more than the bytes left is not an entry.
+  std::size_t count() {
+    const std::uint64_t n = varint();
+    if (n > static_cast<std::uint64_t>(end_ - at_)) throw Truncated{};
+    return static_cast<std::size_t>(n);
+  }
+  void one(std::string& v) {
+    const std::size_t n = count();
+    v.assign(at_, n);
+    at_ += n;
+  }
+  void one(bool& v) { v = varint() != 0; }
+  void one(int& v) {
+    const std::uint64_t z = varint();
+    const std::int64_t decoded = static_cast<std::int64_t>(z >> 1) ^ -static_cast<std::int64_t>(z & 1);
+    if (decoded < INT32_MIN || decoded > INT32_MAX) throw Truncated{};
+    v = static_cast<int>(decoded);
+  }
+  void one(std::uint64_t& v) { v = varint(); }
+  void one(double& v) {
+    if (end_ - at_ < static_cast<std::ptrdiff_t>(sizeof v)) throw Truncated{};
+    std::memcpy(&v, at_, sizeof v);
+    at_ += sizeof v;
+  }
+  void one(Selector::Kind& v) {
+    const std::uint64_t k = varint();
+    if (k > static_cast<std::uint64_t>(Selector::Kind::kRdmaDevice)) throw Truncated{};
+    v = static_cast<Selector::Kind>(k);
+  }
+  template <class T>
+  void one(std::optional<T>& v) {
+    if (varint() == 0) {
+      v.reset();
+      return;
+    }
+    one(v.emplace());
+  }
+  template <class T>
+  void one(std::vector<T>& v) {
+    const std::size_t n = count();
+    v.clear();
+    v.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) one(v.emplace_back());
+  }
+  template <class K, class V>
+  void one(std::map<K, V>& v) {
+    const std::size_t n = count();
+    v.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      K key{};
+      one(key);
+      one(v[std::move(key)]);
+    }
+  }
+  template <class T>
+  void one(T& v) {
+    describe(*this, v);
+  }
+
+  const char* at_;
+  const char* end_;
+};
+
+
+
+// What an entry starts with; the build ID in its name already keeps other builds from reading it.
+constexpr std::string_view kMagic = "rdmactl spec cache";
+constexpr int kCacheFormat = 1;
+constexpr mode_t kCacheDirectoryMode = 0700;
+// A spec is at most 4 MiB of YAML; its typed form is of the same order.
+constexpr std::size_t kMaxEntryBytes = 64u << 20;
+constexpr const char* kEntryPrefix = "spec-";
+constexpr const char* kEntrySuffix = ".bin";
+
+int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  // The first object dl_iterate_phdr reports is the program itself.
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& header = info->dlpi_phdr[i];
+    if (header.p_type != PT_NOTE) continue;
+    const auto* at = reinterpret_cast<const unsigned char*>(info->dlpi_addr + header.p_vaddr);
+    const unsigned char* end = at + header.p_memsz;
+    while (at + sizeof(ElfW(Nhdr)) <= end) {
+      ElfW(Nhdr) note;
+      std::memcpy(&note, at, sizeof note);
+      const unsigned char* name = at + sizeof note;
+      const unsigned char* desc = name + ((note.n_namesz + 3) & ~3u);
+      const unsigned char* next = desc + ((note.n_descsz + 3) & ~3u);
+      if (next > end) break;
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        for (unsigned j = 0; j < note.n_descsz; ++j) {
+          *out += kHex[desc[j] >> 4];
+          *out += kHex[desc[j] & 0x0f];
+        }
+        return 1;
+      }
+      at = next;
+    }
+  }
+  return 1;  // the program has no build ID: stop at it all the same
+}
+
+// Why `dir` is not a cache to believe, or nullopt when it is: made when missing (0700), owned by
+// root or this user (open_own_directory), and writable by no one else, who could plant an entry.
+std::optional<std::string> not_own_directory(const std::string& dir) {
+  auto directory = open_own_directory(dir, kCacheDirectoryMode);
+  if (!directory) return directory.error().to_string();
+  struct stat st {};
+  if (::fstat(directory->get(), &st) != 0) return dir + ": cannot stat: " + std::strerror(errno);
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return dir + ": writable by others than its owner: not used";
+  return std::nullopt;
+}
+
+// Removes the oldest entries beyond kSpecCacheEntries (by modification time, then name), never
+// `kept`, the one just written (file times are as coarse as the kernel's tick: a tie is likely).
+void prune(const std::string& dir, const std::string& kept) {
+  auto directory = open_own_directory(dir, kCacheDirectoryMode);
+  if (!directory) return;
+  const int listing_fd = ::dup(directory->get());
+  if (listing_fd < 0) return;
+  DIR* listing = ::fdopendir(listing_fd);
+  if (listing == nullptr) {
+    ::close(listing_fd);
+    return;
+  }
+  std::vector<std::pair<std::pair<long long, long long>, std::string>> entries;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.rfind(kEntryPrefix, 0) != 0 || name.size() < std::strlen(kEntrySuffix) ||
+        name.compare(name.size() - std::strlen(kEntrySuffix), std::string::npos, kEntrySuffix) != 0) {
+      continue;
+    }
+    struct stat st {};
+    if (name == kept || ::fstatat(directory->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    entries.push_back({{st.st_mtim.tv_sec, st.st_mtim.tv_nsec}, name});
+  }
+  ::closedir(listing);
+  if (entries.size() < kSpecCacheEntries) return;
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a > b; });
+  for (std::size_t i = kSpecCacheEntries - 1; i < entries.size(); ++i) {
+    ::unlinkat(directory->get(), entries[i].second.c_str(), 0);
+  }
+}
+
+}  // namespace
+
+std::string program_build_id() {
+  static const std::string id = [] {
+    std::string out;
+    dl_iterate_phdr(find_build_id, &out);
+    return out;
+  }();
+  return id;
+}
+
+std::string spec_cache_name(const std::string& build_id, const std::string& file, const std::string& text) {
+  std::string key;
+  key.reserve(build_id.size() + file.size() + text.size() + 2);
+  key.append(build_id).append(1, '\0').append(file).append(1, '\0').append(text);
+  return kEntryPrefix + sha256_hex(key) + kEntrySuffix;
+}
+
+std::string spec_cache_bytes(const FabricSpec& spec, const std::string& name) {
+  Writer out;
+  out(std::string(kMagic), kCacheFormat, name, spec);
+  return out.take();
+}
+
+std::optional<FabricSpec> spec_from_cache_bytes(const std::string& bytes, const std::string& name, std::string text) {
+  try {
+    Reader in(bytes);
+    std::string magic;
+    int format = 0;
+    std::string entry_name;
+    in(magic, format);
+    if (magic != kMagic || format != kCacheFormat) return std::nullopt;
+    in(entry_name);
+    if (entry_name != name) return std::nullopt;
+    FabricSpec spec;
+    in(spec);
+    if (!in.done() || spec.sha256 != sha256_hex(text)) return std::nullopt;
+    spec.text = std::move(text);
+    return spec;
+  } catch (const Reader::Truncated&) {
+    spdlog::debug("spec cache: an entry that does not read: loading the spec");
+    return std::nullopt;
+  }
+}
+
+Result<FabricSpec> load_spec_cached(const std::string& path, const std::string& dir) {
+  auto text = read_spec_input(path);
+  if (!text) return text.error();
+  const std::string name = spec_input_name(path);
+  const std::string build_id = program_build_id();
+  if (dir.empty() || build_id.empty()) return load_spec_text(*text, name);
+
+  const auto started = std::chrono::steady_clock::now();
+  const std::string entry_name = spec_cache_name(build_id, name, *text);
+  // The directory must be rdmactl's own before an entry in it is believed; a user who cannot make
+  // it has no cache.
+  if (auto problem = not_own_directory(dir)) {
+    spdlog::debug("spec cache: none: {}", *problem);
+    return load_spec_text(*text, name);
+  }
+  auto stored = read_own_file(dir, entry_name, kMaxEntryBytes);
+  if (stored && *stored) {
+    if (auto spec = spec_from_cache_bytes(**stored, name, *text)) {
+      spdlog::debug("spec cache: {} read from {}/{} in {:.1f} ms", name, dir, entry_name,
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+      return std::move(*spec);
+    }
+  } else if (!stored) {
+    spdlog::debug("spec cache: {}", stored.error().to_string());
+  }
+
+  auto spec = load_spec_text(*text, name);
+  if (!spec) return spec;
+  if (auto written = replace_own_file(dir, entry_name, spec_cache_bytes(*spec, name), 0600, kCacheDirectoryMode);
+      !written) {
+    spdlog::debug("spec cache: not kept: {}", written.error().to_string());
+  } else {
+    prune(dir, entry_name);
+  }
+  return spec;
+}
+
+}  // namespace rdmactl
