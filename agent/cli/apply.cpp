@@ -155,6 +155,7 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptio
 }
 
 int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
+  keep_freed_memory_for_this_run();
   const auto started = std::chrono::steady_clock::now();
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());

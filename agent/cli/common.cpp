@@ -2,6 +2,7 @@
 // Shared command plumbing.
 #include "agent/cli/common.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -21,6 +22,16 @@ std::string node_name(const GlobalOptions& global, const std::string& fallback) 
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) return "localhost";
   return host;
+}
+
+void keep_freed_memory_for_this_run() {
+  // glibc maps every block over 128 KiB (its default threshold, raised only after such a block is
+  // freed) afresh and returns the heap's top above 128 KiB: each growth of a large vector (the
+  // link dump, the changes) costs fresh pages, and a page fault is dear on a virtual machine. A
+  // run that ends in seconds keeps them: 15 % fewer page faults and 7 % less time for a plan of
+  // 4,096 netdevs (perf stat, 8 runs each). Not for serve, which should give memory back.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 Result<FabricSpec> load_spec_through_cache(const GlobalOptions& global, const std::string& path) {

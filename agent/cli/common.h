@@ -68,6 +68,10 @@ Result<std::unique_ptr<Platform>> open_host(const GlobalOptions& global);
 Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::string& state_file,
                                        const FabricSpec* spec, Engine* engine = nullptr, NodeSpec* merged = nullptr);
 
+// For a command that runs once and exits (plan, apply): large freed blocks stay in the heap for
+// reuse rather than going back to the kernel, whose fresh pages each cost a fault.
+void keep_freed_memory_for_this_run();
+
 // The spec of -f (a path, or "-" for standard input), through the spec cache under --root
 // (agent/spec/cache.h: /var/cache/rdmactl; none when it cannot be made, as for a user).
 Result<FabricSpec> load_spec_through_cache(const GlobalOptions& global, const std::string& path);

@@ -33,6 +33,7 @@ int run_fleet_plan(const PlanOptions& opts, Format format, const FabricSpec& spe
 }
 
 int run_plan(const GlobalOptions& global, const PlanOptions& opts) {
+  keep_freed_memory_for_this_run();
   const auto started = std::chrono::steady_clock::now();
   auto format = parse_format(opts.format);
   if (!format) return report_error(format.error());

@@ -85,6 +85,10 @@ Result<HostState> Engine::observe(Platform& platform, const NodeSpec* spec, cons
 
 DiffResult Engine::diff(const NodeSpec& spec, const HostState& state) const {
   DiffResult out;
+  // A few changes an interface at most (mtu, state, addresses, qos, ...): reserved once, the
+  // vector is not moved as it grows (at 4,096 interfaces its growth was a tenth of a plan). Pages
+  // reserved but never written cost nothing.
+  out.changes.reserve(8 * spec.interfaces.size() + spec.sysctl.size() + 16);
   for (const auto& r : table_) r->diff(spec, state, out);
   // Several reconcilers resolve the same selector: report a missing netdev once.
   std::vector<Error> unique;

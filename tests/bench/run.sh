@@ -9,6 +9,7 @@
 # a spec that sets MTU 9000, up and one IPv4 address on the first netdev of each pair (N netdevs),
 # then times, with paired runs in alternating order (BENCH_RUNS pairs, default 5; fewer for the
 # largest sizes, whose runs take seconds):
+#   plan, no spec cache vs ip -j -d addr show      (the spec's cache emptied before each run)
 #   plan            vs  ip -j -d addr show         (the host as created: every change planned)
 #   apply           vs  ip -batch (the same changes), the host reset before each run
 #   no-op apply     vs  plan                       (the host converged)
@@ -82,6 +83,7 @@ make_host() {  # N
   done
 }
 reset_host() { ipn -batch "$work/reset.batch"; }
+clear_cache() { rm -rf "$work/root/var/cache/rdmactl"; }
 
 results=()  # "name N a_median a_min a_max b_median b_min b_max" per comparison
 # compare NAME N RUNS SETUP CMD-A... -- CMD-B...: paired runs, alternating which goes first; SETUP
@@ -111,6 +113,10 @@ for n in $sizes; do
   make_host "$n"
   count=$runs
   [ "$n" -ge 1024 ] && count=$(( runs < 3 ? runs : 3 ))
+  # plan and apply keep the checked spec in --root's /var/cache/rdmactl (agent/spec/cache.h): the
+  # cold plan runs without it (emptied before each run), the others after one untimed plan fills it.
+  compare cold-plan "$n" "$count" clear_cache rd plan -f "$work/spec.yaml" -- ipn -j -d addr show
+  rd plan -f "$work/spec.yaml" > /dev/null 2>&1 || true
   compare plan "$n" "$count" : rd plan -f "$work/spec.yaml" -- ipn -j -d addr show
   compare apply "$n" "$count" reset_host rd apply -f "$work/spec.yaml" -- ipn -batch "$work/apply.batch"
   rd apply -f "$work/spec.yaml" > /dev/null 2>&1
@@ -161,7 +167,7 @@ import json, sys
 rows = [l.split() for l in sys.stdin if l.strip()]
 agent = {"n": int(sys.argv[1]), "idleRssKiB": int(sys.argv[2]), "idleCpuPercent": float(sys.argv[3]),
          "renameToConvergedMs": dict(zip(("median", "min", "max"), map(float, sys.argv[4].split())))}
-labels = {"plan": ("plan", "ip -j -d addr show"), "apply": ("apply", "ip -batch"),
+labels = {"cold-plan": ("plan, no spec cache", "ip -j -d addr show"), "plan": ("plan", "ip -j -d addr show"), "apply": ("apply", "ip -batch"),
           "noop-apply": ("no-op apply", "plan")}
 out = []
 print("| comparison | N | rdmactl median (min-max) | baseline median (min-max) | ratio |")
