@@ -95,6 +95,14 @@ Report no_state_plan(const FleetNode& n, const FleetReport& r) {
   return plan;
 }
 
+// Calls f with the node's kept plan, or with the empty one a node without a state stands for
+// (`n.plan ? *n.plan : no_state_plan(...)` would copy the kept plan).
+template <class F>
+auto with_plan(const FleetNode& n, const FleetReport& r, F&& f) {
+  if (n.plan) return f(*n.plan);
+  return f(no_state_plan(n, r));
+}
+
 // The report without its nodes, split around where "nodes" goes (keys in JSON order: apiVersion,
 // findings, kind | nodes | spec, stateErrors, states, summary).
 std::pair<nlohmann::json, nlohmann::json> head_json(const FleetReport& r) {
@@ -211,7 +219,7 @@ Result<Rendered> node_part(const FleetNode& n, const FleetReport& r, Format form
     if (!text) return text.error();
     return Rendered{std::move(*text), *n.fragment};
   }
-  return render_node(n, n.plan ? *n.plan : no_state_plan(n, r), r, format);
+  return with_plan(n, r, [&](const Report& plan) { return render_node(n, plan, r, format); });
 }
 
 Result<void> write_text(const FleetReport& r, std::ostream& out) {
@@ -320,7 +328,8 @@ Result<void> write_junit(const FleetReport& r, std::ostream& out) {
   // The totals come first: a kept plan is rendered twice (once to count), a streamed one read once.
   for (const FleetNode& n : r.nodes) {
     const FleetFragment counts =
-        n.fragment ? *n.fragment : render_node(n, n.plan ? *n.plan : no_state_plan(n, r), r, Format::kJunit).fragment;
+        n.fragment ? *n.fragment
+                   : with_plan(n, r, [&](const Report& plan) { return render_node(n, plan, r, Format::kJunit).fragment; });
     totals.tests += counts.tests;
     totals.failures += counts.failures;
     totals.errors += counts.errors;
@@ -347,15 +356,30 @@ Result<void> write_prom(const FleetReport& r, std::ostream& out) {
     bool header = false;
     for (const FleetNode& n : r.nodes) {
       if (!n.recorded) continue;
-      auto part = node_part(n, r, Format::kProm);
-      if (!part) return part.error();
-      const std::vector<uint32_t>& cuts = part->fragment.cuts;
+      // A streamed node's samples of this family are read alone from the temporary file (the
+      // report is family by family, so each node's part is visited once per family); a kept
+      // node's part is rendered.
+      std::optional<Rendered> kept;
+      if (!n.fragment) {
+        auto part = node_part(n, r, Format::kProm);
+        if (!part) return part.error();
+        kept = std::move(*part);
+      }
+      const std::vector<uint32_t>& cuts = n.fragment ? n.fragment->cuts : kept->fragment.cuts;
       if (k >= cuts.size()) continue;
       const size_t from = k == 0 ? 0 : cuts[k - 1];
       if (cuts[k] == from) continue;
+      std::string samples;
+      if (n.fragment) {
+        auto slice = r.spill->read(Spill::Piece{n.fragment->piece.offset + from, cuts[k] - from});
+        if (!slice) return slice.error();
+        samples = std::move(*slice);
+      } else {
+        samples = kept->text.substr(from, cuts[k] - from);
+      }
       if (!header) out << families[k].header;
       header = true;
-      out.write(part->text.data() + from, static_cast<std::streamsize>(cuts[k] - from));
+      out << samples;
     }
   }
   PromText fleet;
@@ -622,7 +646,7 @@ nlohmann::json to_json(const FleetReport& r) {
       nodes.push_back(nlohmann::json::parse(part->text));
       continue;
     }
-    nodes.push_back(node_json(n, n.plan ? *n.plan : no_state_plan(n, r)));
+    nodes.push_back(with_plan(n, r, [&](const Report& plan) { return node_json(n, plan); }));
   }
   out["nodes"] = std::move(nodes);
   return out;
