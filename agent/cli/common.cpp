@@ -11,7 +11,7 @@
 #include "agent/core/suggest.h"
 #include "agent/platform/netlink.h"
 #include "agent/platform/host_fs.h"
-#include "agent/spec/cache.h"
+#include "agent/cli/spec_cache.h"
 #include "agent/spec/text.h"
 
 namespace rdmactl::cli {

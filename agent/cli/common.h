@@ -73,7 +73,7 @@ Result<HostState> recorded_or_observed(const GlobalOptions& global, const std::s
 void keep_freed_memory_for_this_run();
 
 // The spec of -f (a path, or "-" for standard input), through the spec cache under --root
-// (agent/spec/cache.h: /var/cache/rdmactl; none when it cannot be made, as for a user).
+// (agent/cli/spec_cache.h: /var/cache/rdmactl; none when it cannot be made, as for a user).
 Result<FabricSpec> load_spec_through_cache(const GlobalOptions& global, const std::string& path);
 
 // Prints why a spec did not load: every diagnostic (file:line:column: path: message), then a summary.

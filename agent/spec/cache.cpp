@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The spec cache (cache.h): a valid FabricSpec in /var/cache/rdmactl, keyed by the spec's bytes,
-// its name and the program's build ID.
+// The spec cache's entries (cache.h): a valid FabricSpec, keyed by the spec's bytes, its name and
+// the program's build ID. Where they are kept is agent/cli/spec_cache.cpp.
 //
 // The entry is the typed model's fields in order, as varints, lengths and bytes, written and read
 // by one field list per type (describe() below). Not JSON or CBOR through nlohmann-json: reading
@@ -9,27 +9,18 @@
 // reading it.
 #include "agent/spec/cache.h"
 
-#include <dirent.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <link.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <cstdint>
 #include <map>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "agent/core/digest.h"
-#include "agent/platform/own_files.h"
 
 namespace rdmactl {
 
@@ -216,16 +207,9 @@ class Reader {
   const char* end_;
 };
 
-
-
 // What an entry starts with; the build ID in its name already keeps other builds from reading it.
 constexpr std::string_view kMagic = "rdmactl spec cache";
 constexpr int kCacheFormat = 1;
-constexpr mode_t kCacheDirectoryMode = 0700;
-// A spec is at most 4 MiB of YAML; its typed form is of the same order.
-constexpr std::size_t kMaxEntryBytes = 64u << 20;
-constexpr const char* kEntryPrefix = "spec-";
-constexpr const char* kEntrySuffix = ".bin";
 
 int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
   auto* out = static_cast<std::string*>(data);
@@ -256,48 +240,6 @@ int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
   return 1;  // the program has no build ID: stop at it all the same
 }
 
-// Why `dir` is not a cache to believe, or nullopt when it is: made when missing (0700), owned by
-// root or this user (open_own_directory), and writable by no one else, who could plant an entry.
-std::optional<std::string> not_own_directory(const std::string& dir) {
-  auto directory = open_own_directory(dir, kCacheDirectoryMode);
-  if (!directory) return directory.error().to_string();
-  struct stat st {};
-  if (::fstat(directory->get(), &st) != 0) return dir + ": cannot stat: " + std::strerror(errno);
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return dir + ": writable by others than its owner: not used";
-  return std::nullopt;
-}
-
-// Removes the oldest entries beyond kSpecCacheEntries (by modification time, then name), never
-// `kept`, the one just written (file times are as coarse as the kernel's tick: a tie is likely).
-void prune(const std::string& dir, const std::string& kept) {
-  auto directory = open_own_directory(dir, kCacheDirectoryMode);
-  if (!directory) return;
-  const int listing_fd = ::dup(directory->get());
-  if (listing_fd < 0) return;
-  DIR* listing = ::fdopendir(listing_fd);
-  if (listing == nullptr) {
-    ::close(listing_fd);
-    return;
-  }
-  std::vector<std::pair<std::pair<long long, long long>, std::string>> entries;
-  while (const dirent* entry = ::readdir(listing)) {
-    const std::string name = entry->d_name;
-    if (name.rfind(kEntryPrefix, 0) != 0 || name.size() < std::strlen(kEntrySuffix) ||
-        name.compare(name.size() - std::strlen(kEntrySuffix), std::string::npos, kEntrySuffix) != 0) {
-      continue;
-    }
-    struct stat st {};
-    if (name == kept || ::fstatat(directory->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-    entries.push_back({{st.st_mtim.tv_sec, st.st_mtim.tv_nsec}, name});
-  }
-  ::closedir(listing);
-  if (entries.size() < kSpecCacheEntries) return;
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a > b; });
-  for (std::size_t i = kSpecCacheEntries - 1; i < entries.size(); ++i) {
-    ::unlinkat(directory->get(), entries[i].second.c_str(), 0);
-  }
-}
-
 }  // namespace
 
 std::string program_build_id() {
@@ -313,7 +255,7 @@ std::string spec_cache_name(const std::string& build_id, const std::string& file
   std::string key;
   key.reserve(build_id.size() + file.size() + text.size() + 2);
   key.append(build_id).append(1, '\0').append(file).append(1, '\0').append(text);
-  return kEntryPrefix + sha256_hex(key) + kEntrySuffix;
+  return kSpecCacheEntryPrefix + sha256_hex(key) + kSpecCacheEntrySuffix;
 }
 
 std::string spec_cache_bytes(const FabricSpec& spec, const std::string& name) {
@@ -341,43 +283,6 @@ std::optional<FabricSpec> spec_from_cache_bytes(const std::string& bytes, const 
     spdlog::debug("spec cache: an entry that does not read: loading the spec");
     return std::nullopt;
   }
-}
-
-Result<FabricSpec> load_spec_cached(const std::string& path, const std::string& dir) {
-  auto text = read_spec_input(path);
-  if (!text) return text.error();
-  const std::string name = spec_input_name(path);
-  const std::string build_id = program_build_id();
-  if (dir.empty() || build_id.empty()) return load_spec_text(*text, name);
-
-  const auto started = std::chrono::steady_clock::now();
-  const std::string entry_name = spec_cache_name(build_id, name, *text);
-  // The directory must be rdmactl's own before an entry in it is believed; a user who cannot make
-  // it has no cache.
-  if (auto problem = not_own_directory(dir)) {
-    spdlog::debug("spec cache: none: {}", *problem);
-    return load_spec_text(*text, name);
-  }
-  auto stored = read_own_file(dir, entry_name, kMaxEntryBytes);
-  if (stored && *stored) {
-    if (auto spec = spec_from_cache_bytes(**stored, name, *text)) {
-      spdlog::debug("spec cache: {} read from {}/{} in {:.1f} ms", name, dir, entry_name,
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
-      return std::move(*spec);
-    }
-  } else if (!stored) {
-    spdlog::debug("spec cache: {}", stored.error().to_string());
-  }
-
-  auto spec = load_spec_text(*text, name);
-  if (!spec) return spec;
-  if (auto written = replace_own_file(dir, entry_name, spec_cache_bytes(*spec, name), 0600, kCacheDirectoryMode);
-      !written) {
-    spdlog::debug("spec cache: not kept: {}", written.error().to_string());
-  } else {
-    prune(dir, entry_name);
-  }
-  return spec;
 }
 
 }  // namespace rdmactl

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The checked spec kept between runs. Loading a spec (YAML parse, schema, semantic checks) is most
+// The checked spec kept between runs: its entries. (Where they are kept, and when they are used:
+// agent/cli/spec_cache.h.) Loading a spec (YAML parse, schema, semantic checks) is most
 // of what `plan` costs on a large host: 60 % at 4,096 interfaces. The typed result depends only on
 // the spec's bytes, the name it is shown under and the program that checked it, so a valid spec's
 // FabricSpec is kept in /var/cache/rdmactl (under --root), field by field, in a file named by the SHA-256
@@ -17,21 +18,14 @@
 #include <optional>
 #include <string>
 
-#include "agent/core/result.h"
 #include "agent/spec/spec.h"
 
 namespace rdmactl {
 
-// The host path of the cache directory (prefix it with --root).
-inline constexpr const char* kSpecCacheDirectory = "/var/cache/rdmactl";
-// Entries kept: a node sees a handful of specs (the live one, the one an Ansible run pushes);
-// after a write the oldest beyond these go.
-inline constexpr std::size_t kSpecCacheEntries = 16;
+// An entry's file name: the prefix, the SHA-256 of its key in hex, the suffix.
+inline constexpr const char* kSpecCacheEntryPrefix = "spec-";
+inline constexpr const char* kSpecCacheEntrySuffix = ".bin";
 
-// load_spec(path), through the cache in `dir` (a real path; empty: no cache).
-Result<FabricSpec> load_spec_cached(const std::string& path, const std::string& dir);
-
-// The pieces, for tests.
 // The running program's GNU build ID as hex; empty when it has none (then nothing is cached).
 std::string program_build_id();
 // The cache file's name for a spec's text shown as `file`, checked by the program `build_id`.

@@ -113,7 +113,7 @@ for n in $sizes; do
   make_host "$n"
   count=$runs
   [ "$n" -ge 1024 ] && count=$(( runs < 3 ? runs : 3 ))
-  # plan and apply keep the checked spec in --root's /var/cache/rdmactl (agent/spec/cache.h): the
+  # plan and apply keep the checked spec in --root's /var/cache/rdmactl (agent/cli/spec_cache.h): the
   # cold plan runs without it (emptied before each run), the others after one untimed plan fills it.
   compare cold-plan "$n" "$count" clear_cache rd plan -f "$work/spec.yaml" -- ipn -j -d addr show
   rd plan -f "$work/spec.yaml" > /dev/null 2>&1 || true

@@ -296,7 +296,7 @@ while IFS= read -r -d '' page; do
              grep -E '^ *rdmactl ' | sed -e 's/^ *//' -e 's/ *#.*$//' | grep -v '\\$')
 done < <(find /usr/share/man/man8 -name 'rdmactl*.8.gz' -print0)
 check "the man pages' examples: $examples_run run, each exit 0, 2, or 1 at the host" test "$examples_run" -ge 25
-# plan and apply keep the checked spec in /var/cache/rdmactl (agent/spec/cache.h): rdmactl's own, 0700.
+# plan and apply keep the checked spec in /var/cache/rdmactl (agent/cli/spec_cache.h): rdmactl's own, 0700.
 check "the spec cache: /var/cache/rdmactl 0700 ($(stat_of /var/cache/rdmactl 2>/dev/null)) with an entry" \
   bash -c 'test "$(stat -c "%a %U:%G" /var/cache/rdmactl)" = "700 root:root" && ls /var/cache/rdmactl/spec-*.bin > /dev/null'
 

@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The spec cache (agent/spec/cache.h): every field survives the round trip, a hit is what was
-// kept, and anything odd in the cache directory is a miss that loads the spec as without a cache.
-#include <sys/stat.h>
-
+// The spec cache's entries (agent/spec/cache.h): every field survives the round trip, and an
+// entry's name tells builds, names and texts apart. (Its directory: tests/unit/cli/spec_cache_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "agent/spec/cache.h"
 #include "agent/spec/spec.h"
 #include "tests/unit/test_support.h"
-#include "tests/unit/test_tree.h"
 
 namespace rdmactl {
 namespace {
@@ -124,108 +120,6 @@ TEST(SpecCache, TheNameTellsBuildFileAndTextApart) {
   EXPECT_NE(base, spec_cache_name("b1", "f.yaml", "text2"));
   // The separator keeps "f" + "a.yaml" from meeting "fa" + ".yaml".
   EXPECT_NE(spec_cache_name("b1", "f", "a.yaml"), spec_cache_name("b1", "fa", ".yaml"));
-}
-
-class SpecCacheDir : public testing::Test {
- protected:
-  const std::string kText =
-      "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: cached}\n"
-      "defaults:\n  interfaces:\n    - {name: eth0, mtu: 9000}\n";
-  test::TempTree tree;
-  std::string dir = tree.root() + kSpecCacheDirectory;
-  std::string spec_path = tree.root() + "/fabric.yaml";
-
-  void SetUp() override { tree.write("/fabric.yaml", kText); }
-  std::string entry() const { return dir + "/" + spec_cache_name(program_build_id(), spec_path, kText); }
-};
-
-TEST_F(SpecCacheDir, AMissKeepsTheSpecAndAHitReadsIt) {
-  auto first = load_spec_cached(spec_path, dir);
-  ASSERT_TRUE(first.has_value()) << first.error().to_string();
-  ASSERT_TRUE(fs::exists(entry()));
-  struct stat st {};
-  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  ASSERT_EQ(::stat(entry().c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0600u);
-
-  // A hit returns what the entry holds: an entry kept with another name for the same key shows it.
-  FabricSpec planted = *first;
-  planted.name = "from the cache";
-  std::ofstream(entry(), std::ios::trunc | std::ios::binary) << spec_cache_bytes(planted, spec_path);
-  auto second = load_spec_cached(spec_path, dir);
-  ASSERT_TRUE(second.has_value());
-  EXPECT_EQ(second->name, "from the cache");
-  EXPECT_EQ(second->text, kText);
-  EXPECT_EQ(second->sha256, first->sha256);
-  planted.text = kText;
-  EXPECT_TRUE(*second == planted);
-}
-
-TEST_F(SpecCacheDir, ABrokenEntryIsAMissAndIsReplaced) {
-  fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
-  std::ofstream(entry(), std::ios::binary) << "\xff\x00 not an entry";
-  auto spec = load_spec_cached(spec_path, dir);
-  ASSERT_TRUE(spec.has_value()) << spec.error().to_string();
-  EXPECT_EQ(spec->name, "cached");
-  const auto back = spec_from_cache_bytes(tree.read(entry().substr(tree.root().size())), spec_path, kText);
-  ASSERT_TRUE(back.has_value());
-  EXPECT_TRUE(*back == *spec);
-}
-
-TEST_F(SpecCacheDir, ALinkInTheCacheIsNotFollowed) {
-  fs::create_directories(dir);
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
-  FabricSpec planted = *load_spec_text(kText, spec_path);
-  planted.name = "through a link";
-  tree.write("/elsewhere.bin", spec_cache_bytes(planted, spec_path));
-  fs::create_symlink(tree.root() + "/elsewhere.bin", entry());
-  auto spec = load_spec_cached(spec_path, dir);
-  ASSERT_TRUE(spec.has_value()) << spec.error().to_string();
-  EXPECT_EQ(spec->name, "cached");
-}
-
-TEST_F(SpecCacheDir, AnInvalidSpecIsNeverKept) {
-  tree.write("/fabric.yaml", kText + "bogus: 1\n");
-  auto spec = load_spec_cached(spec_path, dir);
-  ASSERT_FALSE(spec.has_value());
-  EXPECT_EQ(spec.error().kind, ErrorKind::kInvalidSpec);
-  ASSERT_FALSE(spec.error().diagnostics.empty());
-  EXPECT_EQ(spec.error().diagnostics[0].line, 7);
-  EXPECT_TRUE(!fs::exists(dir) || fs::is_empty(dir));
-}
-
-TEST_F(SpecCacheDir, NoCacheWhereTheDirectoryCannotBeMade) {
-  tree.write("/var/cache", "a file where the directory would go");
-  auto spec = load_spec_cached(spec_path, dir);
-  ASSERT_TRUE(spec.has_value()) << spec.error().to_string();
-  EXPECT_EQ(spec->name, "cached");
-  // A directory that others may write (anyone could plant an entry) is not used either.
-  test::TempTree other;
-  const std::string open_dir = other.root() + "/cache";
-  fs::create_directories(open_dir);
-  fs::permissions(open_dir, fs::perms::all, fs::perm_options::replace);
-  FabricSpec planted = *spec;
-  planted.name = "planted";
-  std::ofstream(open_dir + "/" + spec_cache_name(program_build_id(), spec_path, kText), std::ios::binary)
-      << spec_cache_bytes(planted, spec_path);
-  auto again = load_spec_cached(spec_path, open_dir);
-  ASSERT_TRUE(again.has_value());
-  EXPECT_EQ(again->name, "cached");
-}
-
-TEST_F(SpecCacheDir, OnlyTheNewestEntriesStay) {
-  for (std::size_t i = 0; i < kSpecCacheEntries + 4; ++i) {
-    tree.write("/fabric.yaml", kText + "# revision " + std::to_string(i) + "\n");
-    ASSERT_TRUE(load_spec_cached(spec_path, dir).has_value());
-  }
-  std::size_t entries = 0;
-  for (const auto& e : fs::directory_iterator(dir)) entries += e.path().extension() == ".bin";
-  EXPECT_EQ(entries, kSpecCacheEntries);
-  // The newest is among them.
-  const std::string newest = kText + "# revision " + std::to_string(kSpecCacheEntries + 3) + "\n";
-  EXPECT_TRUE(fs::exists(dir + "/" + spec_cache_name(program_build_id(), spec_path, newest)));
 }
 
 }  // namespace
