@@ -16,6 +16,7 @@
 #include "agent/safety/host_lock.h"
 #include "agent/safety/session.h"
 #include "agent/selftest/run.h"
+#include "reconcilers/table.h"
 
 namespace rdmactl::cli {
 namespace {

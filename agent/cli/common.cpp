@@ -13,6 +13,7 @@
 #include "agent/platform/host_fs.h"
 #include "agent/cli/spec_cache.h"
 #include "agent/spec/text.h"
+#include "reconcilers/table.h"
 
 namespace rdmactl::cli {
 

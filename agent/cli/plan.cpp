@@ -7,6 +7,7 @@
 
 #include "agent/cli/common.h"
 #include "agent/fleet/fleet.h"
+#include "reconcilers/table.h"
 
 namespace rdmactl::cli {
 namespace {

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "agent/cli/common.h"
+#include "reconcilers/table.h"
 
 namespace rdmactl::cli {
 namespace {

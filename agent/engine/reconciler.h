@@ -7,7 +7,8 @@
 //            hands a reconciler its consecutive changes as one batch (apply_batch)
 //   verify   the engine observes again and diffs: an empty diff is success
 //
-// The engine runs reconcilers in one explicit, ordered table (make_reconciler_table), never
+// The engine runs reconcilers in one explicit, ordered table (make_reconciler_table, in
+// reconcilers/table.h: the engine never includes a reconciler), never
 // through static registration: the order is part of the design (firmware link type before MTU,
 // MTU before addresses, ...).
 #pragma once
@@ -106,10 +107,6 @@ inline Result<void> apply_as_batch(Reconciler& reconciler, Platform& platform, c
 }
 
 using ReconcilerTable = std::vector<std::unique_ptr<Reconciler>>;
-
-// The ordered table: link_type -> ipoib -> netdev (MTU, state) -> addresses -> qos -> ecn -> roce
-// -> subnet_manager -> sysctl.
-ReconcilerTable make_reconciler_table();
 
 // "file:line:column path" of a spec element, to prefix diff errors with.
 std::string describe_origin(const SourceMark& origin);

@@ -4,7 +4,16 @@
 #include <string>
 #include <unordered_map>
 
+#include "agent/engine/reconciler.h"
+
 namespace rdmactl {
+
+std::string describe_origin(const SourceMark& origin) {
+  std::string out = origin.file.empty() ? "<spec>" : origin.file;
+  if (origin.line > 0) out += ":" + std::to_string(origin.line) + ":" + std::to_string(origin.column);
+  if (!origin.path.empty()) out += " " + origin.path;
+  return out;
+}
 
 void locate_in_spec(const NodeSpec& spec, const HostState& state, std::vector<Change>& changes) {
   if (changes.empty()) return;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent/engine/engine.h"
+#include "reconcilers/table.h"
 
 namespace rdmactl {
 namespace {

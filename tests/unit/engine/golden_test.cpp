@@ -14,6 +14,7 @@
 
 #include "agent/engine/engine.h"
 #include "agent/state/state.h"
+#include "reconcilers/table.h"
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {

@@ -8,6 +8,7 @@
 #include "agent/engine/engine.h"
 #include "agent/export/export.h"
 #include "agent/spec/text.h"
+#include "reconcilers/table.h"
 
 namespace rdmactl {
 namespace {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/engine/engine.h"
+#include "reconcilers/table.h"
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {

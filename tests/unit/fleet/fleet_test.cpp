@@ -5,6 +5,7 @@
 #include "agent/spec/json_schema.h"
 #include "agent/fleet/fleet.h"
 #include "agent/core/json_text.h"
+#include "reconcilers/table.h"
 
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>

@@ -4,6 +4,7 @@
 #include "agent/report/format.h"
 #include "agent/engine/engine.h"
 #include "agent/selftest/selftest.h"
+#include "reconcilers/table.h"
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>

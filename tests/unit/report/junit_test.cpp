@@ -12,6 +12,7 @@
 #include "agent/fleet/fleet.h"
 #include "agent/report/format.h"
 #include "agent/spec/spec.h"
+#include "reconcilers/table.h"
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ordered reconciler table and spec-origin text used in diff errors.
-#include "agent/engine/reconciler.h"
+// The ordered reconciler table (table.h).
+#include "reconcilers/table.h"
+
 #include "reconcilers/addresses/addresses.h"
 #include "reconcilers/ecn/ecn.h"
 #include "reconcilers/firmware/firmware.h"
@@ -36,13 +37,6 @@ ReconcilerTable make_reconciler_table() {
   table.push_back(reconcilers::make_subnet_manager_reconciler());
   table.push_back(reconcilers::make_sysctl_reconciler());
   return table;
-}
-
-std::string describe_origin(const SourceMark& origin) {
-  std::string out = origin.file.empty() ? "<spec>" : origin.file;
-  if (origin.line > 0) out += ":" + std::to_string(origin.line) + ":" + std::to_string(origin.column);
-  if (!origin.path.empty()) out += " " + origin.path;
-  return out;
 }
 
 }  // namespace rdmactl
