@@ -7,11 +7,11 @@
 
 #include <iostream>
 
+#include "agent/cli/spec_cache.h"
 #include "agent/core/json_text.h"
 #include "agent/core/suggest.h"
-#include "agent/platform/netlink.h"
 #include "agent/platform/host_fs.h"
-#include "agent/cli/spec_cache.h"
+#include "agent/platform/netlink.h"
 #include "agent/spec/text.h"
 #include "reconcilers/table.h"
 

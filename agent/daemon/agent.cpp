@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reconcile loop: triggers, coalescing, spec reload, and the status the HTTP API shows.
 #include "agent/daemon/agent.h"
+#include "agent/core/digest.h"
 #include "agent/daemon/spec_watch.h"
 #include "agent/platform/netlink.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -49,16 +49,7 @@ std::string file_sha256(const std::string& path) {
   }
   ::close(fd);
   if (!S_ISREG(st.st_mode)) return {};
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < length; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xf];
-  }
-  return out;
+  return sha256_hex(text);
 }
 
 // What stat() says of the spec file: a write in place changes size, mtime and ctime, a rename

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The audit log (see audit.h).
 #include "agent/safety/audit.h"
+#include "agent/core/digest.h"
 #include "agent/core/json_text.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -74,16 +74,7 @@ std::string cli_user() {
 }
 
 std::string token_fingerprint(std::string_view token) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  EVP_Digest(token.data(), token.size(), digest, &length, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out = "token:";
-  for (int i = 0; i < 4; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 0xf];
-  }
-  return out;
+  return "token:" + sha256_hex(token).substr(0, 8);
 }
 
 }  // namespace rdmactl
