@@ -2,10 +2,11 @@
 // rdmactl fabric: the InfiniBand subnet seen from one of this node's ports, and its findings.
 #include <iostream>
 
+#include "agent/cli/fabric.h"
+
 #include "agent/cli/common.h"
 #include "agent/core/json_text.h"
 #include "agent/fabric/checks.h"
-#include "agent/fabric/cli.h"
 #include "agent/fabric/discover.h"
 #include "agent/fabric/format.h"
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `rdmactl fabric` as a function, so that tests and other front ends run the command without the
-// CLI: agent/cli/fabric.cpp registers it (register_fabric, declared in agent/cli/common.h).
+// `rdmactl fabric` as a function, so that tests and other front ends run the command without
+// parsing a command line: agent/cli/fabric.cpp implements it and registers it (register_fabric,
+// declared in agent/cli/common.h). It lives in agent/cli, not agent/fabric: agent/fabric is the
+// subnet's model, scan and checks, and includes nothing of the CLI.
 #pragma once
 
 #include <string>
@@ -20,8 +22,5 @@ struct FabricOptions {
 // 2 findings (prom: always 0, its metrics carry the findings), 1 the subnet could not be scanned,
 // 64 a wrong --format, 65 an invalid spec.
 int run_fabric(const FabricOptions& options, const GlobalOptions& global);
-
-// Registers `fabric` on `app` (also to be declared beside the other commands in common.h).
-void register_fabric(CLI::App& app, const GlobalOptions& global, Command& command);
 
 }  // namespace rdmactl::cli
