@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "agent/core/fd.h"
+#include "agent/platform/write_all.h"
 
 namespace rdmactl {
 
@@ -96,16 +97,9 @@ Result<void> HostFs::replace_file(std::string_view host_path, std::string_view c
   ::unlink(temporary.c_str());
   UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (fd.get() < 0) return make_errno_error("cannot create", errno, temporary);
-  size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd.get(), content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::unlink(temporary.c_str());
-      return make_errno_error("cannot write", err, temporary);
-    }
-    written += static_cast<size_t>(n);
+  if (const int err = write_all(fd.get(), content); err != 0) {
+    ::unlink(temporary.c_str());
+    return make_errno_error("cannot write", err, temporary);
   }
   if (::fsync(fd.get()) != 0 || ::rename(temporary.c_str(), full.c_str()) != 0) {
     const int err = errno;

@@ -8,6 +8,22 @@
 #include "agent/platform/command.h"
 
 namespace rdmactl {
+namespace {
+
+// Runs mstconfig: no mstconfig is kNotFound with mstconfig_missing(), a non-zero exit is
+// command_failed.
+Result<CommandResult> run_mstconfig(const std::vector<std::string>& argv) {
+  auto result = run_command(argv);
+  if (!result) {
+    Error e = result.error();
+    if (e.kind == ErrorKind::kNotFound) e.message = mstconfig_missing();
+    return e;
+  }
+  if (result->exit_code != 0) return command_failed(argv, *result);
+  return result;
+}
+
+}  // namespace
 
 std::string mstconfig_missing() {
   return "mstconfig was not found in " + tool_search_path_text() +
@@ -28,13 +44,8 @@ Result<int> mstconfig_port_number(const std::string& pci, int port) {
 
 Result<MstconfigValue> mstconfig_query(const std::string& pci, const std::string& param) {
   const std::vector<std::string> argv = {"mstconfig", "-d", pci, "-e", "q", param};
-  auto result = run_command(argv);
-  if (!result) {
-    Error e = result.error();
-    if (e.kind == ErrorKind::kNotFound) e.message = mstconfig_missing();
-    return e;
-  }
-  if (result->exit_code != 0) return command_failed(argv, *result);
+  auto result = run_mstconfig(argv);
+  if (!result) return result.error();
   auto parsed = parse_mstconfig_query(result->out);
   if (!parsed) return make_error(ErrorKind::kPlatform, describe_command(argv) + ": " + parsed.error().message);
   const MstconfigValue* value = parsed->find(param);
@@ -44,13 +55,8 @@ Result<MstconfigValue> mstconfig_query(const std::string& pci, const std::string
 
 Result<void> mstconfig_set(const std::string& pci, const std::string& param, const std::string& value) {
   const std::vector<std::string> argv = {"mstconfig", "-y", "-d", pci, "set", param + "=" + value};
-  auto result = run_command(argv);
-  if (!result) {
-    Error e = result.error();
-    if (e.kind == ErrorKind::kNotFound) e.message = mstconfig_missing();
-    return e;
-  }
-  if (result->exit_code != 0) return command_failed(argv, *result);
+  auto result = run_mstconfig(argv);
+  if (!result) return result.error();
   return ok();
 }
 

@@ -81,6 +81,20 @@ Error tool_failed(const std::vector<std::string>& argv, const CommandResult& res
   return make_error(ErrorKind::kPlatform, name_command ? describe_command(argv) + ": " + text : text, where);
 }
 
+// Runs a tool that changes the device (burn, reset): errors name `pci`, a non-zero exit is
+// tool_failed's.
+Result<void> run_change(const std::vector<std::string>& argv, const std::string& pci,
+                        std::chrono::milliseconds deadline, const OutputHandler& on_output = nullptr) {
+  auto result = run_tool(argv, deadline, on_output);
+  if (!result) {
+    Error e = result.error();
+    e.where = pci;
+    return e;
+  }
+  if (result->exit_code != 0) return tool_failed(argv, *result, pci, false);
+  return ok();
+}
+
 }  // namespace
 
 std::string tool_error_text(std::string_view output) {
@@ -283,16 +297,9 @@ Result<void> mstflint_burn(const std::string& pci, const std::string& image, std
   const std::vector<std::string> argv = {"mstflint", "-d", pci, "-i", image, "-y", "burn"};
   FlintProgressReader reader(progress);
   // Progress is on stdout (printf in advProgressFunc, flushed each time); -E- lines too (reportErr).
-  auto result = run_tool(argv, deadline, [&reader](std::string_view chunk, bool is_stderr) {
+  return run_change(argv, pci, deadline, [&reader](std::string_view chunk, bool is_stderr) {
     if (!is_stderr) reader.feed(chunk);
   });
-  if (!result) {
-    Error e = result.error();
-    e.where = pci;
-    return e;
-  }
-  if (result->exit_code != 0) return tool_failed(argv, *result, pci, false);
-  return ok();
 }
 
 Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline) {
@@ -303,15 +310,8 @@ Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::mi
                       pci);
   }
   const std::vector<std::string> argv = {"mstfwreset", "-d", pci, "--level", std::to_string(level), "-y", "reset"};
-  auto result = run_tool(argv, deadline);
-  if (!result) {
-    Error e = result.error();
-    e.where = pci;
-    return e;
-  }
   // main(): "-E- Firmware reset failed, retry operation or reboot machine." comes with exit 1 too.
-  if (result->exit_code != 0) return tool_failed(argv, *result, pci, false);
-  return ok();
+  return run_change(argv, pci, deadline);
 }
 
 }  // namespace rdmactl

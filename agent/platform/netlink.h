@@ -9,6 +9,10 @@
 // were (flags, lifetimes, label, broadcast, peer; table, protocol, scope, metrics, prefsrc): a
 // write that disturbs them (removing an address drops the routes that use it) is undone from
 // what the dump said, never from defaults.
+//
+// Defined by object: netlink.cpp (the socket, and talk() that all its traffic goes through),
+// netlink_link.cpp, link_topology.cpp, netlink_address.cpp, netlink_route.cpp, netlink_events.cpp
+// (RouteEvents) and netns.cpp (enter_netns).
 #pragma once
 
 #include <sys/socket.h>

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "agent/platform/write_all.h"
+
 namespace rdmactl {
 namespace {
 
@@ -117,16 +119,9 @@ Result<void> replace_own_file(const std::string& dir, const std::string& name, c
   ::unlinkat(directory->get(), temporary.c_str(), 0);
   UniqueFd fd(::openat(directory->get(), temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (!fd.valid()) return make_errno_error("cannot create", errno, in(dir, temporary));
-  size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd.get(), content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::unlinkat(directory->get(), temporary.c_str(), 0);
-      return make_errno_error("cannot write", err, in(dir, temporary));
-    }
-    written += static_cast<size_t>(n);
+  if (const int err = write_all(fd.get(), content); err != 0) {
+    ::unlinkat(directory->get(), temporary.c_str(), 0);
+    return make_errno_error("cannot write", err, in(dir, temporary));
   }
   if (::fsync(fd.get()) != 0 || ::renameat(directory->get(), temporary.c_str(), directory->get(), name.c_str()) != 0) {
     const int err = errno;
