@@ -92,6 +92,11 @@ class Engine {
                                                   Report& report);
   void rollback(Platform& platform, const NodeSpec& spec, const std::string& node,
                 const HostState& before, Report& report);
+  // The steps of one apply and of one rollback (engine_apply.cpp, engine_rollback.cpp), and the
+  // locals both share (engine_internal.h).
+  struct RunContext;
+  struct ApplyRun;
+  struct Rollback;
 
   // After a rollback: the host against snapshot_before_, put back from it once where it differs;
   // what still differs becomes an error of the report.

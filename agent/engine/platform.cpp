@@ -9,6 +9,22 @@
 #include "agent/platform/rdma_inventory.h"
 
 namespace rdmactl {
+namespace {
+
+// One of this pass's dumps: made through `platform`'s rtnetlink socket on first use, then kept in `cache`.
+template <typename T, typename Dump>
+Result<const std::vector<T>*> cached_dump(Platform& platform, std::optional<std::vector<T>>& cache, Dump dump) {
+  if (!cache) {
+    auto socket = platform.route();
+    if (!socket) return socket.error();
+    auto made = dump(**socket);
+    if (!made) return made.error();
+    cache = std::move(made).value();
+  }
+  return &*cache;
+}
+
+}  // namespace
 
 Result<RouteSocket*> Platform::route() {
   if (!route_) {
@@ -48,25 +64,11 @@ Result<Devlink*> Platform::devlink() {
 }
 
 Result<const std::vector<LinkInfo>*> Platform::links() {
-  if (!links_) {
-    auto socket = route();
-    if (!socket) return socket.error();
-    auto dump = (*socket)->dump_links();
-    if (!dump) return dump.error();
-    links_ = std::move(dump).value();
-  }
-  return &*links_;
+  return cached_dump(*this, links_, [](RouteSocket& socket) { return socket.dump_links(); });
 }
 
 Result<const std::vector<AddressInfo>*> Platform::addresses() {
-  if (!addresses_) {
-    auto socket = route();
-    if (!socket) return socket.error();
-    auto dump = (*socket)->dump_addresses();
-    if (!dump) return dump.error();
-    addresses_ = std::move(dump).value();
-  }
-  return &*addresses_;
+  return cached_dump(*this, addresses_, [](RouteSocket& socket) { return socket.dump_addresses(); });
 }
 
 Result<const std::vector<DeviceState>*> Platform::rdma_devices() {
