@@ -134,6 +134,93 @@ Result<std::vector<double>> measure_latency(Side& a, Side& b, const LoopbackOpti
   return samples;
 }
 
+// The port's end of both QPs: its LID, and on RoCE the chosen GID, checked against the device's.
+Result<verbs::QpEndpoint> port_endpoint(const verbs::Context& context, const PortState& port,
+                                        const ibv_port_attr& port_attr, const GidChoice& gid_choice,
+                                        const std::string& where) {
+  if (port_attr.state != IBV_PORT_ACTIVE) {
+    return make_error(ErrorKind::kPlatform, std::string("the port is ") + port_state_name(port_attr.state) + " now, not ACTIVE", where);
+  }
+  verbs::QpEndpoint endpoint;
+  endpoint.lid = port_attr.lid;
+  if (gid_choice.index >= 0) {
+    auto gid = context.query_gid(port.port, gid_choice.index);
+    if (!gid) return gid.error();
+    endpoint.gid = *gid;
+    // The recorded table and the device's must agree, or the observation is stale (address changed).
+    if (!gid_choice.gid.empty() && verbs::gid_to_string(*gid) != gid_choice.gid) {
+      return make_error(ErrorKind::kPlatform,
+                        "GID index " + std::to_string(gid_choice.index) + " is " + verbs::gid_to_string(*gid) +
+                            " on the device but " + gid_choice.gid + " in sysfs when observed; run again",
+                        where);
+    }
+  }
+  return endpoint;
+}
+
+// Takes both QPs through INIT, RTR and RTS, each connected to the other on `path`.
+Result<void> connect_pair(verbs::QueuePair& qp_a, verbs::QueuePair& qp_b, const PortState& port,
+                          const verbs::QpEndpoint& endpoint, const verbs::QpPath& path) {
+  verbs::QpEndpoint end_a = endpoint, end_b = endpoint;
+  end_a.qp_num = qp_a.qp_num();
+  end_a.psn = 0x1000;
+  end_b.qp_num = qp_b.qp_num();
+  end_b.psn = 0x2000;
+  for (auto [qp, remote, psn] : {std::tuple{&qp_a, end_b, end_a.psn}, std::tuple{&qp_b, end_a, end_b.psn}}) {
+    if (auto r = qp->to_init(port.port, IBV_ACCESS_REMOTE_WRITE); !r) return r.error();
+    if (auto r = qp->to_rtr(path, remote); !r) return r.error();
+    if (auto r = qp->to_rts(psn); !r) return r.error();
+  }
+  return ok();
+}
+
+// Bandwidth from A into B, then latency, into `result`; the verdict against the port's rate.
+SelftestResult measure_and_judge(Side& a, Side& b, SelftestResult result, const PortState& port,
+                                 const LoopbackOptions& o, const GidChoice& gid_choice, ibv_mtu active_mtu) {
+  const verbs::MemoryRegion* mr_a = a.mr;
+  const verbs::MemoryRegion* mr_b = b.mr;
+  std::string error;
+  // A pattern that a write which did not land cannot leave behind (B's buffer starts zeroed).
+  for (size_t i = 0; i < o.message_bytes; ++i) mr_a->data()[i] = static_cast<uint8_t>(i * 7 + 1);
+  auto bandwidth = measure_write_bandwidth(a.sq, {mr_a->address(), mr_a->lkey(), o.message_bytes},
+                                           {mr_b->address(), mr_b->rkey(), o.message_bytes}, o);
+  if (!bandwidth) {
+    error = "bandwidth: " + bandwidth.error().message;
+  } else if (std::memcmp(mr_a->data(), mr_b->data(), o.message_bytes) != 0) {
+    error = "bandwidth: the writes completed but the target buffer does not hold the data written";
+  } else {
+    result.bandwidth_gbps = bandwidth->gbps();
+  }
+  if (error.empty()) {
+    auto samples = measure_latency(a, b, o);
+    if (!samples) {
+      error = "latency: " + samples.error().message;
+    } else {
+      result.latency = summarize_latency(std::move(*samples));
+    }
+  }
+
+  BandwidthFigures figures;
+  figures.measured_gbps = result.bandwidth_gbps;
+  figures.error = error;
+  figures.link_layer = port.link_layer;
+  figures.rate_gbps = port.rate_gbps;
+  figures.rate_text = port.rate;
+  figures.min_ratio = o.min_bandwidth_ratio;
+  const BandwidthVerdict verdict = judge_bandwidth(figures);
+  result.outcome = verdict.outcome;
+  result.expected_gbps = verdict.expected_gbps;
+  result.reason = verdict.reason + "; " + gid_choice.why + ", path MTU " +
+                  std::to_string(verbs::mtu_bytes(active_mtu));
+  if (bandwidth) {
+    char detail[96];
+    std::snprintf(detail, sizeof detail, ", %llu x %zu B writes in %.2f s",
+                  static_cast<unsigned long long>(bandwidth->writes), o.message_bytes, bandwidth->seconds);
+    result.reason += detail;
+  }
+  return result;
+}
+
 }  // namespace
 
 Result<GidChoice> choose_gid(const PortState& port, const std::vector<std::string>& netdev_addresses) {
@@ -209,23 +296,8 @@ Result<SelftestResult> run_loopback(const DeviceState& device, const PortState& 
   if (!device_attr) return device_attr.error();
   auto port_attr = context->query_port(port.port);
   if (!port_attr) return port_attr.error();
-  if (port_attr->state != IBV_PORT_ACTIVE) {
-    return make_error(ErrorKind::kPlatform, std::string("the port is ") + port_state_name(port_attr->state) + " now, not ACTIVE", where);
-  }
-  verbs::QpEndpoint endpoint;
-  endpoint.lid = port_attr->lid;
-  if (gid_choice->index >= 0) {
-    auto gid = context->query_gid(port.port, gid_choice->index);
-    if (!gid) return gid.error();
-    endpoint.gid = *gid;
-    // The recorded table and the device's must agree, or the observation is stale (address changed).
-    if (!gid_choice->gid.empty() && verbs::gid_to_string(*gid) != gid_choice->gid) {
-      return make_error(ErrorKind::kPlatform,
-                        "GID index " + std::to_string(gid_choice->index) + " is " + verbs::gid_to_string(*gid) +
-                            " on the device but " + gid_choice->gid + " in sysfs when observed; run again",
-                        where);
-    }
-  }
+  auto endpoint = port_endpoint(*context, port, *port_attr, *gid_choice, where);
+  if (!endpoint) return endpoint.error();
 
   // The send queue and CQ as deep as asked, within what the device allows.
   const uint32_t depth = std::min<uint32_t>(
@@ -254,67 +326,19 @@ Result<SelftestResult> run_loopback(const DeviceState& device, const PortState& 
     path.traffic_class = static_cast<uint8_t>(o.traffic_class->tos);
     path.sl = static_cast<uint8_t>(o.traffic_class->priority);
   }
-  verbs::QpEndpoint end_a = endpoint, end_b = endpoint;
-  end_a.qp_num = qp_a->qp_num();
-  end_a.psn = 0x1000;
-  end_b.qp_num = qp_b->qp_num();
-  end_b.psn = 0x2000;
-  for (auto [qp, remote, psn] : {std::tuple{&*qp_a, end_b, end_a.psn}, std::tuple{&*qp_b, end_a, end_b.psn}}) {
-    if (auto r = qp->to_init(port.port, IBV_ACCESS_REMOTE_WRITE); !r) return r.error();
-    if (auto r = qp->to_rtr(path, remote); !r) return r.error();
-    if (auto r = qp->to_rts(psn); !r) return r.error();
-  }
+  if (auto r = connect_pair(*qp_a, *qp_b, port, *endpoint, path); !r) return r.error();
 
   SelftestResult result;
   result.test = "loopback";
   result.device = device.name;
   result.port = port.port;
   result.gid_index = gid_choice->index;
-  result.gid = gid_choice->index >= 0 ? verbs::gid_to_string(endpoint.gid) : "";
+  result.gid = gid_choice->index >= 0 ? verbs::gid_to_string(endpoint->gid) : "";
   result.traffic_class = o.traffic_class;
 
   Side a{{qp_a->get(), cq_a->get(), depth, signal_every}, &*qp_a, &*mr_a};
   Side b{{qp_b->get(), cq_b->get(), depth, signal_every}, &*qp_b, &*mr_b};
-  std::string error;
-  // A pattern that a write which did not land cannot leave behind (B's buffer starts zeroed).
-  for (size_t i = 0; i < o.message_bytes; ++i) mr_a->data()[i] = static_cast<uint8_t>(i * 7 + 1);
-  auto bandwidth = measure_write_bandwidth(a.sq, {mr_a->address(), mr_a->lkey(), o.message_bytes},
-                                           {mr_b->address(), mr_b->rkey(), o.message_bytes}, o);
-  if (!bandwidth) {
-    error = "bandwidth: " + bandwidth.error().message;
-  } else if (std::memcmp(mr_a->data(), mr_b->data(), o.message_bytes) != 0) {
-    error = "bandwidth: the writes completed but the target buffer does not hold the data written";
-  } else {
-    result.bandwidth_gbps = bandwidth->gbps();
-  }
-  if (error.empty()) {
-    auto samples = measure_latency(a, b, o);
-    if (!samples) {
-      error = "latency: " + samples.error().message;
-    } else {
-      result.latency = summarize_latency(std::move(*samples));
-    }
-  }
-
-  BandwidthFigures figures;
-  figures.measured_gbps = result.bandwidth_gbps;
-  figures.error = error;
-  figures.link_layer = port.link_layer;
-  figures.rate_gbps = port.rate_gbps;
-  figures.rate_text = port.rate;
-  figures.min_ratio = o.min_bandwidth_ratio;
-  const BandwidthVerdict verdict = judge_bandwidth(figures);
-  result.outcome = verdict.outcome;
-  result.expected_gbps = verdict.expected_gbps;
-  result.reason = verdict.reason + "; " + gid_choice->why + ", path MTU " +
-                  std::to_string(verbs::mtu_bytes(port_attr->active_mtu));
-  if (bandwidth) {
-    char detail[96];
-    std::snprintf(detail, sizeof detail, ", %llu x %zu B writes in %.2f s",
-                  static_cast<unsigned long long>(bandwidth->writes), o.message_bytes, bandwidth->seconds);
-    result.reason += detail;
-  }
-  return result;
+  return measure_and_judge(a, b, std::move(result), port, o, *gid_choice, port_attr->active_mtu);
 }
 
 }  // namespace rdmactl
