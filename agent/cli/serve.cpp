@@ -125,6 +125,87 @@ int run_probe(const GlobalOptions& global, const ServeOptions& opts) {
   return result.outcome == SelftestResult::Outcome::kPassed ? kExitOk : kExitFailed;
 }
 
+// The HTTP API's address and token, as --listen, --insecure and --token-file give them.
+Result<ApiSettings> api_settings_of(const ServeOptions& opts) {
+  auto listen = parse_listen_address(opts.listen);
+  if (!listen) return listen.error();
+  // The API has no TLS and its GET endpoints no token: beyond this host, only when asked for.
+  if (!is_loopback_host(listen->host)) {
+    const std::string why = "\"" + listen->host + "\" is not a loopback address: the HTTP API (no TLS; /v1/state and "
+                            "/v1/status need no token) would answer the network";
+    if (!opts.insecure) {
+      return make_error(ErrorKind::kUsage, why + "; listen on 127.0.0.1, or add --insecure (and a firewall)",
+                        "--listen");
+    }
+    spdlog::warn("--listen {}: {} (accepted: --insecure)", opts.listen, why);
+  }
+  ApiSettings api_settings;
+  api_settings.listen = *listen;
+  if (!opts.token_file.empty()) {
+    auto token = read_token_file(opts.token_file, opts.insecure);
+    if (!token) return token.error();
+    api_settings.token = std::move(*token);
+  }
+  return api_settings;
+}
+
+// Every thread started after this inherits the mask, so SIGINT and SIGTERM reach only sigwait in
+// run_agent: no handler races the threads, and no thread's system call sees EINTR.
+sigset_t block_stop_signals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+// --fabric-interval: the fabric scan, and its metrics appended to the agent's /metrics.
+Result<void> add_fabric_monitor(const ServeOptions& opts, std::optional<FabricMonitor>& fabric_monitor,
+                                AgentSettings& settings) {
+  if (!opts.fabric_interval.empty()) {
+    auto every = parse_duration(opts.fabric_interval);
+    if (!every) return Error{every.error().kind, every.error().message, "--fabric-interval"};
+    if (*every < std::chrono::seconds(10)) {
+      return make_error(ErrorKind::kUsage,
+                        "\"" + opts.fabric_interval + "\" is shorter than 10s: a fabric scan sends MADs to "
+                        "every port of the subnet",
+                        "--fabric-interval");
+    }
+    fabric_monitor.emplace(fabric::DiscoverOptions{}, *every, opts.spec);
+    settings.extra_metrics = [&fabric_monitor] { return fabric_monitor->metrics(); };
+  }
+  return ok();
+}
+
+// A host without RDMA devices is still configured: a responder that cannot listen is a warning.
+std::optional<PeerResponder> open_responder(const ServeOptions& opts, const PeerAddress& rdma_listen) {
+  std::optional<PeerResponder> responder;
+  if (!opts.no_rdma_responder) {
+    auto listening = PeerResponder::listen(rdma_listen.host, rdma_listen.port);
+    if (listening) {
+      responder.emplace(std::move(*listening));
+    } else {
+      spdlog::warn("not answering peer self-tests: {}", listening.error().to_string());
+    }
+  }
+  return responder;
+}
+
+// SIGHUP, as daemons take it: read the spec again (a reconcile), never stop. Returns the signal
+// that stops.
+int wait_for_stop_signal(const sigset_t& stop_signals, Agent& agent) {
+  int signal = 0;
+  for (;;) {
+    sigwait(&stop_signals, &signal);
+    if (signal != SIGHUP) break;
+    spdlog::info("SIGHUP: reading the spec again");
+    agent.request_reconcile("SIGHUP");
+  }
+  return signal;
+}
+
 // The agent: loop, HTTP API and (unless turned off) the responder, until SIGINT or SIGTERM.
 int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerAddress& rdma_listen) {
   auto interval = parse_duration(opts.interval);
@@ -136,34 +217,10 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
     return report_error(make_error(ErrorKind::kUsage, "\"" + opts.interval + "\" is shorter than 1s, the shortest interval",
                                    "--interval"));
   }
-  auto listen = parse_listen_address(opts.listen);
-  if (!listen) return report_error(listen.error());
-  // The API has no TLS and its GET endpoints no token: beyond this host, only when asked for.
-  if (!is_loopback_host(listen->host)) {
-    const std::string why = "\"" + listen->host + "\" is not a loopback address: the HTTP API (no TLS; /v1/state and "
-                            "/v1/status need no token) would answer the network";
-    if (!opts.insecure) {
-      return report_error(make_error(ErrorKind::kUsage, why + "; listen on 127.0.0.1, or add --insecure (and a firewall)",
-                                     "--listen"));
-    }
-    spdlog::warn("--listen {}: {} (accepted: --insecure)", opts.listen, why);
-  }
-  ApiSettings api_settings;
-  api_settings.listen = *listen;
-  if (!opts.token_file.empty()) {
-    auto token = read_token_file(opts.token_file, opts.insecure);
-    if (!token) return report_error(token.error());
-    api_settings.token = std::move(*token);
-  }
+  auto api_settings = api_settings_of(opts);
+  if (!api_settings) return report_error(api_settings.error());
 
-  // Every thread started below inherits this mask, so SIGINT and SIGTERM reach only sigwait here:
-  // no handler races the threads, and no thread's system call sees EINTR.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = block_stop_signals();
 
   AgentSettings settings;
   settings.spec_path = opts.spec;
@@ -172,33 +229,13 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   settings.dry_run = opts.dry_run;
   settings.watch_netlink = !opts.no_link_events;
   std::optional<FabricMonitor> fabric_monitor;
-  if (!opts.fabric_interval.empty()) {
-    auto every = parse_duration(opts.fabric_interval);
-    if (!every) return report_error(Error{every.error().kind, every.error().message, "--fabric-interval"});
-    if (*every < std::chrono::seconds(10)) {
-      return report_error(make_error(ErrorKind::kUsage,
-                                     "\"" + opts.fabric_interval + "\" is shorter than 10s: a fabric scan sends MADs to "
-                                     "every port of the subnet",
-                                     "--fabric-interval"));
-    }
-    fabric_monitor.emplace(fabric::DiscoverOptions{}, *every, opts.spec);
-    settings.extra_metrics = [&fabric_monitor] { return fabric_monitor->metrics(); };
-  }
+  if (auto added = add_fabric_monitor(opts, fabric_monitor, settings); !added) return report_error(added.error());
   // The process is already in --netns: every thread and socket from here on is too.
   Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node, opts.allow_firmware));
-  auto api = HttpApi::bind(agent, api_settings);
+  auto api = HttpApi::bind(agent, *api_settings);
   if (!api) return report_error(api.error());
 
-  // A host without RDMA devices is still configured: a responder that cannot listen is a warning.
-  std::optional<PeerResponder> responder;
-  if (!opts.no_rdma_responder) {
-    auto listening = PeerResponder::listen(rdma_listen.host, rdma_listen.port);
-    if (listening) {
-      responder.emplace(std::move(*listening));
-    } else {
-      spdlog::warn("not answering peer self-tests: {}", listening.error().to_string());
-    }
-  }
+  std::optional<PeerResponder> responder = open_responder(opts, rdma_listen);
 
   agent.start();
   if (fabric_monitor) {
@@ -207,8 +244,8 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   }
   (*api)->start();
   spdlog::info("agent for node {}: spec {}, {} every {} (and on change), HTTP API on {}:{}{}", settings.node,
-               opts.spec, opts.dry_run ? "plan (dry run)" : "apply", opts.interval, listen->host, (*api)->port(),
-               api_settings.token ? "" : " (POST endpoints off: no --token-file)");
+               opts.spec, opts.dry_run ? "plan (dry run)" : "apply", opts.interval, api_settings->listen.host, (*api)->port(),
+               api_settings->token ? "" : " (POST endpoints off: no --token-file)");
   std::thread responder_thread;
   if (responder) {
     spdlog::info("answering rdma_cm self-test connections on {}", responder->listen_address());
@@ -217,14 +254,7 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
     });
   }
 
-  // SIGHUP, as daemons take it: read the spec again (a reconcile), never stop.
-  int signal = 0;
-  for (;;) {
-    sigwait(&stop_signals, &signal);
-    if (signal != SIGHUP) break;
-    spdlog::info("SIGHUP: reading the spec again");
-    agent.request_reconcile("SIGHUP");
-  }
+  const int signal = wait_for_stop_signal(stop_signals, agent);
   spdlog::info("stopping on signal {}", signal);
   g_stop.store(true);
   (*api)->stop();
@@ -257,6 +287,54 @@ int run_serve(const GlobalOptions& global, const ServeOptions& opts) {
   if (!ran) return report_error(ran.error());
   spdlog::info("stopping: {} connection(s) closed", responder->connection_count());
   return kExitOk;
+}
+
+// serve --help's footer: the triggers, the HTTP API's endpoints, the responder, examples.
+std::string serve_footer() {
+  return
+      "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
+      "reconcile in progress has finished); SIGHUP reads the spec again (a reconcile), never stops it.\n\n"
+      "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (inotify\n"
+      "on its directory: a rename, a ConfigMap's ..data swap, a git checkout; polled every 2 s too),\n"
+      "when links or addresses of its namespace change (a netlink notification, debounced: drift made\n"
+      "by hand is repaired at once; not after a failed reconcile), every --interval and on POST\n"
+      "/v1/reconcile; each of those only asks for a full\n"
+      "reconcile, and requests made meanwhile coalesce into one. An invalid spec is reported in\n"
+      "/v1/status (file:line errors) and the last valid one stays in force. A spec file is read once it\n"
+      "has stopped changing and no process has it open for writing. A reconcile that applies holds the host lock (as\n"
+      "rdmactl apply; waiting up to 30 s for one to finish), first rolls back what a killed apply left in\n"
+      "its journal, and audits each write as agent:<trigger>. An apply that was rolled back is\n"
+      "\"degraded\" in /v1/status (with the reason) and rdmactl_degraded 1 in /metrics.\n\n"
+      "The HTTP API (loopback only, unless --insecure):\n"
+      "  GET  /healthz        200 while the process runs (liveness)\n"
+      "  GET  /readyz         200 once the first reconcile finished, 503 before (readiness)\n"
+      "  GET  /metrics        Prometheus: drift, self-test, rdmactl_reconciles_total, ...\n"
+      "  GET  /v1/status      node, spec file and sha256, mode, last reconcile, errors (JSON)\n"
+      "  GET  /v1/plan        a fresh plan against the host now (JSON report)\n"
+      "  GET  /v1/state       the host as last observed (JSON)\n"
+      "  POST /v1/reconcile   queue a reconcile (202)          Authorization: Bearer <token>\n"
+      "  POST /v1/selftest    run the self-test now (JSON)     Authorization: Bearer <token>\n"
+      "Other methods answer 405 (with Allow), request bodies over 64 KiB (any for GET) 413; slow or\n"
+      "silent clients are cut off after a few seconds.\n\n"
+      "Other nodes' peer self-tests connect with rdma_cm to port " + std::to_string(kDefaultPeerPort) +
+      " (not perftest's 18515;\n"
+      "--rdma-listen ADDR:PORT for another), write a pattern into the buffer this node lends each\n"
+      "connection (" + std::to_string(kPeerBufferBytes >> 20) + " MiB; at most " + std::to_string(PeerResponder::kMaxConnections) +
+      " connections at once), read it back and measure round trip and\n"
+      "bandwidth (one-sided RDMA: no CPU here). The connection takes ToS and SL from the client's\n"
+      "request. --probe observes this host first, for the local port's rate and traffic class, and\n"
+      "judges the bandwidth as the self-test does: that rate x --min-bandwidth-ratio.\n\n"
+      "Examples:\n"
+      "  rdmactl serve -f /etc/rdmactl/fabric.yaml --token-file /etc/rdmactl/token\n"
+      "      the agent (packaging/systemd/rdmactl.service runs this)\n"
+      "  rdmactl serve -f fabric.yaml --dry-run --interval 1m   # report drift, change nothing\n"
+      "  curl -s 127.0.0.1:9473/v1/status\n"
+      "  curl -s -X POST -H \"Authorization: Bearer $(cat /etc/rdmactl/token)\" 127.0.0.1:9473/v1/reconcile\n"
+      "  Kubernetes (hostNetwork): livenessProbe httpGet /healthz, readinessProbe httpGet /readyz, port 9473\n"
+      "  rdmactl serve                                  # only answer peer self-tests, on every RDMA device\n"
+      "  rdmactl serve --rdma-listen 192.168.100.11     # only on the device with that address\n"
+      "  rdmactl serve --probe 192.168.100.12 --format json   # check another node's responder\n"
+      "  rdmactl serve --probe 10.99.0.2:18600 --min-bandwidth-ratio 0.0001 --duration 0.5   # Soft-RoCE";
 }
 
 }  // namespace
@@ -310,50 +388,7 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
       ->check(CLI::Range(0.01, 60.0))
       ->group("Diagnostics");
   sub->add_option("--format", opts->format, "With --probe: text (default) or json")->type_name("text|json")->group("Diagnostics");
-  sub->footer(
-      "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
-      "reconcile in progress has finished); SIGHUP reads the spec again (a reconcile), never stops it.\n\n"
-      "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (inotify\n"
-      "on its directory: a rename, a ConfigMap's ..data swap, a git checkout; polled every 2 s too),\n"
-      "when links or addresses of its namespace change (a netlink notification, debounced: drift made\n"
-      "by hand is repaired at once; not after a failed reconcile), every --interval and on POST\n"
-      "/v1/reconcile; each of those only asks for a full\n"
-      "reconcile, and requests made meanwhile coalesce into one. An invalid spec is reported in\n"
-      "/v1/status (file:line errors) and the last valid one stays in force. A spec file is read once it\n"
-      "has stopped changing and no process has it open for writing. A reconcile that applies holds the host lock (as\n"
-      "rdmactl apply; waiting up to 30 s for one to finish), first rolls back what a killed apply left in\n"
-      "its journal, and audits each write as agent:<trigger>. An apply that was rolled back is\n"
-      "\"degraded\" in /v1/status (with the reason) and rdmactl_degraded 1 in /metrics.\n\n"
-      "The HTTP API (loopback only, unless --insecure):\n"
-      "  GET  /healthz        200 while the process runs (liveness)\n"
-      "  GET  /readyz         200 once the first reconcile finished, 503 before (readiness)\n"
-      "  GET  /metrics        Prometheus: drift, self-test, rdmactl_reconciles_total, ...\n"
-      "  GET  /v1/status      node, spec file and sha256, mode, last reconcile, errors (JSON)\n"
-      "  GET  /v1/plan        a fresh plan against the host now (JSON report)\n"
-      "  GET  /v1/state       the host as last observed (JSON)\n"
-      "  POST /v1/reconcile   queue a reconcile (202)          Authorization: Bearer <token>\n"
-      "  POST /v1/selftest    run the self-test now (JSON)     Authorization: Bearer <token>\n"
-      "Other methods answer 405 (with Allow), request bodies over 64 KiB (any for GET) 413; slow or\n"
-      "silent clients are cut off after a few seconds.\n\n"
-      "Other nodes' peer self-tests connect with rdma_cm to port " + std::to_string(kDefaultPeerPort) +
-      " (not perftest's 18515;\n"
-      "--rdma-listen ADDR:PORT for another), write a pattern into the buffer this node lends each\n"
-      "connection (" + std::to_string(kPeerBufferBytes >> 20) + " MiB; at most " + std::to_string(PeerResponder::kMaxConnections) +
-      " connections at once), read it back and measure round trip and\n"
-      "bandwidth (one-sided RDMA: no CPU here). The connection takes ToS and SL from the client's\n"
-      "request. --probe observes this host first, for the local port's rate and traffic class, and\n"
-      "judges the bandwidth as the self-test does: that rate x --min-bandwidth-ratio.\n\n"
-      "Examples:\n"
-      "  rdmactl serve -f /etc/rdmactl/fabric.yaml --token-file /etc/rdmactl/token\n"
-      "      the agent (packaging/systemd/rdmactl.service runs this)\n"
-      "  rdmactl serve -f fabric.yaml --dry-run --interval 1m   # report drift, change nothing\n"
-      "  curl -s 127.0.0.1:9473/v1/status\n"
-      "  curl -s -X POST -H \"Authorization: Bearer $(cat /etc/rdmactl/token)\" 127.0.0.1:9473/v1/reconcile\n"
-      "  Kubernetes (hostNetwork): livenessProbe httpGet /healthz, readinessProbe httpGet /readyz, port 9473\n"
-      "  rdmactl serve                                  # only answer peer self-tests, on every RDMA device\n"
-      "  rdmactl serve --rdma-listen 192.168.100.11     # only on the device with that address\n"
-      "  rdmactl serve --probe 192.168.100.12 --format json   # check another node's responder\n"
-      "  rdmactl serve --probe 10.99.0.2:18600 --min-bandwidth-ratio 0.0001 --duration 0.5   # Soft-RoCE");
+  sub->footer(serve_footer());
   sub->callback([opts, &global, &command] { command = [opts, &global] { return run_serve(global, *opts); }; });
 }
 

@@ -161,6 +161,10 @@ class Agent {
   // retrying those on every notification would flap the host (its own rollback notifies); the
   // timer, a spec change, SIGHUP and the API still retry them.
   bool events_may_reconcile();
+  // The watcher saw the spec file's fingerprint change to `now`: asks for a reconcile, at once when
+  // inotify saw it replaced `whole`, else once it has stopped changing; `seen` becomes what was
+  // acted on. false when the agent stops while waiting.
+  bool spec_file_changed(bool whole, const SpecFingerprint& now, SpecFingerprint& seen);
   // Loads the spec once the file has stopped changing; keeps the last valid one when it does not
   // load or does not stop changing within kSpecSettleLimit. Caller holds host_mutex_.
   const FabricSpec* refresh_spec();

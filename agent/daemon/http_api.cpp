@@ -263,6 +263,52 @@ bool bearer_token_matches(std::string_view authorization, std::string_view token
   return diff == 0;
 }
 
+namespace {
+
+// The server's bounds, socket options and the handlers of what no route answers.
+void configure(httplib::Server& s) {
+  // The bounds of http_server.h, as httplib knows them: ApiServer applies its own deadlines and
+  // budgets; httplib sends the keep-alive pair in each answer's Keep-Alive header, ApiServer closes
+  // a connection after keep_alive_max_count requests, and both bound a body by the payload length
+  // (ApiServer in what its waiting room reads, httplib in its own check of a Content-Length).
+  s.set_keep_alive_timeout(kIdleTimeout.count());
+  s.set_keep_alive_max_count(kKeepAliveMaxRequests);
+  s.set_read_timeout(kRequestReadTimeout);
+  s.set_write_timeout(kResponseWriteTimeout);
+  s.set_payload_max_length(kMaxRequestBody);
+  s.set_pre_routing_handler(check_request);
+  // cpp-httplib's default sets SO_REUSEPORT, with which a second agent binds the same port and the
+  // kernel splits connections between the two. SO_REUSEADDR only: a restart still rebinds at
+  // once (TIME_WAIT), a second instance fails to start.
+  s.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      if (ep) std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    spdlog::error("HTTP API: {}", what);
+    send_error(res, 500, what);
+  });
+  // Errors that httplib answers itself (a request it cannot parse: 400) get a JSON body like every
+  // other answer.
+  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 404) {
+      send_error(res, 404, "no such endpoint: " + req.method + " " + req.path);
+    } else {
+      send_error(res, res.status, "HTTP " + std::to_string(res.status) + " for " + req.method + " " + req.path);
+    }
+  });
+}
+
+}  // namespace
+
 HttpApi::HttpApi(Agent& agent, ApiSettings settings)
     : agent_(agent), settings_(std::move(settings)), server_(std::make_unique<ApiServer>()) {}
 
@@ -316,46 +362,15 @@ void HttpApi::stop() {
 }
 
 void HttpApi::routes() {
-  httplib::Server& s = *server_;
-  // The bounds of http_server.h, as httplib knows them: ApiServer applies its own deadlines and
-  // budgets; httplib sends the keep-alive pair in each answer's Keep-Alive header, ApiServer closes
-  // a connection after keep_alive_max_count requests, and both bound a body by the payload length
-  // (ApiServer in what its waiting room reads, httplib in its own check of a Content-Length).
-  s.set_keep_alive_timeout(kIdleTimeout.count());
-  s.set_keep_alive_max_count(kKeepAliveMaxRequests);
-  s.set_read_timeout(kRequestReadTimeout);
-  s.set_write_timeout(kResponseWriteTimeout);
-  s.set_payload_max_length(kMaxRequestBody);
-  s.set_pre_routing_handler(check_request);
-  // cpp-httplib's default sets SO_REUSEPORT, with which a second agent binds the same port and the
-  // kernel splits connections between the two. SO_REUSEADDR only: a restart still rebinds at
-  // once (TIME_WAIT), a second instance fails to start.
-  s.set_socket_options([](int sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    std::string what = "unknown exception";
-    try {
-      if (ep) std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    spdlog::error("HTTP API: {}", what);
-    send_error(res, 500, what);
-  });
-  // Errors that httplib answers itself (a request it cannot parse: 400) get a JSON body like every
-  // other answer.
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 404) {
-      send_error(res, 404, "no such endpoint: " + req.method + " " + req.path);
-    } else {
-      send_error(res, res.status, "HTTP " + std::to_string(res.status) + " for " + req.method + " " + req.path);
-    }
-  });
+  configure(*server_);
+  probe_routes();
+  report_routes();
+  action_routes();
+}
 
+// /healthz and /readyz (the probes), /metrics and /v1/status: snapshots of the agent.
+void HttpApi::probe_routes() {
+  httplib::Server& s = *server_;
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
     std::string reason;
@@ -371,6 +386,11 @@ void HttpApi::routes() {
   s.Get("/v1/status", [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, agent_.status_json());
   });
+}
+
+// /v1/plan (a fresh plan) and /v1/state (the host as last observed).
+void HttpApi::report_routes() {
+  httplib::Server& s = *server_;
   // ?format=json (the default), text, yaml, junit or prom renders the plan as `rdmactl plan`
   // does; ?format=fleet answers a FleetPlan of this one node, the shape of `plan --states`.
   s.Get("/v1/plan", [this](const httplib::Request& req, httplib::Response& res) {
@@ -422,7 +442,10 @@ void HttpApi::routes() {
     }
     send_json(res, 200, to_json(*state));
   });
+}
 
+void HttpApi::action_routes() {
+  httplib::Server& s = *server_;
   // The two actions: authorised by the bearer token, or refused outright without a token file.
   auto authorised = [this](const httplib::Request& req, httplib::Response& res) {
     if (!settings_.token) {

@@ -80,6 +80,10 @@ class HttpApi {
  private:
   HttpApi(Agent& agent, ApiSettings settings);
   void routes();
+  void probe_routes();
+  void report_routes();
+  // The two actions: POST /v1/reconcile and /v1/selftest.
+  void action_routes();
 
   Agent& agent_;
   ApiSettings settings_;
