@@ -38,6 +38,7 @@
 
 #include "agent/core/cidr.h"
 #include "agent/engine/snapshot.h"
+#include "reconcilers/netdev_batch.h"
 #include "reconcilers/resource.h"
 
 namespace rdmactl::reconcilers {
@@ -124,13 +125,10 @@ class AddressesReconciler final : public Reconciler {
   // Read-modify-write against a fresh dump rather than the planned `current`, so that a retry, or
   // the revert of a half-applied change, converges whatever state the netdev is in.
   void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) override {
-    auto route = platform.route();
-    if (!route) {
-      if (batch.start(0)) batch.finish(0, route.error());
-      return;
-    }
+    RouteSocket* route = batch_route(platform, batch);
+    if (route == nullptr) return;
     const Snapshot* snapshot = platform.snapshot_before();
-    auto dump = (*route)->dump_addresses();
+    auto dump = route->dump_addresses();
     if (!dump) {
       if (batch.start(0)) batch.finish(0, dump.error());
       return;
@@ -144,25 +142,21 @@ class AddressesReconciler final : public Reconciler {
     std::vector<Written> written;
     std::vector<std::pair<size_t, int>> restored;  // write backs restored from the snapshot
     for (size_t k = 0; k < batch.changes.size(); ++k) {
-      if (!batch.start(k)) break;
+      const NetdevState* netdev = start_netdev_change(state, batch, k);
+      if (netdev == nullptr) break;
       const Change& change = *batch.changes[k];
-      auto netdev = netdev_for_change(state, change);
-      if (!netdev) {
-        batch.finish(k, netdev.error());
-        break;
-      }
       const std::set<std::string> desired = as_set(change.desired);
       if (auto refused = refuse_link_local(desired, change); !refused) {
         batch.finish(k, refused);
         break;
       }
-      const int ifindex = (*netdev)->ifindex;
+      const int ifindex = netdev->ifindex;
       const bool write_back =
-          desired == std::set<std::string>((*netdev)->addresses.begin(), (*netdev)->addresses.end());
+          desired == std::set<std::string>(netdev->addresses.begin(), netdev->addresses.end());
       if (write_back && snapshot != nullptr) {
         const NetdevSnapshot* was = snapshot->find(ifindex);
         if (was != nullptr && managed_cidrs(*was) == desired) {
-          auto r = restore_addresses(**route, ifindex, was->addresses, /*include_link_local=*/false);
+          auto r = restore_addresses(*route, ifindex, was->addresses, /*include_link_local=*/false);
           const bool failed = !r;
           if (!failed) restored.emplace_back(k, ifindex);
           batch.finish(k, std::move(r));
@@ -171,50 +165,17 @@ class AddressesReconciler final : public Reconciler {
         }
       }
       Written w{k, ifindex, desired, present[ifindex], false, write_back};
-      const std::set<std::string> now = cidrs(w.listed);
-      Result<void> result = ok();
-      for (const std::string& address : desired) {
-        if (now.count(address)) continue;
-        if (result = (*route)->add_address(ifindex, address); !result) break;
-      }
-      for (size_t i = 0; result && i < w.listed.size(); ++i) {
-        const AddressInfo& address = w.listed[i];
-        if (desired.count(address.cidr)) continue;
-        if (!write_back && !routes_before) {
-          auto routes = (*route)->dump_routes();
-          if (!routes) {
-            result = routes.error();
-            break;
-          }
-          routes_before = std::move(routes).value();
-        }
-        w.deleted = true;
-        auto r = (*route)->delete_address(address);
-        // Already gone with the primary of its subnet (see below): that is the state we want.
-        if (!r && r.error().err_no != EADDRNOTAVAIL) result = r;
-      }
+      Result<void> result = write_addresses(*route, w, routes_before);
       const bool failed = !result;
       written.push_back(std::move(w));
       batch.finish(k, std::move(result));
       if (failed) break;
     }
     if (std::any_of(written.begin(), written.end(), [](const Written& w) { return w.deleted; })) {
-      readd_lost(**route, written, batch);
-      put_back_routes(**route, platform.fs(), routes_before, written, batch);
+      readd_lost(*route, written, batch);
+      put_back_routes(*route, platform.fs(), routes_before, written, batch);
     }
-    if (!restored.empty()) {
-      // The routes that used the restored netdevs' addresses, once all of them are back (a
-      // gateway must be reachable and a prefsrc local).
-      std::vector<int> ifindexes;
-      for (const auto& [k, ifindex] : restored) ifindexes.push_back(ifindex);
-      RestoreParts parts;
-      parts.mtus = false;
-      parts.sysctls = false;
-      parts.addresses = false;
-      if (auto r = restore_snapshot(**route, platform.fs(), *snapshot, parts, ifindexes); !r) {
-        batch.fail(restored.front().first, r.error());
-      }
-    }
+    if (!restored.empty()) restore_routes(*route, platform.fs(), *snapshot, restored, batch);
   }
 
  private:
@@ -227,6 +188,50 @@ class AddressesReconciler final : public Reconciler {
     bool deleted = false;
     bool write_back = false;
   };
+
+  // One write: adds the desired addresses the netdev lacks, then deletes those it should not have;
+  // before the first delete of a forward change, the routes (what it drops comes back).
+  static Result<void> write_addresses(RouteSocket& route, Written& w,
+                                      std::optional<std::vector<RouteInfo>>& routes_before) {
+    const std::set<std::string> now = cidrs(w.listed);
+    Result<void> result = ok();
+    for (const std::string& address : w.desired) {
+      if (now.count(address)) continue;
+      if (result = route.add_address(w.ifindex, address); !result) break;
+    }
+    for (size_t i = 0; result && i < w.listed.size(); ++i) {
+      const AddressInfo& address = w.listed[i];
+      if (w.desired.count(address.cidr)) continue;
+      if (!w.write_back && !routes_before) {
+        auto routes = route.dump_routes();
+        if (!routes) {
+          result = routes.error();
+          break;
+        }
+        routes_before = std::move(routes).value();
+      }
+      w.deleted = true;
+      auto r = route.delete_address(address);
+      // Already gone with the primary of its subnet (see below): that is the state we want.
+      if (!r && r.error().err_no != EADDRNOTAVAIL) result = r;
+    }
+    return result;
+  }
+
+  // The routes that used the restored netdevs' addresses, once all of them are back (a
+  // gateway must be reachable and a prefsrc local).
+  static void restore_routes(RouteSocket& route, const HostFs& fs, const Snapshot& snapshot,
+                             const std::vector<std::pair<size_t, int>>& restored, ApplyBatch& batch) {
+    std::vector<int> ifindexes;
+    for (const auto& [k, ifindex] : restored) ifindexes.push_back(ifindex);
+    RestoreParts parts;
+    parts.mtus = false;
+    parts.sysctls = false;
+    parts.addresses = false;
+    if (auto r = restore_snapshot(route, fs, snapshot, parts, ifindexes); !r) {
+      batch.fail(restored.front().first, r.error());
+    }
+  }
 
   static std::set<std::string> cidrs(const std::vector<AddressInfo>& addresses) {
     std::set<std::string> out;

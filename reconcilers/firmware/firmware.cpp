@@ -238,14 +238,18 @@ struct Activation {
   bool needs_reboot = true;
 };
 
+// Activation by the next reboot (nothing disrupted now), and why.
+Activation reboot_activation(std::string says) {
+  Activation a;
+  a.detail = {{"tool", "reboot"}};
+  a.says = std::move(says);
+  return a;
+}
+
 Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::json& observed,
                                    const std::vector<const DeviceState*>& devices) {
+  if (activation_of(spec) == "reboot") return reboot_activation("the new image runs after the next reboot");
   Activation a;
-  if (activation_of(spec) == "reboot") {
-    a.detail = {{"tool", "reboot"}};
-    a.says = "the new image runs after the next reboot";
-    return a;
-  }
   const std::string functions = describe_functions(devices);
   const nlohmann::json how = observed.value("activation", nlohmann::json());
   if (!how.is_object()) {
@@ -271,10 +275,8 @@ Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::jso
         return a;
       }
     }
-    a.detail = {{"tool", "reboot"}};
-    a.says = "mstfwreset supports neither level 0 nor level 3 on this adapter: the new image runs after the next "
-             "reboot";
-    return a;
+    return reboot_activation("mstfwreset supports neither level 0 nor level 3 on this adapter: the new image runs "
+                             "after the next reboot");
   }
   if (how.value("tool", "") == "devlink" && how.value("fwActivate", false)) {
     // mlx5 (devlink.c mlx5_devlink_reload_down): fw_activate with the no_reset limit is a live
@@ -291,10 +293,8 @@ Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::jso
              "devices of every port of the adapter go down and come back: " + functions;
     return a;
   }
-  a.detail = {{"tool", "reboot"}};
-  a.says = "the driver offers no fw_activate reload and mstfwreset is not installed: the new image runs after the "
-           "next reboot";
-  return a;
+  return reboot_activation("the driver offers no fw_activate reload and mstfwreset is not installed: the new image "
+                           "runs after the next reboot");
 }
 
 // The one image of the wanted version for this PSID.
@@ -321,6 +321,29 @@ Result<std::string> choose_image(const nlohmann::json& images, const std::string
   return make_error(ErrorKind::kInvalidSpec, "several images in " + dir + " have PSID " + psid + " and version " +
                                                  version + ": " + list + "; keep one");
 }
+
+// What the steps of diff_adapter share about one adapter: the spec's firmware, what was observed
+// of its primary function, and where its errors and changes go.
+struct AdapterDiff {
+  AdapterDiff(const Wanted& wanted, const HostState& host, DiffResult& result)
+      : w(wanted), state(host), out(result), spec(w.iface->firmware), version(*spec.version),
+        primary(*w.devices.front()) {}
+
+  void fail(ErrorKind kind, const std::string& message) const {
+    out.errors.push_back(selector_error(*w.iface, make_error(kind, message)));
+  }
+
+  const Wanted& w;
+  const HostState& state;
+  DiffResult& out;
+  const FirmwareSpec& spec;
+  const std::string& version;
+  const DeviceState& primary;
+  nlohmann::json observed;  // the primary function's firmware, as observe recorded it
+  FirmwareView view;
+  std::string where;    // "adapter <name> (PSID <psid>)": how its errors name it
+  bool update = false;  // policy update: rdmactl may burn and activate
+};
 
 class FirmwareReconciler final : public Reconciler {
  public:
@@ -524,32 +547,30 @@ class FirmwareReconciler final : public Reconciler {
   }
 
   void diff_adapter(const Wanted& w, const HostState& state, DiffResult& out) const {
-    const InterfaceSpec& iface = *w.iface;
-    const FirmwareSpec& spec = iface.firmware;
-    const std::string& version = *spec.version;
-    const DeviceState& primary = *w.devices.front();
+    AdapterDiff a(w, state, out);
+    const FirmwareSpec& spec = a.spec;
+    const std::string& version = a.version;
+    const DeviceState& primary = a.primary;
     const std::string resource = "pci/" + primary.pci;
-    const auto fail = [&](ErrorKind kind, const std::string& message) {
-      out.errors.push_back(selector_error(iface, make_error(kind, message)));
-    };
     if (!primary.firmware && primary.fw_version.empty()) {
-      fail(ErrorKind::kNotFound, "the firmware of adapter " + w.adapter + " " +
-                                     (state.recorded_from.empty() ? std::string("was not observed")
-                                                                  : "is not in the recorded state " + state.recorded_from));
+      a.fail(ErrorKind::kNotFound, "the firmware of adapter " + w.adapter + " " +
+                                       (state.recorded_from.empty() ? std::string("was not observed")
+                                                                    : "is not in the recorded state " + state.recorded_from));
       return;
     }
-    const nlohmann::json observed = primary.firmware.value_or(nlohmann::json::object());
-    if (observed.value("virtualFunction", false)) {
-      fail(ErrorKind::kNotSupported, primary.pci + " is a virtual function: its firmware is its physical function's; "
-                                                   "select the physical function's interface");
+    a.observed = primary.firmware.value_or(nlohmann::json::object());
+    if (a.observed.value("virtualFunction", false)) {
+      a.fail(ErrorKind::kNotSupported, primary.pci + " is a virtual function: its firmware is its physical function's; "
+                                                     "select the physical function's interface");
       return;
     }
-    const FirmwareView view = firmware_view(primary);
-    const std::string where = "adapter " + w.adapter + (view.psid.empty() ? "" : " (PSID " + view.psid + ")");
+    a.view = firmware_view(primary);
+    const FirmwareView& view = a.view;
+    a.where = "adapter " + w.adapter + (view.psid.empty() ? "" : " (PSID " + view.psid + ")");
     if (view.running.empty()) {
       std::string why;
-      for (const auto& n : observed.value("notes", nlohmann::json::array())) why += "; " + text_of(n);
-      fail(ErrorKind::kPlatform, "cannot read the firmware version of " + where + why);
+      for (const auto& n : a.observed.value("notes", nlohmann::json::array())) why += "; " + text_of(n);
+      a.fail(ErrorKind::kPlatform, "cannot read the firmware version of " + a.where + why);
       return;
     }
     out.compared(resource, kField, kName);
@@ -560,77 +581,103 @@ class FirmwareReconciler final : public Reconciler {
 
     Change change = make_change(resource, kField, view.running, version, kName, false);
     change.detail = {{"pci", primary.pci}, {"psid", view.psid}};
-    const bool update = policy_of(spec) == "update";
-    if (runs_wanted) {
-      // Someone burnt another image that waits for the next reset: it would replace the wanted one.
-      if (!update) {
-        fail(ErrorKind::kVerification,
-             where + " runs " + version + ", but " + view.stored + " waits on flash for the next reset or reboot, "
+    a.update = policy_of(spec) == "update";
+    if (runs_wanted) return diff_burn_back(a, std::move(change));
+    if (stored_is_wanted) return diff_stored_wanted(a, std::move(change));
+    if (burn_refused(a, stored_known)) return;
+    diff_burn(a, std::move(change));
+  }
+
+  // The adapter runs the wanted version, but someone burnt another image that waits for the next
+  // reset: it would replace the wanted one.
+  static void diff_burn_back(const AdapterDiff& a, Change change) {
+    const std::string& version = a.version;
+    const FirmwareView& view = a.view;
+    if (!a.update) {
+      a.fail(ErrorKind::kVerification,
+             a.where + " runs " + version + ", but " + view.stored + " waits on flash for the next reset or reboot, "
                  "which would load it (policy validate: rdmactl does not burn; set policy: update with images to "
                  "burn " + version + " back)");
-        return;
-      }
-      change.current = nlohmann::json{{"stored", view.stored}};
-      auto image = image_for(spec, observed, view, version);
-      if (!image) return fail(image.error().kind, image.error().message);
-      change.detail["image"] = *image;
+      return;
+    }
+    change.current = nlohmann::json{{"stored", view.stored}};
+    auto image = image_for(a.spec, a.observed, view, version);
+    if (!image) return a.fail(image.error().kind, image.error().message);
+    change.detail["image"] = *image;
+    change.detail["activation"] = {{"tool", "reboot"}};
+    change.via = "mstflint -d " + a.primary.pci + " -i " + *image + " -y burn";
+    change.note = "the adapter runs " + version + ", but " + view.stored + " waits on flash: " + version +
+                  " is burnt back, and nothing needs activating";
+    a.out.changes.push_back(std::move(change));
+  }
+
+  // Burnt earlier (by rdmactl or by hand) and waiting for activation: never burnt twice.
+  static void diff_stored_wanted(const AdapterDiff& a, Change change) {
+    const FirmwareSpec& spec = a.spec;
+    const std::string& version = a.version;
+    if (!a.update || activation_of(spec) == "reboot") {
+      change.requires_ = "reboot";
+      change.status = ChangeStatus::kPendingReboot;
       change.detail["activation"] = {{"tool", "reboot"}};
-      change.via = "mstflint -d " + primary.pci + " -i " + *image + " -y burn";
-      change.note = "the adapter runs " + version + ", but " + view.stored + " waits on flash: " + version +
-                    " is burnt back, and nothing needs activating";
-      out.changes.push_back(std::move(change));
+      change.via = "already on flash";
+      change.note = "the image of " + version + " is on flash and waits for activation: it runs after the next "
+                    "reboot" + std::string(a.update ? "" : " (policy validate: rdmactl does not activate it)") +
+                    "; it is not burnt again";
+      a.out.changes.push_back(std::move(change));
       return;
     }
-    if (stored_is_wanted) {
-      // Burnt earlier (by rdmactl or by hand) and waiting for activation: never burnt twice.
-      if (!update || activation_of(spec) == "reboot") {
-        change.requires_ = "reboot";
-        change.status = ChangeStatus::kPendingReboot;
-        change.detail["activation"] = {{"tool", "reboot"}};
-        change.via = "already on flash";
-        change.note = "the image of " + version + " is on flash and waits for activation: it runs after the next "
-                      "reboot" + std::string(update ? "" : " (policy validate: rdmactl does not activate it)") +
-                      "; it is not burnt again";
-        out.changes.push_back(std::move(change));
-        return;
-      }
-      auto activation = plan_activation(spec, observed, w.devices);
-      if (!activation) return fail(activation.error().kind, where + ": " + activation.error().message);
-      change.detail["activation"] = activation->detail;
-      change.disruptive = activation->disruptive;
-      change.via = via_of(activation->detail, primary.pci);
-      change.note = "the image of " + version + " is already on flash (not burnt again); " + activation->says;
-      if (activation->needs_reboot) {
-        change.requires_ = "reboot";
-        change.status = ChangeStatus::kPendingReboot;
-      }
-      out.changes.push_back(std::move(change));
-      return;
+    auto activation = plan_activation(spec, a.observed, a.w.devices);
+    if (!activation) return a.fail(activation.error().kind, a.where + ": " + activation.error().message);
+    change.detail["activation"] = activation->detail;
+    change.disruptive = activation->disruptive;
+    change.via = via_of(activation->detail, a.primary.pci);
+    change.note = "the image of " + version + " is already on flash (not burnt again); " + activation->says;
+    if (activation->needs_reboot) {
+      change.requires_ = "reboot";
+      change.status = ChangeStatus::kPendingReboot;
     }
-    if (!update) {
-      fail(ErrorKind::kVerification,
-           where + " runs " + view.running + (stored_known && view.pending() ? " (" + view.stored + " waits on flash)" : "") +
-               ", the spec wants " + version + " (" + spec.origin.path + ".version); policy validate: rdmactl does "
-               "not burn firmware; set policy: update with images to let it");
-      return;
+    a.out.changes.push_back(std::move(change));
+  }
+
+  // Whether a burn of the wanted version cannot be planned (said in a.out's errors): policy
+  // validate, no images, or an image already waiting on flash.
+  static bool burn_refused(const AdapterDiff& a, bool stored_known) {
+    const FirmwareSpec& spec = a.spec;
+    const std::string& version = a.version;
+    const FirmwareView& view = a.view;
+    if (!a.update) {
+      a.fail(ErrorKind::kVerification,
+             a.where + " runs " + view.running + (stored_known && view.pending() ? " (" + view.stored + " waits on flash)" : "") +
+                 ", the spec wants " + version + " (" + spec.origin.path + ".version); policy validate: rdmactl does "
+                 "not burn firmware; set policy: update with images to let it");
+      return true;
     }
     if (!spec.images) {
-      fail(ErrorKind::kInvalidSpec, "policy update needs images: a directory of firmware images (" + spec.origin.path + ")");
-      return;
+      a.fail(ErrorKind::kInvalidSpec, "policy update needs images: a directory of firmware images (" + spec.origin.path + ")");
+      return true;
     }
     if (stored_known && view.pending()) {
       // The firmware blocks a burn while an image waits (fw_comps_mgr.cpp,
       // FWCOMPS_MCC_ERR_BLOCKED_PENDING_RESET): planning one would only fail half-way.
-      fail(ErrorKind::kPlatform,
-           where + " runs " + view.running + " and " + view.stored + " waits on flash for activation: the firmware "
-               "takes no other image until a reset or reboot loads it (mstflint: \"" + std::string(kFlintPendingResetText) +
-               "\"); reboot or run `mstfwreset -d " + primary.pci + " reset`, then apply " + version + " again");
-      return;
+      a.fail(ErrorKind::kPlatform,
+             a.where + " runs " + view.running + " and " + view.stored + " waits on flash for activation: the firmware "
+                 "takes no other image until a reset or reboot loads it (mstflint: \"" + std::string(kFlintPendingResetText) +
+                 "\"); reboot or run `mstfwreset -d " + a.primary.pci + " reset`, then apply " + version + " again");
+      return true;
     }
+    return false;
+  }
+
+  // The burn of the wanted image and its activation (from a recorded state: described, not chosen).
+  static void diff_burn(const AdapterDiff& a, Change change) {
+    const FirmwareSpec& spec = a.spec;
+    const std::string& version = a.version;
+    const FirmwareView& view = a.view;
+    const DeviceState& primary = a.primary;
     std::string image_text;
-    if (state.recorded_from.empty()) {
-      auto image = image_for(spec, observed, view, version);
-      if (!image) return fail(image.error().kind, where + ": " + image.error().message);
+    if (a.state.recorded_from.empty()) {
+      auto image = image_for(spec, a.observed, view, version);
+      if (!image) return a.fail(image.error().kind, a.where + ": " + image.error().message);
       change.detail["image"] = *image;
       image_text = *image;
     } else {
@@ -638,9 +685,9 @@ class FirmwareReconciler final : public Reconciler {
                    " and version " + version + ">";
     }
     Activation activation;
-    if (state.recorded_from.empty()) {
-      auto planned = plan_activation(spec, observed, w.devices);
-      if (!planned) return fail(planned.error().kind, where + ": " + planned.error().message);
+    if (a.state.recorded_from.empty()) {
+      auto planned = plan_activation(spec, a.observed, a.w.devices);
+      if (!planned) return a.fail(planned.error().kind, a.where + ": " + planned.error().message);
       activation = *planned;
     } else {
       // From a recorded state: the host chooses the reset when it plans (its mstfwreset levels).
@@ -651,7 +698,7 @@ class FirmwareReconciler final : public Reconciler {
                             ? "the new image runs after the next reboot"
                             : "activated by the lowest firmware reset the adapter supports (mstfwreset level 0, a live "
                               "patch, else level 3, which takes every port of the adapter down and up: " +
-                                  describe_functions(w.devices) + "), chosen when the host plans";
+                                  describe_functions(a.w.devices) + "), chosen when the host plans";
     }
     change.detail["activation"] = activation.detail;
     change.disruptive = activation.disruptive;
@@ -660,9 +707,9 @@ class FirmwareReconciler final : public Reconciler {
                  via_of(activation.detail, primary.pci);
     const auto order = compare_fw_versions(view.running, version);
     change.note = std::string(order && *order > 0 ? "a downgrade; " : "") + "burnt once for the adapter's " +
-                  std::to_string(w.devices.size()) + " function(s), before any other change; " + activation.says +
+                  std::to_string(a.w.devices.size()) + " function(s), before any other change; " + activation.says +
                   "; a burnt image is never rolled back";
-    out.changes.push_back(std::move(change));
+    a.out.changes.push_back(std::move(change));
   }
 
   static Result<std::string> image_for(const FirmwareSpec& spec, const nlohmann::json& observed,

@@ -138,6 +138,27 @@ std::string describe_port(const PortRef& ref, const Target& target) {
   return ref.device->name + " port " + std::to_string(ref.port->port) + " (" + target.pci + " " + target.param + ")";
 }
 
+// The port's observed link type, or why diff cannot plan from it (not observed, or not readable).
+Result<const nlohmann::json*> observed_link_type(const HostState& state, const PortState& port,
+                                                 const std::string& port_text) {
+  if (!port.link_type) {
+    const std::string why = state.recorded_from.empty()
+                                ? "was not observed"
+                                : "is not in the recorded state " + state.recorded_from;
+    return make_error(ErrorKind::kNotFound, "the firmware link type of " + port_text + " " + why);
+  }
+  const nlohmann::json& observed = *port.link_type;
+  if (!observed.is_object()) {
+    return make_error(ErrorKind::kPlatform, "the firmware link type of " + port_text +
+                                                " is not an object: " + json_text(observed));
+  }
+  if (observed.contains("error")) {
+    return make_error(ErrorKind::kPlatform, "cannot read the firmware link type of " + port_text + ": " +
+                                                text_of(observed["error"]));
+  }
+  return &observed;
+}
+
 class LinkTypeReconciler final : public Reconciler {
  public:
   const char* name() const override { return kName; }
@@ -182,27 +203,12 @@ class LinkTypeReconciler final : public Reconciler {
         continue;
       }
       const std::string port_text = describe_port(*ref, *target);
-      if (!ref->port->link_type) {
-        const std::string why = state.recorded_from.empty()
-                                    ? "was not observed"
-                                    : "is not in the recorded state " + state.recorded_from;
-        out.errors.push_back(selector_error(
-            iface, make_error(ErrorKind::kNotFound, "the firmware link type of " + port_text + " " + why)));
+      auto read = observed_link_type(state, *ref->port, port_text);
+      if (!read) {
+        out.errors.push_back(selector_error(iface, read.error()));
         continue;
       }
-      const nlohmann::json& observed = *ref->port->link_type;
-      if (!observed.is_object()) {
-        out.errors.push_back(selector_error(
-            iface, make_error(ErrorKind::kPlatform, "the firmware link type of " + port_text +
-                                                        " is not an object: " + json_text(observed))));
-        continue;
-      }
-      if (observed.contains("error")) {
-        out.errors.push_back(selector_error(
-            iface, make_error(ErrorKind::kPlatform, "cannot read the firmware link type of " + port_text + ": " +
-                                                        text_of(observed["error"]))));
-        continue;
-      }
+      const nlohmann::json& observed = **read;
       const nlohmann::json desired = *iface.link_type;
       const std::string resource = resource_of(*ref->device, *ref->port);
       if (auto seen = planned.find(resource); seen != planned.end()) {

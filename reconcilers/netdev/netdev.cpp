@@ -38,6 +38,7 @@
 #include "agent/engine/snapshot.h"
 
 #include "reconcilers/ipoib/ipoib.h"
+#include "reconcilers/netdev_batch.h"
 #include "reconcilers/resource.h"
 
 namespace rdmactl::reconcilers {
@@ -174,47 +175,40 @@ class NetdevReconciler final : public Reconciler {
   }
 
   void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) override {
-    auto route = platform.route();
-    if (!route) {
-      if (batch.start(0)) batch.finish(0, route.error());
-      return;
-    }
+    RouteSocket* route = batch_route(platform, batch);
+    if (route == nullptr) return;
     const Snapshot* snapshot = platform.snapshot_before();
     std::vector<std::pair<size_t, int>> restore;             // write backs restored from the snapshot
     std::vector<std::pair<size_t, int>> keep_ipv6;           // write backs to down without one
     std::vector<std::pair<size_t, const NetdevState*>> ipoib;  // IPoIB MTUs to read back
     std::optional<std::vector<AddressInfo>> before_down;      // addresses before the first such down
     for (size_t k = 0; k < batch.changes.size(); ++k) {
-      if (!batch.start(k)) break;
+      const NetdevState* netdev = start_netdev_change(state, batch, k);
+      if (netdev == nullptr) break;
       const Change& change = *batch.changes[k];
-      auto netdev = netdev_for_change(state, change);
-      if (!netdev) {
-        batch.finish(k, netdev.error());
-        break;
-      }
       if (change.field != "mtu" && change.field != "state") {
         batch.finish(k, unknown_field(change));
         break;
       }
-      const int ifindex = (*netdev)->ifindex;
+      const int ifindex = netdev->ifindex;
       // The value observed before apply: writing it is a write back (a rollback's revert).
       const nlohmann::json observed =
-          change.field == "mtu" ? nlohmann::json((*netdev)->mtu) : nlohmann::json((*netdev)->state);
+          change.field == "mtu" ? nlohmann::json(netdev->mtu) : nlohmann::json(netdev->state);
       const bool write_back = change.desired == observed;
       const bool restores = write_back && snapshot != nullptr && snapshot->find(ifindex) != nullptr;
       Result<void> result = ok();
       if (change.field == "mtu") {
-        result = (*route)->set_mtu(ifindex, change.desired.get<unsigned>());
-        if (result && (*netdev)->ipoib && !restores) ipoib.emplace_back(k, *netdev);
+        result = route->set_mtu(ifindex, change.desired.get<unsigned>());
+        if (result && netdev->ipoib && !restores) ipoib.emplace_back(k, netdev);
       } else {
         const bool up = change.desired.get<std::string>() == "up";
-        if (!restores && !up && (*netdev)->state == "down") {
+        if (!restores && !up && netdev->state == "down") {
           // A write back to down without a snapshot (another process applied): taking a link
           // down drops all its IPv6 addresses (addrconf_ifdown() in net/ipv6/addrconf.c, unless
           // net.ipv6.conf.<if>.keep_addr_on_down is set), also those it had while it was down
           // before apply brought it up; they are put back after the batch, in the kernel's order.
           if (!before_down) {
-            auto dump = (*route)->dump_addresses();
+            auto dump = route->dump_addresses();
             if (!dump) {
               batch.finish(k, dump.error());
               break;
@@ -223,21 +217,21 @@ class NetdevReconciler final : public Reconciler {
           }
           keep_ipv6.emplace_back(k, ifindex);
         }
-        result = (*route)->set_admin_state(ifindex, up);
+        result = route->set_admin_state(ifindex, up);
       }
       if (result && restores) restore.emplace_back(k, ifindex);
       const bool failed = !result;
       batch.finish(k, std::move(result));
       if (failed) break;
     }
-    if (!keep_ipv6.empty()) put_back_ipv6(**route, *before_down, keep_ipv6, batch);
-    if (!ipoib.empty()) check_ipoib_clamps(platform, **route, ipoib, batch);
+    if (!keep_ipv6.empty()) put_back_ipv6(*route, *before_down, keep_ipv6, batch);
+    if (!ipoib.empty()) check_ipoib_clamps(platform, *route, ipoib, batch);
     if (!restore.empty()) {
       // Once for the batch: the netdevs as they were before apply, with those whose MTU follows
       // theirs (a revert of the lower device's MTU leaves a macvlan's lowered).
       std::vector<int> ifindexes;
       for (const auto& [k, ifindex] : restore) ifindexes.push_back(ifindex);
-      if (auto r = restore_snapshot(**route, platform.fs(), *snapshot, RestoreParts{}, with_related(*snapshot, ifindexes)); !r) {
+      if (auto r = restore_snapshot(*route, platform.fs(), *snapshot, RestoreParts{}, with_related(*snapshot, ifindexes)); !r) {
         batch.fail(restore.front().first, r.error());
       }
     }

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// The first steps of a batch of netdev/<name> changes (see netdev_batch.h).
+#include "reconcilers/netdev_batch.h"
+
+#include "reconcilers/resource.h"
+
+namespace rdmactl::reconcilers {
+
+RouteSocket* batch_route(Platform& platform, ApplyBatch& batch) {
+  auto route = platform.route();
+  if (!route) {
+    if (batch.start(0)) batch.finish(0, route.error());
+    return nullptr;
+  }
+  return *route;
+}
+
+const NetdevState* start_netdev_change(const HostState& state, ApplyBatch& batch, size_t k) {
+  if (!batch.start(k)) return nullptr;
+  const Change& change = *batch.changes[k];
+  auto netdev = netdev_for_change(state, change);
+  if (!netdev) {
+    batch.finish(k, netdev.error());
+    return nullptr;
+  }
+  return *netdev;
+}
+
+}  // namespace rdmactl::reconcilers

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fabric's elected SM through sminfo: observed through the port OpenSM runs on, judged against
+// the spec once the local configuration matches, and waited for after OpenSM starts or stops.
+#include "reconcilers/subnet_manager/subnet_manager_internal.h"
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/platform/command.h"
+#include "agent/state/port_guid.h"
+
+namespace rdmactl::reconcilers::subnet_manager_detail {
+
+namespace {
+
+// OpenSM's own default when opensm.conf has no sm_priority line.
+constexpr int kDefaultPriority = 0;
+// sminfo waits for MAD replies (ibd_timeout, default 1 s, with retries): enough for a few of those.
+constexpr std::chrono::seconds kSminfoDeadline{10};
+// How long apply waits for the election to settle before leaving the judgement to verify. A
+// standby takes over from a master that stopped only after OpenSM's default SMInfo polling
+// (sminfo_polling_timeout 10 s, polling_retry_number 4), so 45 s covers the disable path.
+constexpr std::chrono::milliseconds kMasterPoll{250};
+
+// The port an OpenSM with opensm.conf's `guid` binds to: the local port with that GUID, or for
+// 0x0000000000000000 (and no guid line) the one OpenSM picks (opensm/main.c get_port_guid): the
+// only port if there is one, else the first whose state is above DOWN (INIT and ARMED count, not
+// only ACTIVE), else the first port.
+PortRef opensm_port(const HostState& state, const json& config_guid) {
+  const std::string zero = format_guid(0);
+  const bool default_port = config_guid.is_null() || config_guid == zero;
+  PortRef first;
+  for (const DeviceState& d : state.devices) {
+    for (const PortState& p : d.ports) {
+      if (p.link_layer != "InfiniBand") continue;
+      if (!default_port) {
+        if (json(port_guid(p).value_or("")) == config_guid) return {&d, &p};
+        continue;
+      }
+      if (!first.port) first = {&d, &p};
+      if (p.state == "INIT" || p.state == "ARMED" || p.state == "ACTIVE" || p.state == "ACTIVE_DEFER") return {&d, &p};
+    }
+  }
+  return default_port ? first : PortRef{};
+}
+
+json master_json(const SmInfo& info) {
+  return {{"lid", info.lid}, {"guid", info.guid}, {"priority", info.priority}, {"state", info.state_name}};
+}
+
+}  // namespace
+
+// The SM that sminfo reports through the port the spec names, or the port OpenSM binds to.
+void SubnetManagerReconciler::observe_master(const HostState& state, const json& local, json& out, json& missing) {
+  sminfo_argv_.clear();
+  PortRef port;
+  if (spec_ && spec_->port) {
+    if (auto ref = state.resolve_port(*spec_->port); ref && ref->port->link_layer == "InfiniBand") port = *ref;
+  }
+  if (!port.port) port = opensm_port(state, configured_guid(local));
+  out["master"] = nullptr;
+  if (!port.port) {
+    out["masterReason"] = "no InfiniBand port to ask sminfo through";
+    return;
+  }
+  sminfo_argv_ = {"sminfo", "-C", port.device->name, "-P", std::to_string(port.port->port)};
+  auto ran = run_command(sminfo_argv_, kSminfoDeadline);
+  if (!ran) {
+    if (ran.error().kind == ErrorKind::kNotFound) {
+      missing["sminfo"] = package_of("sminfo");
+      out["masterReason"] = "sminfo was not found in " + tool_search_path_text() + " (Debian package infiniband-diags)";
+    } else {
+      out["masterReason"] = ran.error().to_string();
+    }
+    return;
+  }
+  auto info = parse_sminfo(ran->out, ran->exit_code);
+  if (!info) {
+    out["masterReason"] = info.error().message + " (asked through " + port.device->name + " port " +
+                          std::to_string(port.port->port) + ")";
+    return;
+  }
+  out["master"] = master_json(*info);
+}
+
+// The port GUID OpenSM is configured for: a guid line, or Debian's PORTS when it names one port;
+// null means "the first active port", as OpenSM picks it for guid 0 (and PORTS=ALL runs on all).
+json SubnetManagerReconciler::configured_guid(const json& local) {
+  if (local.contains("ports")) {
+    const std::vector<std::string> guids = ports_guids(local["ports"]);
+    return guids.size() == 1 ? json(guids[0]) : json(nullptr);
+  }
+  return local.value("guid", json());
+}
+
+// The election, judged once the local configuration matches (see subnet_manager.h).
+void SubnetManagerReconciler::check_election(const SubnetManagerSpec& sm, const HostState& state, DiffResult& out) {
+  const json& root = state.subnet_manager;
+  const json& local = root["local"];
+  const json master = root.value("master", json());
+  if (master.is_null()) {
+    out.errors.push_back(sm_error(ErrorKind::kVerification,
+                                  "no subnet manager is master on the fabric: " +
+                                      root.value("masterReason", std::string("sminfo reported none"))));
+    return;
+  }
+  if (master.value("state", std::string()) != "SMINFO_MASTER") {
+    out.errors.push_back(sm_error(ErrorKind::kVerification,
+                                  "the SM the port names (lid " + std::to_string(master.value("lid", 0)) +
+                                      ", guid " + master.value("guid", std::string()) + ") is in state " +
+                                      master.value("state", std::string()) + ", not master"));
+    return;
+  }
+  const bool enabled = sm.enabled ? *sm.enabled
+                                  : local.value("enabled", json()) == json(true) && local.value("active", json()) == json(true);
+  if (!enabled) return;  // a master exists: that is all a node without an SM asks of the fabric
+  const json priority_json = local.value("priority", json());
+  const int priority = sm.priority ? *sm.priority
+                                   : (priority_json.is_number_integer() ? priority_json.get<int>() : kDefaultPriority);
+  std::string guid;
+  if (sm.port) {
+    auto desired = desired_guid(state, *sm.port);
+    if (!desired) return;  // reported by config_changes
+    guid = *desired;
+  } else if (const PortRef port = opensm_port(state, configured_guid(local)); port.port) {
+    guid = port_guid(*port.port).value_or("");
+  }
+  if (guid.empty()) {
+    out.errors.push_back(sm_error(ErrorKind::kNotFound,
+                                  "cannot tell this node's SM port GUID: no InfiniBand port matches "
+                                  "OpenSM's configured port (" + local.value("portFrom", std::string()) + ")"));
+    return;
+  }
+  const int master_priority = master.value("priority", 0);
+  const std::string master_guid = master.value("guid", std::string());
+  // InfiniBand's election: the higher priority wins; at equal priority the lower port GUID.
+  const bool should_be_master =
+      priority > master_priority ||
+      (priority == master_priority && parse_guid(guid).value_or(0) <= parse_guid(master_guid).value_or(0));
+  if (should_be_master && master_guid != guid) {
+    out.errors.push_back(sm_error(
+        ErrorKind::kVerification,
+        "this node's OpenSM (priority " + std::to_string(priority) + ", port " + guid +
+            ") should be master, but sminfo reports master " + master_guid + " with priority " +
+            std::to_string(master_priority) + " at lid " + std::to_string(master.value("lid", 0))));
+  }
+}
+
+// After OpenSM starts, restarts or stops, the fabric elects a master within a few sweeps: wait
+// (bounded) until sminfo shows the outcome the spec asks for (going towards it) or any master
+// (a rollback), so that verify judges the election rather than its first moments.
+void SubnetManagerReconciler::wait_for_election(const HostState& state, bool forward) const {
+  if (sminfo_argv_.empty()) return;
+  HostState expected = state;
+  const auto deadline = std::chrono::steady_clock::now() + settle_;
+  for (;;) {
+    auto ran = run_command(sminfo_argv_, kSminfoDeadline);
+    if (!ran) return;  // no sminfo: the diff has said so already
+    auto info = parse_sminfo(ran->out, ran->exit_code);
+    if (info && info->state == kSmStateMaster) {
+      if (!forward) return;
+      expected.subnet_manager["master"] = master_json(*info);
+      DiffResult judged;
+      check_election(*spec_, expected, judged);
+      if (judged.errors.empty()) return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      spdlog::warn("the subnet manager election did not settle as the spec asks within {} ms; verify will judge it",
+                   settle_.count());
+      return;
+    }
+    std::this_thread::sleep_for(kMasterPoll);
+  }
+}
+
+}  // namespace rdmactl::reconcilers::subnet_manager_detail

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the subnet_manager reconciler's files share: the reconciler class (its verbs in
+// subnet_manager.cpp, the rest in the file named for the object it handles) and the OpenSM layouts.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/engine/reconciler.h"
+#include "reconcilers/subnet_manager/opensm_conf.h"
+#include "reconcilers/subnet_manager/partitions.h"
+#include "reconcilers/subnet_manager/sm_tools.h"
+
+namespace rdmactl::reconcilers::subnet_manager_detail {
+
+using nlohmann::json;
+using namespace subnet_manager;
+
+inline constexpr const char* kName = "subnet_manager";
+inline constexpr const char* kResource = "subnet-manager";
+inline constexpr const char* kWhere = "subnetManager";
+
+// How a distribution packages OpenSM: the service, the file OpenSM reads its options from, and the
+// shell variables file the service sources. Each layout takes the port and the priority elsewhere
+// (see port_location and priority_location).
+enum class LayoutKind { kDebian, kRhel, kDoca };
+struct Layout {
+  LayoutKind kind;
+  const char* name;
+  const char* service;
+  const char* config_file;
+  const char* vars_file;  // nullptr: none
+};
+
+// Where a layout takes a value: a key of OpenSM's config file, or a shell variable.
+struct Location {
+  std::string file;
+  std::string key;
+  bool shell = false;
+  std::string describe() const { return file + " " + key; }
+};
+
+// opensm_layout.cpp
+std::optional<Layout> detect_layout(const HostFs& fs);
+Location priority_location(const HostFs& fs, const Layout& layout);
+Location port_location(const HostFs& fs, const Layout& layout);
+std::optional<std::string> read_location(const HostFs& fs, const Location& at);
+std::string not_installed();
+
+// sm_config.cpp
+std::vector<std::string> ports_guids(const json& ports);
+
+// partitions_file.cpp
+std::string partitions_file(const HostFs& fs, const Layout& layout);
+void partition_changes(const SubnetManagerSpec& sm, const json& local, bool running, DiffResult& out);
+
+// sm_service.cpp
+const char* package_of(const std::string& tool);
+
+// subnet_manager.cpp
+Error sm_error(ErrorKind kind, std::string message);
+
+class SubnetManagerReconciler final : public Reconciler {
+ public:
+  explicit SubnetManagerReconciler(std::chrono::milliseconds settle) : settle_(settle) {}
+
+  const char* name() const override { return kName; }
+
+  // subnet_manager.cpp
+  Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override;
+  void diff(const NodeSpec& spec, const HostState& state, DiffResult& out) const override;
+  Result<void> apply(Platform& platform, const HostState& state, const Change& change) override;
+
+ private:
+  static void tool_errors(const SubnetManagerSpec& sm, const json& root, DiffResult& out);
+
+  // sm_config.cpp: the priority and the port, and OpenSM's restart after a pass of config writes
+  static void observe_config(const HostFs& fs, const Layout& layout, json& local, json& unknown);
+  static void config_changes(const SubnetManagerSpec& sm, const HostState& state, DiffResult& out);
+  static Result<std::string> desired_guid(const HostState& state, const Selector& selector);
+  Result<void> apply_config(const HostFs& fs, const HostState& state, const Change& change);
+  Result<void> restart_if_due(const HostState& state, const Change& change);
+  bool is_forward(const HostState& state, const Change& change) const;
+  bool restart_due(const HostState& state, const Change& change, bool forward) const;
+
+  // partitions_file.cpp
+  static void observe_partitions(const HostFs& fs, const Layout& layout, json& local, json& unknown);
+  Result<void> apply_partitions(const HostFs& fs, const HostState& state, const Change& change);
+
+  // sm_service.cpp
+  void observe_service(const HostState& state, const Layout& layout, json& local, json& unknown, json& missing);
+  static bool running_as_asked(const SubnetManagerSpec& sm, const HostState& state, bool want);
+  Result<void> apply_enabled(const HostState& state, const Change& change);
+  static Result<bool> unit_active(const std::string& unit);
+  static Result<void> systemctl(std::vector<std::string> args);
+
+  // sm_election.cpp
+  void observe_master(const HostState& state, const json& local, json& out, json& missing);
+  static json configured_guid(const json& local);
+  static void check_election(const SubnetManagerSpec& sm, const HostState& state, DiffResult& out);
+  void wait_for_election(const HostState& state, bool forward) const;
+
+  // The subnetManager part of the spec observe last ran for (none for show), the layout it found,
+  // and the sminfo command it used: apply uses them to write where the layout takes each value,
+  // to restart once per pass and to wait for the election.
+  std::optional<SubnetManagerSpec> spec_;
+  std::optional<Layout> layout_;
+  std::vector<std::string> sminfo_argv_;
+  std::chrono::milliseconds settle_;
+};
+
+}  // namespace rdmactl::reconcilers::subnet_manager_detail
