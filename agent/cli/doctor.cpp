@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmactl doctor: the health checks of the manual procedure.
 #include <iostream>
+#include <variant>
 
+#include "agent/cli/checked_node.h"
 #include "agent/cli/common.h"
 #include "agent/core/json_text.h"
 #include "agent/doctor/doctor.h"
@@ -18,17 +20,10 @@ struct DoctorOptions {
 int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
   auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
   if (!format) return report_error(format.error());
-  std::optional<FabricSpec> spec;
-  if (!opts.spec.empty()) {
-    auto loaded = load_spec_through_cache(global, opts.spec);
-    if (!loaded) return print_spec_error(loaded.error(), *format, opts.spec);
-    spec = std::move(loaded).value();
-  }
-  auto state = recorded_or_observed(global, opts.state_file, spec ? &*spec : nullptr);
-  if (!state) return report_error(state.error());
-  std::optional<NodeSpec> node_spec;
-  if (spec) node_spec = merge_for_node(*spec, state->node);
-  const DoctorReport report = run_doctor(*state, node_spec ? &*node_spec : nullptr);
+  auto checked = load_checked_node(global, opts.spec, opts.state_file, *format);
+  if (const int* failed = std::get_if<int>(&checked)) return *failed;
+  const auto& [state, node_spec] = std::get<CheckedNode>(checked);
+  const DoctorReport report = run_doctor(state, node_spec ? &*node_spec : nullptr);
   if (*format == Format::kJson) {
     std::cout << json_text(to_json(report), 2) << "\n";
   } else {

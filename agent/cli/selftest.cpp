@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <iostream>
+#include <variant>
 
+#include "agent/cli/checked_node.h"
 #include "agent/cli/common.h"
 #include "agent/core/json_text.h"
 #include "agent/selftest/run.h"
@@ -42,16 +44,9 @@ int exit_code(const SelftestReport& report, bool allow_skip) {
 int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptions& opts) {
   auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
   if (!format) return report_error(format.error());
-  std::optional<FabricSpec> spec;
-  if (!opts.spec.empty()) {
-    auto loaded = load_spec_through_cache(global, opts.spec);
-    if (!loaded) return print_spec_error(loaded.error(), *format, opts.spec);
-    spec = std::move(loaded).value();
-  }
-  auto state = recorded_or_observed(global, "", spec ? &*spec : nullptr);
-  if (!state) return report_error(state.error());
-  std::optional<NodeSpec> node_spec;
-  if (spec) node_spec = merge_for_node(*spec, state->node);
+  auto checked = load_checked_node(global, opts.spec, "", *format);
+  if (const int* failed = std::get_if<int>(&checked)) return *failed;
+  const auto& [state, node_spec] = std::get<CheckedNode>(checked);
 
   SelftestOptions options;
   options.min_bandwidth_ratio = opts.min_bandwidth_ratio;
@@ -77,12 +72,12 @@ int run_selftest_command(const GlobalOptions& global, const SelftestCommandOptio
       }
     };
   }
-  const SelftestReport report = run_selftest(*state, node_spec ? &*node_spec : nullptr, options, progress);
+  const SelftestReport report = run_selftest(state, node_spec ? &*node_spec : nullptr, options, progress);
 
   if (*format == Format::kJson) {
     const nlohmann::json out = {{"apiVersion", "rdmactl/v1"},
                                 {"kind", "SelftestReport"},
-                                {"node", state->node},
+                                {"node", state.node},
                                 {"selftest", to_json(report)}};
     std::cout << json_text(out, 2) << "\n";
   } else {
