@@ -39,7 +39,7 @@
 // A finding names the nodes, the rail or address, and where the spec says it (file:line:column):
 // for a value read from a recorded state, the spec element that governs it (the interface that
 // selects the port, its firmware: map). Where the nodes disagree, `where` points at the odd value,
-// picked by one rule (odd_value in checks.cpp): the value fewest nodes have; on a tie, the one
+// picked by one rule (odd_value in checks_internal.h): the value fewest nodes have; on a tie, the one
 // that differs from the rail's declared value; then one not set in `defaults:` (defaults state the
 // fleet's intent; a nodes: entry or a recorded state departs from it); then the one set latest in
 // the file (later entries are the exceptions to earlier ones); then the smallest value.

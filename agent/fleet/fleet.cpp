@@ -509,9 +509,10 @@ void finish_fleet(const FabricSpec& spec, FleetReport& report, FleetChecker& che
   for (FleetFinding& f : spec_warning_findings(spec)) report.findings.push_back(std::move(f));
 }
 
-Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, const std::string& dir,
-                               const FleetOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
+namespace {
+
+// The recorded states of --states DIR: its *.json files, in name order.
+Result<std::vector<std::string>> state_files(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return make_errno_error("--states: not a directory of recorded states", ec ? ec.value() : ENOTDIR, dir);
@@ -526,54 +527,66 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
     return make_error(ErrorKind::kNotFound,
                       "--states: no *.json recorded states (rdmactl show --format json > DIR/<node>.json on each node)", dir);
   }
-  FleetReport report;
-  report.spec_file = spec.file;
-  report.spec_sha256 = spec.sha256;
-  report.states_dir = dir;
-  if (options.stream) {
-    auto spill = Spill::open();
-    if (!spill) return spill.error();
-    report.spill = std::make_shared<Spill>(std::move(*spill));
-    report.streamed = options.stream;
+  return files;
+}
+
+// One state as the pool hands it back.
+struct Planned {
+  size_t index = 0;
+  std::optional<Error> error;   // the state did not load
+  std::optional<Error> failed;  // the temporary file could not be written
+  FleetChecker::FactsPtr facts;
+  FleetNode node;
+};
+
+// On the pool: read the state, merge the spec for it, plan, render (when streaming) into the
+// temporary file, take what the cross-node checks need; the state is freed on the thread that
+// read it (freeing it on another contends for the allocator's lock).
+class NodePlanner {
+ public:
+  NodePlanner(const Engine& engine, const FabricSpec& spec, const std::vector<std::string>& files,
+              const FleetOptions& options, FleetReport& report)
+      : engine_(engine), spec_(spec), files_(files), options_(options), report_(report), merged_(spec) {}
+
+  // A state that makes the planning throw (nlohmann's type errors on a value of the wrong kind)
+  // is that state's error; nothing may leave a worker thread.
+  Planned work(size_t i) {
+    try {
+      return plan_one(i);
+    } catch (const std::exception& e) {
+      Planned out;
+      out.index = i;
+      out.error = make_error(ErrorKind::kInvalidSpec, std::string("cannot be planned: ") + e.what(), files_[i]);
+      return out;
+    }
   }
 
-  // On the pool: read the state, merge the spec for it, plan, render (when streaming) into the
-  // temporary file, take what the cross-node checks need; the state is freed on the thread that
-  // read it (freeing it on another contends for the allocator's lock).
-  struct Planned {
-    size_t index = 0;
-    std::optional<Error> error;   // the state did not load
-    std::optional<Error> failed;  // the temporary file could not be written
-    FleetChecker::FactsPtr facts;
-    FleetNode node;
-  };
-  MergedSpecs merged(spec);
-  std::mutex spill_mutex;
-  const std::function<Planned(size_t)> plan_one = [&](size_t i) {
+ private:
+  Planned plan_one(size_t i) {
     Planned out;
     out.index = i;
     const auto node_started = std::chrono::steady_clock::now();
-    auto state = load_host_state(files[i]);
+    auto state = load_host_state(files_[i]);
     if (!state) {
       out.error = state.error();
-      out.error->where = files[i];
+      out.error->where = files_[i];
       return out;
     }
-    out.node.file = files[i];
-    out.node.node = state->node.empty() ? fs::path(files[i]).stem().string() : state->node;
+    out.node.file = files_[i];
+    out.node.node = state->node.empty() ? fs::path(files_[i]).stem().string() : state->node;
     state->node = out.node.node;
-    const std::shared_ptr<const NodeSpec> node_spec = merged.get(matching_entries(spec, out.node.node), out.node.node);
-    Report plan = engine.plan(*node_spec, *state);
-    plan.spec_file = spec.file;
-    plan.spec_sha256 = spec.sha256;
+    const std::shared_ptr<const NodeSpec> node_spec = merged_.get(matching_entries(spec_, out.node.node), out.node.node);
+    Report plan = engine_.plan(*node_spec, *state);
+    plan.spec_file = spec_.file;
+    plan.spec_sha256 = spec_.sha256;
     // Each node's own time: reading its state, merging and planning.
     plan.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - node_started).count();
     out.facts = FleetChecker::facts_of({out.node.node, node_spec.get(), &*state});
-    if (options.stream) {
+    if (options_.stream) {
       out.node.summarize(plan);
-      Rendered rendered = render_node(out.node, plan, report, *options.stream);
-      std::lock_guard<std::mutex> lock(spill_mutex);
-      auto piece = report.spill->append(rendered.text);
+      Rendered rendered = render_node(out.node, plan, report_, *options_.stream);
+      std::lock_guard<std::mutex> lock(spill_mutex_);
+      auto piece = report_.spill->append(rendered.text);
       if (!piece) {
         out.failed = piece.error();
         return out;
@@ -584,27 +597,22 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
       out.node.take_plan(std::move(plan));
     }
     return out;
-  };
+  }
 
-  // A state that makes the planning throw (nlohmann's type errors on a value of the wrong kind)
-  // is that state's error; nothing may leave a worker thread.
-  const std::function<Planned(size_t)> work = [&](size_t i) {
-    try {
-      return plan_one(i);
-    } catch (const std::exception& e) {
-      Planned out;
-      out.index = i;
-      out.error = make_error(ErrorKind::kInvalidSpec, std::string("cannot be planned: ") + e.what(), files[i]);
-      return out;
-    }
-  };
+  const Engine& engine_;
+  const FabricSpec& spec_;
+  const std::vector<std::string>& files_;
+  const FleetOptions& options_;
+  FleetReport& report_;
+  MergedSpecs merged_;
+  std::mutex spill_mutex_;
+};
 
-  // On this thread, in file order: the duplicate check and the cross-node checks.
-  FleetChecker checker;
-  std::unordered_map<std::string, size_t> seen;  // node -> the index of its file
-  std::vector<Error> duplicates;
-  std::optional<Error> failed;
-  const std::function<void(Planned&&)> take = [&](Planned&& p) {
+// On this thread, in file order: the duplicate check and the cross-node checks.
+struct PlanCollector {
+  PlanCollector(std::vector<std::string>& files, FleetReport& report) : files(files), report(report) {}
+
+  void take(Planned&& p) {
     std::string().swap(files[p.index]);  // the node keeps its own copy (no worker reads it again)
     if (p.error) {  // a state that did not load is reported, and planning goes on
       report.state_errors.push_back(std::move(*p.error));
@@ -624,11 +632,42 @@ Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, con
     }
     checker.add(std::move(p.facts));
     report.nodes.push_back(std::move(p.node));
-  };
-  ordered_parallel<Planned>(files.size(), pool_threads(files.size(), options.threads), kPlanAhead, work, take);
-  if (failed) return *failed;
-  report.state_errors.insert(report.state_errors.end(), duplicates.begin(), duplicates.end());
-  finish_fleet(spec, report, checker, /*spec_nodes=*/true);
+  }
+
+  std::vector<std::string>& files;
+  FleetReport& report;
+  FleetChecker checker;
+  std::unordered_map<std::string, size_t> seen;  // node -> the index of its file
+  std::vector<Error> duplicates;
+  std::optional<Error> failed;
+};
+
+}  // namespace
+
+Result<FleetReport> plan_fleet(const Engine& engine, const FabricSpec& spec, const std::string& dir,
+                               const FleetOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  auto files = state_files(dir);
+  if (!files) return files.error();
+  FleetReport report;
+  report.spec_file = spec.file;
+  report.spec_sha256 = spec.sha256;
+  report.states_dir = dir;
+  if (options.stream) {
+    auto spill = Spill::open();
+    if (!spill) return spill.error();
+    report.spill = std::make_shared<Spill>(std::move(*spill));
+    report.streamed = options.stream;
+  }
+
+  NodePlanner planner(engine, spec, *files, options, report);
+  PlanCollector collector(*files, report);
+  const std::function<Planned(size_t)> work = [&](size_t i) { return planner.work(i); };
+  const std::function<void(Planned&&)> take = [&](Planned&& p) { collector.take(std::move(p)); };
+  ordered_parallel<Planned>(files->size(), pool_threads(files->size(), options.threads), kPlanAhead, work, take);
+  if (collector.failed) return *collector.failed;
+  report.state_errors.insert(report.state_errors.end(), collector.duplicates.begin(), collector.duplicates.end());
+  finish_fleet(spec, report, collector.checker, /*spec_nodes=*/true);
   report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;
 }

@@ -13,7 +13,8 @@
 // Every port that carries RoCE gets the same classification, PFC and ECN: the host-facing ports
 // (--ports) and the uplinks (--uplinks); RoCE lossless to the leaf and lossy across the spine is
 // the failure this avoids. What it sets, each where the vendor documents it (the sources are
-// named beside each rule in switch_config.cpp, and the tests check the output against them):
+// named beside each rule in switch_nvue.cpp, switch_sonic.cpp and switch_eos.cpp, and the tests
+// check the output against them):
 //   - classification by the hosts' trust: DSCP (L3) or PCP (802.1p, L2);
 //   - under DSCP trust, DSCP -> switch priority for all 64 DSCPs as the hosts map them: the spec's
 //     rows, DSCP >> 3 for the others (the table the hosts' mlx5 firmware holds, reconcilers/qos);

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the cross-node checks take of each node (FleetChecker::Facts: facts_of reads the node's spec
+// and state, on any thread), and how the checker folds one node's facts into its data (add).
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/core/cidr.h"
+#include "agent/fleet/checks_internal.h"
+#include "agent/state/firmware.h"
+
+namespace rdmactl {
+
+using namespace fleet_detail;
+
+namespace {
+
+// The longest prefixes of a subnet with hosts on it: /30 and /126 links hold two hosts, /31, /32,
+// /127 and /128 are point-to-point (RFC 3021, RFC 6164). Rail-optimised fabrics route each port
+// over such a link to its leaf, so its "subnet" is the link and is never compared.
+constexpr int kPointToPointV4 = 30;
+constexpr int kPointToPointV6 = 126;
+
+bool is_point_to_point(const Cidr& cidr) {
+  return cidr.prefix >= (cidr.family == AF_INET ? kPointToPointV4 : kPointToPointV6);
+}
+
+// The network of an address at `prefix` bits ("10.0.1.7/24", 24 -> "10.0.1.0/24").
+std::string network_of(const Cidr& cidr, int prefix) {
+  const int bytes = cidr.family == AF_INET ? 4 : 16;
+  Cidr net = cidr;
+  net.prefix = prefix;
+  for (int i = 0; i < bytes; ++i) {
+    const int keep = std::clamp(prefix - i * 8, 0, 8);
+    net.bytes[i] &= static_cast<unsigned char>(0xff00 >> keep);
+  }
+  return net.to_string();
+}
+
+// Whether the address's subnet lies inside `subnet` (a canonical network CIDR).
+bool inside(const Cidr& address, const std::string& subnet) {
+  auto net = parse_cidr(subnet);
+  if (!net || net->family != address.family || address.prefix < net->prefix) return false;
+  return network_of(address, net->prefix) == subnet;
+}
+
+std::string address_of(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
+
+// The mark of the interface itself (no field below it): where a value the spec leaves to the host
+// is governed.
+SourceMark interface_mark(const InterfaceSpec& iface) { return iface.origin; }
+
+// The MTU a node's interface has after apply: the spec's, else the recorded netdev's; 0 unknown.
+int effective_mtu(const InterfaceSpec& iface, const HostState* state) {
+  if (iface.mtu) return *iface.mtu;
+  if (state == nullptr) return 0;
+  auto netdev = state->resolve(iface.selector);
+  return netdev ? (*netdev)->mtu : 0;
+}
+
+// What a recorded state says about the subnet's master SM.
+enum class MasterEvidence { kUnknown, kNoMaster, kMaster };
+
+// `show` records sminfo's answer as subnetManager.master (an object) or master null with
+// masterReason (sminfo failed, was not found, or was not asked: unknown, never "none"). The ports
+// say more: an InfiniBand port is ACTIVE only once an SM has configured it (OpenSM osm_link_mgr.c
+// link_mgr_set_physp_pi moves ports to ARMED and ACTIVE; IBA PortInfo PortState), and a port whose
+// link trained (physState LinkUp) but that stays INIT with SM LID 0 (sysfs sm_lid, PortInfo
+// MasterSMLID) has not been swept by any SM.
+MasterEvidence master_evidence(const HostState* state) {
+  if (state == nullptr) return MasterEvidence::kUnknown;
+  const nlohmann::json& sm = state->subnet_manager;
+  if (sm.is_object() && sm.contains("master") && sm["master"].is_object() && !sm["master"].empty()) {
+    return MasterEvidence::kMaster;
+  }
+  bool unswept = false;
+  for (const DeviceState& d : state->devices) {
+    for (const PortState& p : d.ports) {
+      if (p.link_layer != "InfiniBand") continue;
+      if (p.state == "ACTIVE") return MasterEvidence::kMaster;
+      if (p.state == "INIT" && p.phys_state == "LinkUp" && p.sm_lid.value_or(0) == 0) unswept = true;
+    }
+  }
+  return unswept ? MasterEvidence::kNoMaster : MasterEvidence::kUnknown;
+}
+
+// The spec element that governs a recorded port: the interface whose selector resolves to it.
+std::optional<SourceMark> governing_interface(const FleetMember& m, const DeviceState& device, int port) {
+  if (m.state == nullptr) return std::nullopt;
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    auto ref = m.state->resolve_port(iface.selector);
+    if (ref && ref->device == &device && ref->port->port == port) return interface_mark(iface);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// What the checks need of one node, taken from its spec and state (facts_of) on any thread; the
+// node's number is given when the checker folds them in (add).
+struct FleetChecker::Facts {
+  std::string node;
+  struct AddressUse {
+    std::string address;  // without the prefix
+    std::string what;     // "rdmaDevice mlx5_0 port 1"
+    SourceMark where;
+  };
+  std::vector<AddressUse> addresses;
+  std::vector<RailSpec> rails;  // the spec's rails: (every node's copy is the one list)
+  struct RailAddress {
+    std::string rail;
+    bool outside = false;   // outside the rail's declared subnets: text is the address
+    std::string text;       // else the address's network
+    int family_index = 0;   // 0 IPv4, 1 IPv6
+    SourceMark where;
+  };
+  std::vector<RailAddress> rail_addresses;
+  struct RailMtu {
+    std::string rail;
+    int mtu = 0;
+    SourceMark where;
+    bool recorded = false;  // read from the state (the spec leaves the MTU alone)
+  };
+  std::vector<RailMtu> rail_mtus;
+  std::optional<Sm> sm;
+  bool infiniband = false;
+  bool has_state = false;
+  MasterEvidence evidence = MasterEvidence::kUnknown;
+  std::optional<SourceMark> ib_where;
+  struct Firmware {
+    std::string psid, running;
+    SourceMark where;
+    std::optional<std::string> pinned;
+  };
+  std::vector<Firmware> firmware;
+};
+
+void FleetChecker::FactsDeleter::operator()(Facts* facts) const { delete facts; }
+
+namespace {
+
+// The node's addresses, for duplicate-address.
+void address_facts(const FleetMember& m, FleetChecker::Facts& out) {
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    if (!iface.addresses) continue;
+    for (const std::string& a : *iface.addresses) {
+      out.addresses.push_back({address_of(a), iface.selector.describe(), iface.origin_of("addresses")});
+    }
+  }
+}
+
+// The node's rail addresses (their networks, or those outside the declared subnets) and rail MTUs.
+void rail_facts(const FleetMember& m, FleetChecker::Facts& out) {
+  out.rails = m.spec->rails;
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    if (!iface.rail) continue;
+    const RailSpec* declared = nullptr;
+    for (const RailSpec& r : m.spec->rails) {
+      if (r.name == *iface.rail) declared = &r;
+    }
+    if (iface.addresses) {
+      for (const std::string& a : *iface.addresses) {
+        auto cidr = parse_cidr(a);
+        if (!cidr || is_point_to_point(*cidr)) continue;
+        const int family = cidr->family == AF_INET ? 0 : 1;
+        if (declared != nullptr && !declared->subnets.empty()) {
+          const bool in = std::any_of(declared->subnets.begin(), declared->subnets.end(),
+                                      [&](const std::string& s) { return inside(*cidr, s); });
+          if (!in) out.rail_addresses.push_back({*iface.rail, true, a, family, iface.origin_of("addresses")});
+          continue;
+        }
+        out.rail_addresses.push_back({*iface.rail, false, network_of(*cidr, cidr->prefix), family, iface.origin_of("addresses")});
+      }
+    }
+    if (const int mtu = effective_mtu(iface, m.state); mtu > 0) {
+      const bool recorded = !iface.mtu;
+      out.rail_mtus.push_back({*iface.rail, mtu, recorded ? interface_mark(iface) : iface.origin_of("mtu"), recorded});
+    }
+  }
+}
+
+// The node's OpenSM, its InfiniBand ports and what its state says about a master SM.
+void subnet_manager_facts(const FleetMember& m, FleetChecker::Facts& out) {
+  const SubnetManagerSpec& sm = m.spec->subnet_manager;
+  if (sm.enabled.value_or(false)) {
+    out.sm = Sm{0, sm.priority.value_or(0), sm.subnet, sm.port ? std::optional<std::string>(sm.port->key()) : std::nullopt,
+                 sm.origin};
+  }
+  // Where sm-missing points: the node's first interface set to InfiniBand, else the interface
+  // governing its first recorded InfiniBand port (of these, the checker keeps the first node's by name).
+  for (const InterfaceSpec& iface : m.spec->interfaces) {
+    if (iface.link_type && *iface.link_type == "infiniband") {
+      if (!out.ib_where) out.ib_where = iface.origin_of("linkType");
+      out.infiniband = true;
+    }
+  }
+  out.evidence = master_evidence(m.state);
+  if (m.state != nullptr) {
+    out.has_state = true;
+    for (const DeviceState& d : m.state->devices) {
+      for (const PortState& p : d.ports) {
+        if (p.link_layer != "InfiniBand") continue;
+        out.infiniband = true;
+        if (!out.ib_where) out.ib_where = governing_interface(m, d, p.port);
+      }
+    }
+  }
+  if (out.ib_where && out.ib_where->file.empty()) out.ib_where.reset();
+}
+
+void firmware_facts(const FleetMember& m, FleetChecker::Facts& out) {
+  // One count per adapter (its lowest function); `where` is the interface (its firmware: map when
+  // it has one) that selects the adapter on its node.
+  if (m.state != nullptr) {
+    std::set<std::string> adapters;
+    for (const DeviceState& d : m.state->devices) {
+      if (d.pci.empty() || !adapters.insert(adapter_of_pci(d.pci)).second) continue;
+      const FirmwareView fw = firmware_view(d);
+      if (fw.psid.empty() || fw.running.empty()) continue;
+      FleetChecker::Facts::Firmware entry{fw.psid, fw.running, {}, std::nullopt};
+      for (const InterfaceSpec& iface : m.spec->interfaces) {
+        auto ref = m.state->resolve_port(iface.selector);
+        if (!ref || adapter_of_pci(ref->device->pci) != adapter_of_pci(d.pci)) continue;
+        entry.where = iface.firmware.any() ? iface.firmware.origin : interface_mark(iface);
+        entry.pinned = iface.firmware.version;
+        break;
+      }
+      out.firmware.push_back(std::move(entry));
+    }
+  }
+}
+
+}  // namespace
+
+FleetChecker::FactsPtr FleetChecker::facts_of(const FleetMember& m) {
+  FactsPtr out(new Facts);
+  out->node = m.node;
+  address_facts(m, *out);
+  rail_facts(m, *out);
+  subnet_manager_facts(m, *out);
+  firmware_facts(m, *out);
+  return out;
+}
+
+void FleetChecker::add(FactsPtr facts) {
+  const NodeId node = d_->names.intern(facts->node);
+  d_->add_addresses(node, *facts);
+  d_->add_rails(node, *facts);
+  d_->add_subnet_manager(node, *facts);
+  d_->add_firmware(node, *facts);
+}
+
+void FleetChecker::add(const FleetMember& member) { add(facts_of(member)); }
+
+void FleetChecker::Data::add_addresses(NodeId node, FleetChecker::Facts& facts) {
+  for (Facts::AddressUse& a : facts.addresses) uses[a.address].push_back({node, std::move(a.what), std::move(a.where)});
+}
+
+void FleetChecker::Data::add_rails(NodeId node, FleetChecker::Facts& facts) {
+  if (!rails_declared && !facts.rails.empty()) {
+    declared_rails = std::move(facts.rails);
+    rails_declared = true;
+  }
+  for (Facts::RailAddress& a : facts.rail_addresses) {
+    Rail& rail = rails[a.rail];
+    if (a.outside) {
+      rail.outside.push_back({node, std::move(a.text), std::move(a.where)});
+    } else {
+      rail.networks[a.family_index][a.text].add(node, a.where, false, names);
+    }
+  }
+  for (const Facts::RailMtu& m : facts.rail_mtus) rails[m.rail].mtus[m.mtu].add(node, m.where, m.recorded, names);
+}
+
+void FleetChecker::Data::add_subnet_manager(NodeId node, FleetChecker::Facts& facts) {
+  if (facts.sm) {
+    facts.sm->node = node;
+    sms.push_back(std::move(*facts.sm));
+  }
+  infiniband = infiniband || facts.infiniband;
+  have_states = have_states || facts.has_state;
+  switch (facts.evidence) {
+    case MasterEvidence::kMaster: master.push_back(node); break;
+    case MasterEvidence::kNoMaster: no_master.push_back(node); break;
+    case MasterEvidence::kUnknown: unknown.push_back(node); break;
+  }
+  if (facts.ib_where && (!ib_where || names.before(node, ib_where->first))) ib_where = {{node, std::move(*facts.ib_where)}};
+}
+
+void FleetChecker::Data::add_firmware(NodeId node, FleetChecker::Facts& facts) {
+  for (const Facts::Firmware& fw : facts.firmware) {
+    if (fw.pinned) {
+      const auto it = pinned.find(fw.psid);
+      if (it == pinned.end() || names.before(node, it->second.first)) pinned[fw.psid] = {node, *fw.pinned};
+    }
+    by_psid[fw.psid][fw.running].add(node, fw.where, true, names);
+  }
+}
+
+}  // namespace rdmactl
