@@ -67,10 +67,6 @@ bool run_selftest_after_apply(const GlobalOptions& global, Engine& engine, Platf
   return result.outcome == SelftestResult::Outcome::kFailed;
 }
 
-// apply --confirm: the changes stay only if `rdmactl confirm` marks the journal confirmed within
-// `within`; otherwise (or on SIGINT/SIGTERM) they are reverted. SIGHUP (the operator's session
-// dropping, which is what --confirm is for) does not stop the wait. Returns whether it was confirmed;
-// `report` gets the revert's outcome when it was not.
 // The word as a POSIX shell reads it: as is when it is only safe characters, else single-quoted.
 std::string shell_word(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
@@ -90,6 +86,10 @@ std::string confirm_command(const GlobalOptions& global) {
   return out + " confirm";
 }
 
+// apply --confirm: the changes stay only if `rdmactl confirm` marks the journal confirmed within
+// `within`; otherwise (or on SIGINT/SIGTERM) they are reverted. SIGHUP (the operator's session
+// dropping, which is what --confirm is for) does not stop the wait. Returns whether it was confirmed;
+// `report` gets the revert's outcome when it was not.
 bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptions& global, const NodeSpec& spec,
                            const std::string& node, std::chrono::milliseconds within, Report& report) {
   const HostFs& fs = platform.fs();
@@ -155,6 +155,34 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptio
   return false;
 }
 
+// apply --check: the plan, reported as apply's; nothing is written.
+int run_check(Engine& engine, Platform& platform, const FabricSpec& spec, const NodeSpec& node_spec,
+              const std::string& node, Format format, std::chrono::steady_clock::time_point started) {
+  auto state = engine.observe(platform, &node_spec, node);
+  if (!state) return report_error(state.error());
+  Report report = engine.plan(node_spec, *state);
+  report.kind = "ApplyReport";
+  report.spec_file = spec.file;
+  report.spec_sha256 = spec.sha256;
+  report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return print_plan(report, format, &*state);
+}
+
+// The report of an apply that an interrupted run's journal stopped before it began.
+int report_blocked(RecoveryOutcome& recovered, const FabricSpec& spec, const std::string& node, Format format,
+                   std::chrono::steady_clock::time_point started) {
+  Report report;
+  report.kind = "ApplyReport";
+  report.node = node;
+  report.spec_file = spec.file;
+  report.spec_sha256 = spec.sha256;
+  report.recovery = std::move(recovered.recovery);
+  report.errors.push_back(*recovered.blocking);
+  report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cout << render_report(report, format) << std::flush;
+  return report_error(*recovered.blocking);
+}
+
 int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   keep_freed_memory_for_this_run();
   const auto started = std::chrono::steady_clock::now();
@@ -177,16 +205,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   if (!platform) return report_error(platform.error());
   Engine engine(make_reconciler_table());
 
-  if (opts.check) {
-    auto state = engine.observe(**platform, &node_spec, node);
-    if (!state) return report_error(state.error());
-    Report report = engine.plan(node_spec, *state);
-    report.kind = "ApplyReport";
-    report.spec_file = spec->file;
-    report.spec_sha256 = spec->sha256;
-    report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    return print_plan(report, *format, &*state);
-  }
+  if (opts.check) return run_check(engine, **platform, *spec, node_spec, node, *format, started);
 
   install_interrupt_handlers();
   auto lock = HostLock::acquire(*lock_timeout, this_command_line());
@@ -197,18 +216,7 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   });
   // A run killed half-way is undone before anything else; this run's report says what was done.
   RecoveryOutcome recovered = recover_interrupted(engine, **platform, opts.keep_interrupted);
-  if (recovered.blocking) {
-    Report report;
-    report.kind = "ApplyReport";
-    report.node = node;
-    report.spec_file = spec->file;
-    report.spec_sha256 = spec->sha256;
-    report.recovery = std::move(recovered.recovery);
-    report.errors.push_back(*recovered.blocking);
-    report.duration_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::cout << render_report(report, *format) << std::flush;
-    return report_error(*recovered.blocking);
-  }
+  if (recovered.blocking) return report_blocked(recovered, *spec, node, *format, started);
 
   arm_engine(engine, **platform, *spec, node, audit);
   Report report = engine.apply(**platform, node_spec, node);

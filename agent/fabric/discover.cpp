@@ -273,35 +273,16 @@ void read_counters(Queries& q, FabricScan& scan) {
   }
 }
 
-}  // namespace
-
-Result<FabricScan> discover_fabric(const DiscoverOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
-  auto local = local_port(options);
-  if (!local) return std::move(local).error();
-
-  ibnd_config_t config{};
-  config.timeout_ms = static_cast<unsigned>(options.timeout_ms);
-  config.retries = static_cast<unsigned>(options.retries);
-  std::vector<char> ca_name(local->ca.begin(), local->ca.end());
-  ca_name.push_back('\0');
-  std::unique_ptr<ibnd_fabric_t, FabricDeleter> fabric(
-      ibnd_discover_fabric(ca_name.data(), local->port, nullptr, &config));
-  if (!fabric) {
-    return make_error(ErrorKind::kPlatform,
-                      "libibnetdisc could not discover the subnet from " + local->ca + " port " +
-                          std::to_string(local->port) + " (ibnd_discover_fabric failed; see its messages above)",
-                      local->ca);
-  }
-
+// The scan of what libibnetdisc found from `local`: its nodes, each port with its peer's index and
+// port. `order` gets each node's ibnd_node_t, at its index in scan.nodes.
+FabricScan scan_of(const ibnd_fabric_t& fabric, const LocalPort& local, std::vector<const ibnd_node_t*>& order) {
   FabricScan scan;
-  scan.ca = local->ca;
-  scan.ca_port = local->port;
-  scan.local_guid = local->guid;
-  scan.mads = fabric->total_mads_used;
+  scan.ca = local.ca;
+  scan.ca_port = local.port;
+  scan.local_guid = local.guid;
+  scan.mads = fabric.total_mads_used;
   std::map<const ibnd_node_t*, std::size_t> index;
-  std::vector<const ibnd_node_t*> order;
-  for (ibnd_node_t* n = fabric->nodes; n; n = n->next) {
+  for (ibnd_node_t* n = fabric.nodes; n; n = n->next) {
     index[n] = order.size();
     order.push_back(n);
   }
@@ -324,7 +305,77 @@ Result<FabricScan> discover_fabric(const DiscoverOptions& options) {
     }
     scan.nodes.push_back(std::move(node));
   }
-  if (fabric->from_node) scan.local_node = index.at(fabric->from_node);
+  if (fabric.from_node) scan.local_node = index.at(fabric.from_node);
+  return scan;
+}
+
+// The subnet managers behind node `i`'s ports, by SMInfo.
+void query_subnet_managers(Queries& q, const std::vector<const ibnd_node_t*>& order, std::size_t i,
+                           FabricScan& scan) {
+  const ibnd_node_t* n = order[i];
+  const FabricNode& node = scan.nodes[i];
+  for (const FabricPort& p : node.ports) {
+    // A switch's SM sits behind port 0 (its CapabilityMask speaks for the switch); a CA's behind
+    // the port that has the capability.
+    const bool sm_port = node.type == NodeType::kSwitch ? p.number == 0 : p.number > 0;
+    if (!sm_port || !(p.cap_mask & kCapIsSm)) continue;
+    SubnetManager sm;
+    sm.port = PortRef{i, p.number};
+    sm.lid = p.lid;
+    // By directed route, which works before any LID is assigned: to a CA port through the switch
+    // port it hangs off, so that the route ends at the port whose PortInfo said IsSM even where
+    // libibnetdisc merged two nodes of one GUID (its path_portid is the first one's).
+    ib_portid_t path = n->path_portid;
+    if (node.type != NodeType::kSwitch && scan.local_node != i && p.peer &&
+        scan.nodes[p.peer->node].type == NodeType::kSwitch) {
+      ib_portid_t via = order[p.peer->node]->path_portid;
+      if (via.drpath.cnt + 1 < IB_SUBNET_PATH_HOPS_MAX) {
+        via.drpath.p[++via.drpath.cnt] = static_cast<uint8_t>(p.peer->port);
+        path = via;
+      }
+    }
+    q.sminfo(path, sm);
+    scan.subnet_managers.push_back(sm);
+  }
+}
+
+// What answers behind switch `i`'s ports that are LinkUp with no peer libibnetdisc found.
+void query_dangling(Queries& q, const ibnd_node_t* n, std::size_t i, FabricScan& scan) {
+  for (const FabricPort& p : scan.nodes[i].ports) {
+    if (p.number == 0 || p.phys_state != kPhysLinkUp || p.peer) continue;
+    ib_portid_t path = n->path_portid;
+    if (path.drpath.cnt + 1 >= IB_SUBNET_PATH_HOPS_MAX) continue;
+    path.drpath.p[++path.drpath.cnt] = static_cast<uint8_t>(p.number);
+    DanglingPort d;
+    d.at = PortRef{i, p.number};
+    q.whois(path, d);
+    scan.dangling.push_back(d);
+  }
+}
+
+}  // namespace
+
+Result<FabricScan> discover_fabric(const DiscoverOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  auto local = local_port(options);
+  if (!local) return std::move(local).error();
+
+  ibnd_config_t config{};
+  config.timeout_ms = static_cast<unsigned>(options.timeout_ms);
+  config.retries = static_cast<unsigned>(options.retries);
+  std::vector<char> ca_name(local->ca.begin(), local->ca.end());
+  ca_name.push_back('\0');
+  std::unique_ptr<ibnd_fabric_t, FabricDeleter> fabric(
+      ibnd_discover_fabric(ca_name.data(), local->port, nullptr, &config));
+  if (!fabric) {
+    return make_error(ErrorKind::kPlatform,
+                      "libibnetdisc could not discover the subnet from " + local->ca + " port " +
+                          std::to_string(local->port) + " (ibnd_discover_fabric failed; see its messages above)",
+                      local->ca);
+  }
+
+  std::vector<const ibnd_node_t*> order;
+  FabricScan scan = scan_of(*fabric, *local, order);
 
   int mgmt_classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_PERFORMANCE_CLASS};
   std::unique_ptr<ibmad_port, MadPortDeleter> mad(mad_rpc_open_port(ca_name.data(), local->port, mgmt_classes, 3));
@@ -338,42 +389,9 @@ Result<FabricScan> discover_fabric(const DiscoverOptions& options) {
   Queries q(mad.get(), options.timeout_ms);
 
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const ibnd_node_t* n = order[i];
-    FabricNode& node = scan.nodes[i];
-    for (const FabricPort& p : node.ports) {
-      // A switch's SM sits behind port 0 (its CapabilityMask speaks for the switch); a CA's behind
-      // the port that has the capability.
-      const bool sm_port = node.type == NodeType::kSwitch ? p.number == 0 : p.number > 0;
-      if (!sm_port || !(p.cap_mask & kCapIsSm)) continue;
-      SubnetManager sm;
-      sm.port = PortRef{i, p.number};
-      sm.lid = p.lid;
-      // By directed route, which works before any LID is assigned: to a CA port through the switch
-      // port it hangs off, so that the route ends at the port whose PortInfo said IsSM even where
-      // libibnetdisc merged two nodes of one GUID (its path_portid is the first one's).
-      ib_portid_t path = n->path_portid;
-      if (node.type != NodeType::kSwitch && scan.local_node != i && p.peer &&
-          scan.nodes[p.peer->node].type == NodeType::kSwitch) {
-        ib_portid_t via = order[p.peer->node]->path_portid;
-        if (via.drpath.cnt + 1 < IB_SUBNET_PATH_HOPS_MAX) {
-          via.drpath.p[++via.drpath.cnt] = static_cast<uint8_t>(p.peer->port);
-          path = via;
-        }
-      }
-      q.sminfo(path, sm);
-      scan.subnet_managers.push_back(sm);
-    }
-    if (node.type != NodeType::kSwitch) continue;
-    for (const FabricPort& p : node.ports) {
-      if (p.number == 0 || p.phys_state != kPhysLinkUp || p.peer) continue;
-      ib_portid_t path = n->path_portid;
-      if (path.drpath.cnt + 1 >= IB_SUBNET_PATH_HOPS_MAX) continue;
-      path.drpath.p[++path.drpath.cnt] = static_cast<uint8_t>(p.number);
-      DanglingPort d;
-      d.at = PortRef{i, p.number};
-      q.whois(path, d);
-      scan.dangling.push_back(d);
-    }
+    query_subnet_managers(q, order, i, scan);
+    if (scan.nodes[i].type != NodeType::kSwitch) continue;
+    query_dangling(q, order[i], i, scan);
   }
   if (options.counters) read_counters(q, scan);
   scan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

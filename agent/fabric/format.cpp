@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -223,13 +222,8 @@ std::string render_fabric_junit(const FabricScan& scan, const std::vector<Fabric
             << "\" time=\"0\"/>\n";
     }
   }
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char timestamp[32];
-  std::strftime(timestamp, sizeof timestamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  char duration[32];
-  std::snprintf(duration, sizeof duration, "%.3f", scan.seconds);
+  const std::string timestamp = junit_timestamp(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
+  const std::string duration = junit_seconds(scan.seconds);
   const std::string suite = "rdmactl fabric " + scan.ca + "/" + std::to_string(scan.ca_port);
   std::ostringstream xml;
   xml << "  <testsuite name=\"" << junit_escape(suite) << "\" timestamp=\"" << timestamp << "\" tests=\"" << tests

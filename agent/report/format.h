@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Output formats of reports and states: text (the drift report a person reads), json, yaml,
-// junit (CI systems: a test case per managed field) and prom (node_exporter textfile, agent/report/prom.h).
+// Output formats of reports and states: text (the drift report a person reads, text.cpp), json,
+// yaml (yaml.cpp), junit (CI systems: a test case per managed field, junit.cpp) and prom
+// (node_exporter textfile, agent/report/prom.h).
 #pragma once
 
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,10 @@ std::string junit_document(const std::vector<JunitSuite>& suites);
 // not used): a document written suite by suite ends with "</testsuites>\n".
 std::string junit_document_open(const JunitSuite& totals);
 std::string junit_escape(const std::string& text);
+// A JUnit timestamp attribute's value for `when`: the Ant schema's, which has no zone, in UTC.
+std::string junit_timestamp(std::time_t when);
+// A JUnit time attribute's value: `seconds` with three decimals.
+std::string junit_seconds(double seconds);
 // A JUnit classname made of words: dots and slashes become '_' (Jenkins and GitLab split a
 // classname on dots into packages; a node's FQDN or a resource path would scatter its cases).
 std::string junit_classname(const std::string& text);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Prometheus text exposition of reports, self-tests and observed ports (see prom.h).
+// Prometheus text exposition of reports, self-tests and observed ports (see prom.h), and the
+// prom format of a report (format.h render_prom).
 #include "agent/report/prom.h"
 #include "agent/state/firmware.h"
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <set>
 
@@ -121,6 +123,19 @@ std::optional<double> number_at(const json& object, const char* key) {
 }
 
 }  // namespace
+
+std::string prom_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
 
 std::string prom_number(double value) {
   if (std::isnan(value)) return "NaN";
@@ -364,6 +379,19 @@ void prom_firmware(PromText& out, const HostState& state) {
     out.sample("rdmactl_firmware_info", info, 1);
     out.sample("rdmactl_firmware_pending_activation", labels, fw.pending() ? 1 : 0);
   }
+}
+
+std::string render_prom(const Report& report, const HostState* state) {
+  PromText out;
+  prom_build_info(out);
+  prom_report(out, report);
+  // A report carries a self-test only when it ran one (apply), just now.
+  if (report.selftest.is_object()) {
+    const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    prom_selftest(out, report.node, report.selftest, std::floor(now));
+  }
+  if (state) prom_ports(out, *state);
+  return out.text();
 }
 
 }  // namespace rdmactl

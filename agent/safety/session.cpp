@@ -96,114 +96,89 @@ std::string recovery_failure(const Report& report) {
   return report.errors.empty() ? std::string() : report.errors.front().to_string();
 }
 
-}  // namespace
-
-RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool keep) {
-  RecoveryOutcome out;
-  const HostFs& fs = platform.fs();
+// Why nothing may be recovered or applied here while a run with another --root left a journal
+// in this namespace (nullopt: none did).
+std::optional<Error> journal_elsewhere(const HostFs& fs) {
   auto elsewhere = pending_journal_elsewhere(fs);
-  if (!elsewhere) {
-    out.blocking = elsewhere.error();
-    return out;
-  }
+  if (!elsewhere) return elsewhere.error();
   if (*elsewhere) {
-    out.blocking = make_error(
+    return make_error(
         ErrorKind::kPlatform,
         "an apply killed half-way in this network namespace with another --root left its journal " + **elsewhere +
             ", not rolled back yet: nothing is applied before it is (run rdmactl apply with that --root, or with "
             "--keep-interrupted to keep its changes); a namespace has one pending journal, whatever the --root");
+  }
+  return std::nullopt;
+}
+
+// A journal that cannot be read: blocking, unless `keep` sets it aside.
+RecoveryOutcome unreadable_journal(const HostFs& fs, const Error& error, bool keep) {
+  RecoveryOutcome out;
+  if (!keep) {
+    Error e = error;
+    e.message = "cannot read the journal an interrupted apply may have left: " + e.message +
+                "; nothing is applied before it is dealt with (`rdmactl apply --keep-interrupted` sets a damaged "
+                "journal aside)";
+    out.blocking = std::move(e);
     return out;
   }
-  auto found = read_journal(fs);
-  if (!found) {
-    if (!keep) {
-      Error e = found.error();
-      e.message = "cannot read the journal an interrupted apply may have left: " + e.message +
-                  "; nothing is applied before it is dealt with (`rdmactl apply --keep-interrupted` sets a damaged "
-                  "journal aside)";
-      out.blocking = std::move(e);
-      return out;
-    }
-    Recovery recovery;
-    recovery.outcome = "set-aside";
-    recovery.reason = "it cannot be read (" + found.error().to_string() + ")";
-    auto aside = set_aside_journal(fs);
-    if (!aside) {
-      out.blocking = aside.error();
-      return out;
-    }
-    recovery.notes.push_back("set aside as " + *aside);
-    spdlog::warn("--keep-interrupted: the unreadable journal is set aside as {}", *aside);
-    out.recovery = std::move(recovery);
-    return out;
-  }
-  if (!*found) return out;
-  Journal& journal = **found;
   Recovery recovery;
-  recovery.interrupted = who_of(journal);
+  recovery.outcome = "set-aside";
+  recovery.reason = "it cannot be read (" + error.to_string() + ")";
+  auto aside = set_aside_journal(fs);
+  if (!aside) {
+    out.blocking = aside.error();
+    return out;
+  }
+  recovery.notes.push_back("set aside as " + *aside);
+  spdlog::warn("--keep-interrupted: the unreadable journal is set aside as {}", *aside);
+  out.recovery = std::move(recovery);
+  return out;
+}
+
+// A journal another network namespace left (`foreign` says why it is not this one's): set aside.
+RecoveryOutcome set_aside_foreign(const HostFs& fs, Recovery recovery, const std::string& foreign) {
+  RecoveryOutcome out;
+  recovery.outcome = "set-aside";
+  recovery.reason = foreign;
+  auto aside = set_aside_journal(fs);
+  if (!aside) {
+    out.blocking = aside.error();
+    return out;
+  }
+  recovery.notes.push_back("set aside as " + *aside);
+  spdlog::warn("the journal of {} is not replayed: {}; set aside as {}", recovery.interrupted, foreign, *aside);
+  out.recovery = std::move(recovery);
+  return out;
+}
+
+// The journal of a run whose changes were confirmed: they stay, the journal goes.
+RecoveryOutcome drop_confirmed(const HostFs& fs, Recovery recovery) {
+  RecoveryOutcome out;
+  spdlog::info("a confirmed apply ({}) left its journal: dropping it", recovery.interrupted);
+  recovery.outcome = "dropped";
+  for (Change& c : recovery.changes) c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
+  if (auto r = remove_journal(fs); !r) out.blocking = r.error();
+  out.recovery = std::move(recovery);
+  return out;
+}
+
+// --keep-interrupted: the changes stay as they are, reported as the host shows them.
+RecoveryOutcome keep_interrupted(Engine& engine, Platform& platform, const Journal& journal,
+                                 const std::optional<NodeSpec>& node_spec, Recovery recovery) {
+  RecoveryOutcome out;
+  spdlog::warn("an apply that did not finish ({}) left a journal; --keep-interrupted: its changes stay as they are",
+               recovery.interrupted);
+  recovery.outcome = "kept";
   recovery.changes = journal.changes;
-  auto spec = load_spec_text(journal.spec_text, journal.spec_file);
-  if (spec) recovery.spec_sha256 = spec->sha256;
+  if (node_spec) classify_kept(engine, platform, journal, *node_spec, recovery.changes);
+  if (auto r = remove_journal(platform.fs()); !r) out.blocking = r.error();
+  out.recovery = std::move(recovery);
+  return out;
+}
 
-  // Never replayed into a namespace that only has its inode number.
-  if (auto foreign = netns_mismatch(journal.netns, this_netns())) {
-    recovery.outcome = "set-aside";
-    recovery.reason = *foreign;
-    auto aside = set_aside_journal(fs);
-    if (!aside) {
-      out.blocking = aside.error();
-      return out;
-    }
-    recovery.notes.push_back("set aside as " + *aside);
-    spdlog::warn("the journal of {} is not replayed: {}; set aside as {}", recovery.interrupted, *foreign, *aside);
-    out.recovery = std::move(recovery);
-    return out;
-  }
-  if (journal.confirm_deadline && journal.confirmed) {
-    spdlog::info("a confirmed apply ({}) left its journal: dropping it", recovery.interrupted);
-    recovery.outcome = "dropped";
-    for (Change& c : recovery.changes) c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
-    if (auto r = remove_journal(fs); !r) out.blocking = r.error();
-    out.recovery = std::move(recovery);
-    return out;
-  }
-
-  // Its netdevs, by ifindex, kind and MAC, before any write.
-  auto links = platform.links();
-  if (!links) {
-    out.blocking = links.error();
-    return out;
-  }
-  const JournalMatch match = match_netdevs(journal, **links);
-  recovery.notes = match_notes(match);
-  for (const std::string& note : recovery.notes) spdlog::warn("{}", note);
-  apply_match(journal, match);
-  std::optional<NodeSpec> node_spec;
-  if (spec) {
-    node_spec = merge_for_node(*spec, journal.node);
-    match_spec(*node_spec, match);
-  }
-
-  if (keep) {
-    spdlog::warn("an apply that did not finish ({}) left a journal; --keep-interrupted: its changes stay as they are",
-                 recovery.interrupted);
-    recovery.outcome = "kept";
-    recovery.changes = journal.changes;
-    if (node_spec) classify_kept(engine, platform, journal, *node_spec, recovery.changes);
-    if (auto r = remove_journal(fs); !r) out.blocking = r.error();
-    out.recovery = std::move(recovery);
-    return out;
-  }
-  spdlog::warn("an apply that did not finish ({}) left a journal: rolling its changes back first", recovery.interrupted);
-  if (!spec) {
-    out.blocking = make_error(ErrorKind::kPlatform, "the interrupted run's spec (in its journal) does not load: " +
-                                                        spec.error().to_string() +
-                                                        "; `rdmactl apply --keep-interrupted` drops it");
-    recovery.outcome = "failed";
-    recovery.reason = out.blocking->message;
-    out.recovery = std::move(recovery);
-    return out;
-  }
+// The snapshot the journal recorded, when it has one that loads.
+std::optional<Snapshot> journal_snapshot(const Journal& journal) {
   std::optional<Snapshot> snapshot;
   if (journal.snapshot.is_object()) {
     auto loaded = snapshot_from_json(journal.snapshot);
@@ -214,8 +189,27 @@ RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool kee
                    loaded.error().to_string());
     }
   }
+  return snapshot;
+}
+
+// The interrupted run's changes undone; the journal stays, blocking, unless all of them were.
+RecoveryOutcome roll_back_interrupted(Engine& engine, Platform& platform, const Journal& journal,
+                                      const Result<FabricSpec>& spec, const std::optional<NodeSpec>& node_spec,
+                                      Recovery recovery) {
+  RecoveryOutcome out;
+  const HostFs& fs = platform.fs();
+  spdlog::warn("an apply that did not finish ({}) left a journal: rolling its changes back first", recovery.interrupted);
+  if (!spec) {
+    out.blocking = make_error(ErrorKind::kPlatform, "the interrupted run's spec (in its journal) does not load: " +
+                                                        spec.error().to_string() +
+                                                        "; `rdmactl apply --keep-interrupted` drops it");
+    recovery.outcome = "failed";
+    recovery.reason = out.blocking->message;
+    out.recovery = std::move(recovery);
+    return out;
+  }
   const Report report = engine.recover(platform, *node_spec, journal.node, journal.before, journal.changes,
-                                       journal.revert_plan, std::move(snapshot));
+                                       journal.revert_plan, journal_snapshot(journal));
   recovery.changes = report.changes;
   const std::string failure = recovery_failure(report);
   if (!failure.empty()) {
@@ -233,6 +227,51 @@ RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool kee
   if (auto r = remove_journal(fs); !r) out.blocking = r.error();
   out.recovery = std::move(recovery);
   return out;
+}
+
+}  // namespace
+
+RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool keep) {
+  RecoveryOutcome out;
+  const HostFs& fs = platform.fs();
+  if (auto blocking = journal_elsewhere(fs)) {
+    out.blocking = std::move(blocking);
+    return out;
+  }
+  auto found = read_journal(fs);
+  if (!found) return unreadable_journal(fs, found.error(), keep);
+  if (!*found) return out;
+  Journal& journal = **found;
+  Recovery recovery;
+  recovery.interrupted = who_of(journal);
+  recovery.changes = journal.changes;
+  auto spec = load_spec_text(journal.spec_text, journal.spec_file);
+  if (spec) recovery.spec_sha256 = spec->sha256;
+
+  // Never replayed into a namespace that only has its inode number.
+  if (auto foreign = netns_mismatch(journal.netns, this_netns())) {
+    return set_aside_foreign(fs, std::move(recovery), *foreign);
+  }
+  if (journal.confirm_deadline && journal.confirmed) return drop_confirmed(fs, std::move(recovery));
+
+  // Its netdevs, by ifindex, kind and MAC, before any write.
+  auto links = platform.links();
+  if (!links) {
+    out.blocking = links.error();
+    return out;
+  }
+  const JournalMatch match = match_netdevs(journal, **links);
+  recovery.notes = match_notes(match);
+  for (const std::string& note : recovery.notes) spdlog::warn("{}", note);
+  apply_match(journal, match);
+  std::optional<NodeSpec> node_spec;
+  if (spec) {
+    node_spec = merge_for_node(*spec, journal.node);
+    match_spec(*node_spec, match);
+  }
+
+  if (keep) return keep_interrupted(engine, platform, journal, node_spec, std::move(recovery));
+  return roll_back_interrupted(engine, platform, journal, spec, node_spec, std::move(recovery));
 }
 
 void arm_engine(Engine& engine, Platform& platform, const FabricSpec& spec, const std::string& node,
