@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // show, doctor and export on the real kernel's netdevs with a fixture's RDMA sysfs tree: veths
 // named like the ConnectX-6 Dx fixture's netdevs carry the MTU, state and addresses (rtnetlink),
-// the fixture under --root carries devices, ports, GIDs and PCIe (sysfs).
+// the fixture under --root carries devices, ports, GIDs and PCIe (sysfs). --root is a copy of the
+// fixture: a plan writes its spec cache under --root, and the source tree is not to be written.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "tests/netns/netns_fixture.h"
@@ -23,17 +25,20 @@ class FixtureHost : public NetnsTest {
     }
     ASSERT_EQ(ns().ip({"addr", "add", "192.168.100.11/24", "dev", "ens1f0np0"}), 0);
     ASSERT_EQ(ns().ip({"addr", "add", "192.168.101.11/24", "dev", "ens1f1np1"}), 0);
+    std::filesystem::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx6dx-roce", root_.root(),
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   }
 
   int rdmactl(std::vector<std::string> args, std::string* out) {
-    std::vector<std::string> argv = {RDMACTL_BINARY, "--netns", ns().name(), "--node", "gpu-01", "--root",
-                                     std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx6dx-roce"};
+    std::vector<std::string> argv = {RDMACTL_BINARY, "--netns", ns().name(), "--node", "gpu-01", "--root", root_.root()};
     argv.insert(argv.end(), args.begin(), args.end());
     std::string err;
     const int rc = ns().run(argv, out, &err);
     if (rc != 0 && rc != 2) ADD_FAILURE() << "stderr: " << err;
     return rc;
   }
+
+  TempTree root_;
 };
 
 // The member of `list` whose "name" is `name`; a test failure naming what is missing otherwise.
