@@ -10,9 +10,9 @@
 #include "agent/cli/spec_cache.h"
 #include "agent/core/json_text.h"
 #include "agent/core/suggest.h"
+#include "agent/core/text.h"
 #include "agent/platform/host_fs.h"
 #include "agent/platform/netlink.h"
-#include "agent/spec/text.h"
 #include "reconcilers/table.h"
 
 namespace rdmactl::cli {

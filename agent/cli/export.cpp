@@ -6,8 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/common.h"
+#include "agent/core/text.h"
 #include "agent/export/export.h"
-#include "agent/spec/text.h"
 #include "reconcilers/table.h"
 
 namespace rdmactl::cli {

@@ -5,7 +5,7 @@
 // that may hold any bytes, and a terminal or `journalctl` would act on an escape sequence.
 #include "agent/core/logging.h"
 #include "agent/core/json_text.h"
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 
 #include <spdlog/formatter.h>
 #include <spdlog/pattern_formatter.h>

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/core/text.h"
 #include "agent/doctor/doctor_internal.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl::doctor_detail {
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <set>
 
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 #include "agent/state/firmware.h"
 
 namespace rdmactl {

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <utility>
 
+#include "agent/core/text.h"
 #include "agent/fabric/encoding.h"
 #include "agent/report/format.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl::fabric {
 namespace {

@@ -3,7 +3,7 @@
 // links, subnetManagers, findings, summary), junit (one test case per finding, and one passing case
 // per check without findings) and prom (Prometheus text exposition, agent/report/prom.h). Node
 // descriptions come from the wire (any 64 bytes): every output shows control bytes and bytes that
-// are not UTF-8 escaped (agent/spec/text.h escape_for_display).
+// are not UTF-8 escaped (agent/core/text.h escape_for_display).
 //
 // fabric_metrics() is what the agent's /metrics exports on its interval (`serve`).
 #pragma once

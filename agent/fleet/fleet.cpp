@@ -15,7 +15,7 @@
 
 #include "agent/core/json_text.h"
 #include "agent/core/ordered_pool.h"
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 #include "agent/report/prom.h"
 
 namespace rdmactl {

@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "agent/core/text.h"
 #include "agent/fleet/switch_config_internal.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace switch_detail {

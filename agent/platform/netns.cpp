@@ -20,8 +20,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/core/text.h"
 #include "agent/platform/netns_mounts.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace {

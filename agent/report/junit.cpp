@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 
 namespace rdmactl {
 namespace {

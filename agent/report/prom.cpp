@@ -10,9 +10,9 @@
 #include <cmath>
 #include <set>
 
+#include "agent/core/text.h"
 #include "agent/report/format.h"
 #include "agent/state/port_guid.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace {

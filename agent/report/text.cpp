@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "agent/core/json_text.h"
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 #include "agent/state/firmware.h"
 
 namespace rdmactl {

@@ -6,7 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "agent/core/json_text.h"
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 
 namespace rdmactl {
 namespace {

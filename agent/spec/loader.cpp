@@ -14,11 +14,11 @@
 #include <variant>
 
 #include "agent/core/digest.h"
+#include "agent/core/text.h"
 #include "agent/spec/input.h"
 #include "agent/spec/semantic.h"
 #include "agent/spec/spec.h"
 #include "agent/spec/structure.h"
-#include "agent/spec/text.h"
 #include "agent/spec/yaml_node.h"
 
 namespace rdmactl {

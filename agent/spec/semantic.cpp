@@ -7,8 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "agent/core/text.h"
 #include "agent/spec/semantic_internal.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl::semantic_detail {
 

@@ -10,8 +10,8 @@
 #include <unordered_set>
 
 #include "agent/core/cidr.h"
+#include "agent/core/text.h"
 #include "agent/spec/semantic_internal.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl::semantic_detail {
 namespace {

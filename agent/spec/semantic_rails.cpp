@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "agent/core/cidr.h"
+#include "agent/core/text.h"
 #include "agent/spec/semantic_internal.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl::semantic_detail {
 namespace {

@@ -4,8 +4,8 @@
 #include <regex>
 #include <string>
 
+#include "agent/core/text.h"
 #include "agent/spec/semantic_internal.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl::semantic_detail {
 namespace {

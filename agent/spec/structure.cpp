@@ -21,9 +21,9 @@
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
 
+#include "agent/core/text.h"
 #include "agent/spec/json_schema.h"
 #include "agent/spec/schema_data.h"
-#include "agent/spec/text.h"
 #include "agent/spec/yaml_adapter.h"
 #include "agent/spec/yaml_node.h"
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 
 namespace rdmactl {
 namespace {

@@ -2,8 +2,8 @@
 // HostState to and from the JSON of `show --format json`, and selector resolution.
 #include "agent/state/state.h"
 #include "agent/core/json_text.h"
+#include "agent/core/text.h"
 #include "agent/spec/input.h"
-#include "agent/spec/text.h"
 
 #include <fstream>
 #include <sstream>

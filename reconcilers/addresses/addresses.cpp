@@ -38,8 +38,8 @@
 
 #include "agent/core/cidr.h"
 #include "agent/engine/snapshot.h"
-#include "reconcilers/netdev_batch.h"
-#include "reconcilers/resource.h"
+#include "reconcilers/common/netdev_batch.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {

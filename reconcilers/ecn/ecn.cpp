@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "agent/platform/mstconfig_tool.h"
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {

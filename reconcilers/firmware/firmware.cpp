@@ -26,7 +26,7 @@
 #include "agent/platform/devlink.h"
 #include "agent/platform/mstflint.h"
 #include "agent/state/firmware.h"
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {

@@ -37,9 +37,9 @@
 
 #include "agent/engine/snapshot.h"
 
+#include "reconcilers/common/netdev_batch.h"
+#include "reconcilers/common/resource.h"
 #include "reconcilers/ipoib/ipoib.h"
-#include "reconcilers/netdev_batch.h"
-#include "reconcilers/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {

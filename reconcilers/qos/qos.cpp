@@ -50,7 +50,7 @@
 #include <set>
 
 #include "agent/platform/dcbnl.h"
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {

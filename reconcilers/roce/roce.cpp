@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "agent/core/json_text.h"
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers::subnet_manager_detail {
 

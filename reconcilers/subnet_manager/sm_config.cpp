@@ -16,7 +16,7 @@
 
 #include "agent/core/json_text.h"
 #include "agent/state/port_guid.h"
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers::subnet_manager_detail {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "agent/platform/command.h"
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 #include "reconcilers/subnet_manager/subnet_manager_internal.h"
 
 namespace rdmactl::reconcilers {

@@ -15,8 +15,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "agent/core/text.h"
 #include "agent/spec/input.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl::reconcilers {
 namespace {

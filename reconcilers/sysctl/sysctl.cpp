@@ -16,8 +16,8 @@
 #include <set>
 #include <sstream>
 
-#include "agent/spec/text.h"
-#include "reconcilers/resource.h"
+#include "agent/core/text.h"
+#include "reconcilers/common/resource.h"
 #include "reconcilers/sysctl/scope.h"
 
 namespace rdmactl::reconcilers {

@@ -17,7 +17,7 @@
 #include <fstream>
 #include <set>
 
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 #include "tests/netns/netns_fixture.h"
 #include "tests/unit/test_tree.h"
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "agent/spec/text.h"
+#include "agent/core/text.h"
 
 namespace rdmactl {
 namespace {

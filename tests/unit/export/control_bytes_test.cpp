@@ -5,9 +5,9 @@
 // escaped in a comment and in the warnings, and `plan` of the spec on the same host has no drift.
 #include <gtest/gtest.h>
 
+#include "agent/core/text.h"
 #include "agent/engine/engine.h"
 #include "agent/export/export.h"
-#include "agent/spec/text.h"
 #include "reconcilers/table.h"
 
 namespace rdmactl {

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "agent/core/text.h"
 #include "agent/report/format.h"
-#include "agent/spec/text.h"
 
 namespace rdmactl {
 namespace {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The first steps of a batch of netdev/<name> changes (see netdev_batch.h).
-#include "reconcilers/netdev_batch.h"
+#include "reconcilers/common/netdev_batch.h"
 
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 

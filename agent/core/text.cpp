@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Strict UTF-8 and control-character checks (see text.h).
-#include "agent/spec/text.h"
+// Strict UTF-8, control-character checks and display escapes (see text.h).
+#include "agent/core/text.h"
 
 namespace rdmactl {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Text checks for what a spec may contain: strict UTF-8 and no control characters.
+// Text checks: strict UTF-8, control characters and escapes for display.
 //
 // Every string of a spec ends up in JSON (plan and apply reports, the agent's API, the journal)
 // and on terminals. nlohmann-json throws (type_error.316) when it dumps a string that is not

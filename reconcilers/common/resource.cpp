@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared reconciler helpers: change construction and selector errors.
-#include "reconcilers/resource.h"
+#include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 
