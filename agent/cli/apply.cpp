@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/common.h"
+#include "agent/core/utc_time.h"
 #include "agent/daemon/agent.h"
 #include "agent/safety/host_lock.h"
 #include "agent/safety/session.h"

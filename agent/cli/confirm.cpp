@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "agent/cli/common.h"
+#include "agent/core/utc_time.h"
 #include "agent/safety/journal.h"
 
 namespace rdmactl::cli {

@@ -2,8 +2,8 @@
 // The agent's status as the HTTP API shows it: /readyz, /v1/status and /metrics, each a snapshot
 // taken under the status mutex.
 #include "agent/daemon/agent.h"
+#include "agent/core/utc_time.h"
 #include "agent/report/prom.h"
-#include "agent/safety/journal.h"  // iso8601
 
 namespace rdmactl {
 namespace {

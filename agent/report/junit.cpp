@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "agent/core/text.h"
+#include "agent/core/utc_time.h"
 
 namespace rdmactl {
 namespace {
@@ -212,13 +213,7 @@ std::string junit_seconds(double seconds) {
   return duration;
 }
 
-std::string junit_timestamp(std::time_t when) {
-  std::tm tm{};
-  gmtime_r(&when, &tm);
-  char timestamp[32];
-  std::strftime(timestamp, sizeof timestamp, "%Y-%m-%dT%H:%M:%S", &tm);
-  return timestamp;
-}
+std::string junit_timestamp(std::time_t when) { return utc_text(when, "%Y-%m-%dT%H:%M:%S"); }
 
 std::string junit_document_open(const JunitSuite& totals) {
   const std::string duration = junit_seconds(totals.seconds);

@@ -3,6 +3,7 @@
 #include "agent/safety/audit.h"
 #include "agent/core/digest.h"
 #include "agent/core/json_text.h"
+#include "agent/core/utc_time.h"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -17,7 +18,6 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/platform/own_files.h"
-#include "agent/safety/journal.h"
 
 namespace rdmactl {
 namespace {

@@ -18,6 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/core/utc_time.h"
 #include "agent/platform/own_files.h"
 #include "agent/safety/netns_identity.h"
 
@@ -25,15 +26,6 @@ namespace rdmactl {
 namespace {
 
 constexpr std::chrono::milliseconds kPoll{100};
-
-std::string now_text() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // "pid 1234 (rdmactl apply -f fabric.yaml), since 2026-12-01T10:00:00Z", from the lock file, read
 // through the descriptor this run has open (the path might name another file by now).
@@ -105,7 +97,7 @@ Result<HostLock> HostLock::acquire(std::chrono::milliseconds timeout, const std:
     std::this_thread::sleep_for(kPoll);
   }
   // Ours: say who holds it.
-  const std::string identity = std::to_string(::getpid()) + "\n" + command + "\n" + now_text() + "\n";
+  const std::string identity = std::to_string(::getpid()) + "\n" + command + "\n" + iso8601_now() + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, identity.data(), identity.size(), 0) < 0) {
     spdlog::warn("{}: cannot record this run as the lock's holder: {}", path, std::strerror(errno));
   }

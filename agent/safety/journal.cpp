@@ -18,6 +18,7 @@
 
 #include "agent/core/fd.h"
 #include "agent/core/json_text.h"
+#include "agent/core/utc_time.h"
 #include "agent/engine/snapshot.h"
 #include "agent/platform/own_files.h"
 #include "agent/safety/host_lock.h"
@@ -53,24 +54,6 @@ json changes_json(const std::vector<Change>& changes) {
 }  // namespace
 
 std::string journal_path() { return "/var/lib/rdmactl/journal-" + netns_id() + ".json"; }
-
-std::string iso8601(std::chrono::system_clock::time_point t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-std::string iso8601_now() { return iso8601(std::chrono::system_clock::now()); }
-
-std::optional<std::chrono::system_clock::time_point> parse_iso8601(const std::string& text) {
-  std::tm tm{};
-  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (end == nullptr || *end != '\0') return std::nullopt;
-  return std::chrono::system_clock::from_time_t(::timegm(&tm));
-}
 
 json to_json(const Journal& journal) {
   // Member by member, moving each part in: an initializer list would copy every nested value

@@ -98,8 +98,4 @@ Result<void> remove_journal(const HostFs& fs);
 // journal gone since, is removed).
 Result<std::optional<std::string>> pending_journal_elsewhere(const HostFs& fs);
 
-std::string iso8601_now();
-std::string iso8601(std::chrono::system_clock::time_point t);
-std::optional<std::chrono::system_clock::time_point> parse_iso8601(const std::string& text);
-
 }  // namespace rdmactl

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/core/json_text.h"
+#include "agent/core/utc_time.h"
 #include "agent/safety/host_lock.h"
 
 namespace rdmactl {
