@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Strict UTF-8, control-character checks and display escapes (see text.h).
+// Strict UTF-8, control-character checks, display escapes and case folding (see text.h).
 #include "agent/core/text.h"
+
+#include <algorithm>
+#include <cctype>
 
 namespace rdmactl {
 namespace {
@@ -114,6 +117,12 @@ std::string escape_lines_for_display(std::string_view text) {
     out += text[end];
     start = end + 1;
   }
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 }  // namespace rdmactl

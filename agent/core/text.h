@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Text checks: strict UTF-8, control characters and escapes for display.
+// Text checks: strict UTF-8, control characters, escapes for display, ASCII case folding.
 //
 // Every string of a spec ends up in JSON (plan and apply reports, the agent's API, the journal)
 // and on terminals. nlohmann-json throws (type_error.316) when it dumps a string that is not
@@ -40,5 +40,9 @@ std::string escape_lines_for_display(std::string_view text);
 
 // "0x1b", for messages about one byte.
 std::string byte_text(unsigned char c);
+
+// Whether `a` and `b` are equal with ASCII letters folded to lower case (HTTP header names and
+// tokens, RFC 9110 5.1); other bytes compare as they are.
+bool equal_ignoring_case(std::string_view a, std::string_view b);
 
 }  // namespace rdmactl

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "agent/core/json_text.h"
+#include "agent/core/text.h"
 
 namespace rdmactl::http_detail {
 namespace {
@@ -16,12 +17,6 @@ namespace {
 // What the room reads and drops from a connection before it answers and closes it: data left unread
 // makes close() send a reset, and the client's kernel may then drop the answer (RFC 9112 9.6).
 constexpr size_t kDrainBeforeClose = 64 * 1024;
-
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::string_view trim_blanks(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
