@@ -60,7 +60,7 @@ bool ipv6_link_local(const std::string& cidr_text) {
 
 std::string address_of(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
 
-class AddressesReconciler final : public Reconciler {
+class AddressesReconciler final : public NetdevBatchReconciler {
  public:
   const char* name() const override { return kName; }
 
@@ -118,17 +118,11 @@ class AddressesReconciler final : public Reconciler {
     }
   }
 
-  Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
-    return apply_as_batch(*this, platform, state, change);
-  }
-
   // Read-modify-write against a fresh dump rather than the planned `current`, so that a retry, or
   // the revert of a half-applied change, converges whatever state the netdev is in.
-  void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) override {
-    RouteSocket* route = batch_route(platform, batch);
-    if (route == nullptr) return;
-    const Snapshot* snapshot = platform.snapshot_before();
-    auto dump = route->dump_addresses();
+  void apply_netdev_batch(Platform& platform, const HostState& state, ApplyBatch& batch, RouteSocket& route,
+                          const Snapshot* snapshot) override {
+    auto dump = route.dump_addresses();
     if (!dump) {
       if (batch.start(0)) batch.finish(0, dump.error());
       return;
@@ -156,7 +150,7 @@ class AddressesReconciler final : public Reconciler {
       if (write_back && snapshot != nullptr) {
         const NetdevSnapshot* was = snapshot->find(ifindex);
         if (was != nullptr && managed_cidrs(*was) == desired) {
-          auto r = restore_addresses(*route, ifindex, was->addresses, /*include_link_local=*/false);
+          auto r = restore_addresses(route, ifindex, was->addresses, /*include_link_local=*/false);
           const bool failed = !r;
           if (!failed) restored.emplace_back(k, ifindex);
           batch.finish(k, std::move(r));
@@ -165,17 +159,17 @@ class AddressesReconciler final : public Reconciler {
         }
       }
       Written w{k, ifindex, desired, present[ifindex], false, write_back};
-      Result<void> result = write_addresses(*route, w, routes_before);
+      Result<void> result = write_addresses(route, w, routes_before);
       const bool failed = !result;
       written.push_back(std::move(w));
       batch.finish(k, std::move(result));
       if (failed) break;
     }
     if (std::any_of(written.begin(), written.end(), [](const Written& w) { return w.deleted; })) {
-      readd_lost(*route, written, batch);
-      put_back_routes(*route, platform.fs(), routes_before, written, batch);
+      readd_lost(route, written, batch);
+      put_back_routes(route, platform.fs(), routes_before, written, batch);
     }
-    if (!restored.empty()) restore_routes(*route, platform.fs(), *snapshot, restored, batch);
+    if (!restored.empty()) restore_routes(route, platform.fs(), *snapshot, restored, batch);
   }
 
  private:

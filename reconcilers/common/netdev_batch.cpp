@@ -6,13 +6,17 @@
 
 namespace rdmactl::reconcilers {
 
-RouteSocket* batch_route(Platform& platform, ApplyBatch& batch) {
+Result<void> NetdevBatchReconciler::apply(Platform& platform, const HostState& state, const Change& change) {
+  return apply_as_batch(*this, platform, state, change);
+}
+
+void NetdevBatchReconciler::apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) {
   auto route = platform.route();
   if (!route) {
     if (batch.start(0)) batch.finish(0, route.error());
-    return nullptr;
+    return;
   }
-  return *route;
+  apply_netdev_batch(platform, state, batch, **route, platform.snapshot_before());
 }
 
 const NetdevState* start_netdev_change(const HostState& state, ApplyBatch& batch, size_t k) {

@@ -100,7 +100,7 @@ std::optional<std::set<std::string>> sysfs_netdevs(const NodeSpec* spec, const H
   return names;
 }
 
-class NetdevReconciler final : public Reconciler {
+class NetdevReconciler final : public NetdevBatchReconciler {
  public:
   const char* name() const override { return kName; }
   bool observes_netdevs() const override { return true; }
@@ -170,14 +170,8 @@ class NetdevReconciler final : public Reconciler {
     }
   }
 
-  Result<void> apply(Platform& platform, const HostState& state, const Change& change) override {
-    return apply_as_batch(*this, platform, state, change);
-  }
-
-  void apply_batch(Platform& platform, const HostState& state, ApplyBatch& batch) override {
-    RouteSocket* route = batch_route(platform, batch);
-    if (route == nullptr) return;
-    const Snapshot* snapshot = platform.snapshot_before();
+  void apply_netdev_batch(Platform& platform, const HostState& state, ApplyBatch& batch, RouteSocket& route,
+                          const Snapshot* snapshot) override {
     std::vector<std::pair<size_t, int>> restore;             // write backs restored from the snapshot
     std::vector<std::pair<size_t, int>> keep_ipv6;           // write backs to down without one
     std::vector<std::pair<size_t, const NetdevState*>> ipoib;  // IPoIB MTUs to read back
@@ -198,7 +192,7 @@ class NetdevReconciler final : public Reconciler {
       const bool restores = write_back && snapshot != nullptr && snapshot->find(ifindex) != nullptr;
       Result<void> result = ok();
       if (change.field == "mtu") {
-        result = route->set_mtu(ifindex, change.desired.get<unsigned>());
+        result = route.set_mtu(ifindex, change.desired.get<unsigned>());
         if (result && netdev->ipoib && !restores) ipoib.emplace_back(k, netdev);
       } else {
         const bool up = change.desired.get<std::string>() == "up";
@@ -208,7 +202,7 @@ class NetdevReconciler final : public Reconciler {
           // net.ipv6.conf.<if>.keep_addr_on_down is set), also those it had while it was down
           // before apply brought it up; they are put back after the batch, in the kernel's order.
           if (!before_down) {
-            auto dump = route->dump_addresses();
+            auto dump = route.dump_addresses();
             if (!dump) {
               batch.finish(k, dump.error());
               break;
@@ -217,21 +211,21 @@ class NetdevReconciler final : public Reconciler {
           }
           keep_ipv6.emplace_back(k, ifindex);
         }
-        result = route->set_admin_state(ifindex, up);
+        result = route.set_admin_state(ifindex, up);
       }
       if (result && restores) restore.emplace_back(k, ifindex);
       const bool failed = !result;
       batch.finish(k, std::move(result));
       if (failed) break;
     }
-    if (!keep_ipv6.empty()) put_back_ipv6(*route, *before_down, keep_ipv6, batch);
-    if (!ipoib.empty()) check_ipoib_clamps(platform, *route, ipoib, batch);
+    if (!keep_ipv6.empty()) put_back_ipv6(route, *before_down, keep_ipv6, batch);
+    if (!ipoib.empty()) check_ipoib_clamps(platform, route, ipoib, batch);
     if (!restore.empty()) {
       // Once for the batch: the netdevs as they were before apply, with those whose MTU follows
       // theirs (a revert of the lower device's MTU leaves a macvlan's lowered).
       std::vector<int> ifindexes;
       for (const auto& [k, ifindex] : restore) ifindexes.push_back(ifindex);
-      if (auto r = restore_snapshot(*route, platform.fs(), *snapshot, RestoreParts{}, with_related(*snapshot, ifindexes)); !r) {
+      if (auto r = restore_snapshot(route, platform.fs(), *snapshot, RestoreParts{}, with_related(*snapshot, ifindexes)); !r) {
         batch.fail(restore.front().first, r.error());
       }
     }
