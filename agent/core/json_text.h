@@ -14,4 +14,10 @@ inline std::string json_text(const nlohmann::json& value, int indent = -1) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// A JSON value in a message: a string's characters without their quotes, anything else as JSON
+// text (recorded states and tool outputs may hold any type where a string is usual).
+inline std::string json_plain_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : json_text(value);
+}
+
 }  // namespace rdmactl

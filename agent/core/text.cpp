@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace rdmactl {
 namespace {
@@ -117,6 +118,16 @@ std::string escape_lines_for_display(std::string_view text) {
     out += text[end];
     start = end + 1;
   }
+}
+
+std::string hex_number(unsigned value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%x", value);
+  return text;
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) {

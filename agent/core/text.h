@@ -41,6 +41,12 @@ std::string escape_lines_for_display(std::string_view text);
 // "0x1b", for messages about one byte.
 std::string byte_text(unsigned char c);
 
+// "0x1f", for messages about a number the kernel or a tool sent (a netlink message type).
+std::string hex_number(unsigned value);
+
+// Whether `text` is one or more ASCII digits and nothing else (no sign, no blank).
+bool all_digits(std::string_view text);
+
 // Whether `a` and `b` are equal with ASCII letters folded to lower case (HTTP header names and
 // tokens, RFC 9110 5.1); other bytes compare as they are.
 bool equal_ignoring_case(std::string_view a, std::string_view b);

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Comparing two snapshots in words (compare_snapshots), and which differences the applied
 // changes explain (unexplained).
+// glibc's <net/if.h> before <linux/if.h>, which then leaves out what glibc defined
+// (linux/libc-compat.h): in the other order the two collide, and a unity-build unit may include
+// <net/if.h> later through httplib.h.
+#include <net/if.h>
 #include <linux/if.h>
 #include <sys/socket.h>
 
@@ -22,7 +26,9 @@ using snapshot_detail::kRequestFlags;
 constexpr std::chrono::seconds kLifetimeSlack{2};
 
 // ifi_flags that follow the carrier, not a write: they are the operstate's business.
-constexpr unsigned kCarrierFlags = IFF_RUNNING | IFF_LOWER_UP | IFF_DORMANT;
+// (glibc's enum holds IFF_RUNNING, <linux/if.h>'s the other two: C++20 deprecates mixing enums.)
+constexpr unsigned kCarrierFlags =
+    static_cast<unsigned>(IFF_RUNNING) | static_cast<unsigned>(IFF_LOWER_UP) | static_cast<unsigned>(IFF_DORMANT);
 
 std::string family_name(int family) { return family == AF_INET ? "IPv4" : "IPv6"; }
 

@@ -16,22 +16,18 @@
 #include <utility>
 #include <vector>
 
+#include "agent/core/text.h"
+
 namespace rdmactl {
 namespace {
 
 // Indexed by attribute type: one past the largest devlink attribute of the uapi headers.
-constexpr size_t kTableSize = __DEVLINK_ATTR_MAX;
-using AttributeTable = const nlattr* [kTableSize];
+constexpr size_t kDevlinkTableSize = __DEVLINK_ATTR_MAX;
+using DevlinkAttributes = const nlattr* [kDevlinkTableSize];
 
 // The version the kernel's devlink_nl_family has (DEVLINK_GENL_VERSION) and the control
 // family's; genetlink does not check it, iproute2 sends these.
 constexpr uint8_t kCtrlVersion = 1;
-
-std::string hex(unsigned value) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%x", value);
-  return text;
-}
 
 void put_genl_header(MnlMessage& message, uint16_t type, uint8_t cmd, uint8_t version) {
   message.put_header(type, NLM_F_REQUEST | NLM_F_ACK);
@@ -53,8 +49,8 @@ void put_devlink_request(MnlMessage& message, uint16_t family, uint8_t cmd,
 Result<void> expect_genl(const nlmsghdr* message, uint16_t family, uint8_t cmd, const char* what) {
   if (message->nlmsg_type != family) {
     return make_error(ErrorKind::kPlatform,
-                      "unexpected netlink message type " + hex(message->nlmsg_type) + " in " +
-                          what + " reply (family " + hex(family) + ")",
+                      "unexpected netlink message type " + hex_number(message->nlmsg_type) + " in " +
+                          what + " reply (family " + hex_number(family) + ")",
                       {}, EBADMSG);
   }
   if (message->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN) {
@@ -91,10 +87,6 @@ std::vector<const nlattr*> attributes_of_type(const nlmsghdr* message, uint16_t 
   return collect.found;
 }
 
-std::string get_string(const nlattr* attr) {
-  return attr == nullptr ? std::string() : std::string(attribute_string(attr));
-}
-
 // --- DEVLINK_CMD_INFO_GET (devlink_nl_info_fill + the driver's info_get) ---------------------
 
 constexpr AttributePolicy kInfoPolicy[] = {
@@ -120,17 +112,17 @@ constexpr AttributePolicy kVersionPolicy[] = {
 Result<void> read_versions(const nlmsghdr* message, uint16_t type,
                            std::map<std::string, std::string>& out) {
   for (const nlattr* nest : attributes_of_type(message, type)) {
-    AttributeTable tb = {};
+    DevlinkAttributes tb = {};
     if (Result<void> parsed = parse_nested(nest, kVersionPolicy, tb); !parsed) return parsed;
-    out[get_string(tb[DEVLINK_ATTR_INFO_VERSION_NAME])] =
-        get_string(tb[DEVLINK_ATTR_INFO_VERSION_VALUE]);
+    out[attribute_text(tb[DEVLINK_ATTR_INFO_VERSION_NAME])] =
+        attribute_text(tb[DEVLINK_ATTR_INFO_VERSION_VALUE]);
   }
   return ok();
 }
 
 // --- DEVLINK_CMD_GET (devlink_nl_fill, devlink_reload_stats_put) ------------------------------
 
-constexpr AttributePolicy kDevPolicy[] = {
+constexpr AttributePolicy kDevlinkDevPolicy[] = {
     {DEVLINK_ATTR_BUS_NAME, MNL_TYPE_NUL_STRING, "DEVLINK_ATTR_BUS_NAME", true},
     {DEVLINK_ATTR_DEV_NAME, MNL_TYPE_NUL_STRING, "DEVLINK_ATTR_DEV_NAME", true},
     {DEVLINK_ATTR_RELOAD_FAILED, MNL_TYPE_U8, "DEVLINK_ATTR_RELOAD_FAILED"},
@@ -249,14 +241,14 @@ Result<DevlinkInfo> parse_info_reply(const nlmsghdr* message, uint16_t family) {
       !type) {
     return type.error();
   }
-  AttributeTable tb = {};
+  DevlinkAttributes tb = {};
   if (Result<void> parsed = parse_attributes(message, GENL_HDRLEN, kInfoPolicy, tb); !parsed) {
     return parsed.error();
   }
   DevlinkInfo info;
-  info.driver = get_string(tb[DEVLINK_ATTR_INFO_DRIVER_NAME]);
-  info.serial = get_string(tb[DEVLINK_ATTR_INFO_SERIAL_NUMBER]);
-  info.board_serial = get_string(tb[DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER]);
+  info.driver = attribute_text(tb[DEVLINK_ATTR_INFO_DRIVER_NAME]);
+  info.serial = attribute_text(tb[DEVLINK_ATTR_INFO_SERIAL_NUMBER]);
+  info.board_serial = attribute_text(tb[DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER]);
   for (auto [type, versions] : {std::pair{DEVLINK_ATTR_INFO_VERSION_FIXED, &info.fixed},
                                 std::pair{DEVLINK_ATTR_INFO_VERSION_RUNNING, &info.running},
                                 std::pair{DEVLINK_ATTR_INFO_VERSION_STORED, &info.stored}}) {
@@ -272,8 +264,8 @@ Result<DevlinkReloadSupport> parse_dev_reply(const nlmsghdr* message, uint16_t f
       !type) {
     return type.error();
   }
-  AttributeTable tb = {};
-  if (Result<void> parsed = parse_attributes(message, GENL_HDRLEN, kDevPolicy, tb); !parsed) {
+  DevlinkAttributes tb = {};
+  if (Result<void> parsed = parse_attributes(message, GENL_HDRLEN, kDevlinkDevPolicy, tb); !parsed) {
     return parsed.error();
   }
   DevlinkReloadSupport support;
@@ -283,7 +275,7 @@ Result<DevlinkReloadSupport> parse_dev_reply(const nlmsghdr* message, uint16_t f
   if (tb[DEVLINK_ATTR_DEV_STATS] == nullptr) return support;  // before 5.10
   if (has_stats != nullptr) *has_stats = true;
 
-  AttributeTable stats = {};
+  DevlinkAttributes stats = {};
   if (Result<void> parsed = parse_nested(tb[DEVLINK_ATTR_DEV_STATS], kDevStatsPolicy, stats);
       !parsed) {
     return parsed.error();
@@ -293,7 +285,7 @@ Result<DevlinkReloadSupport> parse_dev_reply(const nlmsghdr* message, uint16_t f
   // driver supports ("Remote stats are shown even if not locally supported").
   for (const nlattr* entry : nested_entries(stats[DEVLINK_ATTR_RELOAD_STATS])) {
     if (mnl_attr_get_type(entry) != DEVLINK_ATTR_RELOAD_ACTION_INFO) continue;
-    AttributeTable action_info = {};
+    DevlinkAttributes action_info = {};
     if (Result<void> parsed = parse_nested(entry, kActionInfoPolicy, action_info); !parsed) {
       return parsed.error();
     }
@@ -302,7 +294,7 @@ Result<DevlinkReloadSupport> parse_dev_reply(const nlmsghdr* message, uint16_t f
     if (const nlattr* action_stats = action_info[DEVLINK_ATTR_RELOAD_ACTION_STATS]) {
       for (const nlattr* stat : nested_entries(action_stats)) {
         if (mnl_attr_get_type(stat) != DEVLINK_ATTR_RELOAD_STATS_ENTRY) continue;
-        AttributeTable limit = {};
+        DevlinkAttributes limit = {};
         if (Result<void> parsed = parse_nested(stat, kStatsEntryPolicy, limit); !parsed) {
           return parsed.error();
         }
@@ -326,7 +318,7 @@ Result<DevlinkReloadResult> parse_reload_reply(const nlmsghdr* message, uint16_t
       !type) {
     return type.error();
   }
-  AttributeTable tb = {};
+  DevlinkAttributes tb = {};
   if (Result<void> parsed = parse_attributes(message, GENL_HDRLEN, kReloadPolicy, tb); !parsed) {
     return parsed.error();
   }

@@ -17,21 +17,17 @@
 #include <string>
 #include <utility>
 
+#include "agent/core/text.h"
+
 namespace rdmactl {
 namespace {
 
 // The kernel sizes a dump batch after the largest buffer its reader has offered, capped at 32 KiB
 // (netlink_dump); a buffer of that size is never truncated and takes a whole batch per recvmsg.
-constexpr size_t kReceiveBufferBytes = 32 * 1024;
+constexpr size_t kMnlReceiveBufferBytes = 32 * 1024;
 // A kernel that never answers (a driver stuck in ib_query_port) must not hang the agent: the
 // exchange fails as kTimeout and the next reconcile tries again.
-constexpr time_t kReceiveTimeoutSeconds = 10;
-
-std::string hex(unsigned value) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0x%x", value);
-  return text;
-}
+constexpr time_t kMnlReceiveTimeoutSeconds = 10;
 
 const char* data_type_name(mnl_attr_data_type type) {
   switch (type) {
@@ -88,7 +84,7 @@ class KernelTransport final : public NetlinkTransport {
       if (err == EAGAIN || err == EWOULDBLOCK) {
         return make_error(
             ErrorKind::kTimeout,
-            "no netlink reply within " + std::to_string(kReceiveTimeoutSeconds) + " s", {}, err);
+            "no netlink reply within " + std::to_string(kMnlReceiveTimeoutSeconds) + " s", {}, err);
       }
       // libmnl reports a datagram cut short by the buffer (MSG_TRUNC) as ENOSPC.
       if (err == ENOSPC) {
@@ -103,7 +99,7 @@ class KernelTransport final : public NetlinkTransport {
 };
 
 // What came back for the current request.
-struct Exchange {
+struct MnlExchange {
   uint32_t seq = 0;
   std::string_view what;
   const ReplyHandler* on_reply = nullptr;
@@ -140,7 +136,7 @@ Error kernel_error(std::string_view what, int err_no, const std::string& text) {
 }
 
 int on_data(const nlmsghdr* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
+  auto* ex = static_cast<MnlExchange*>(arg);
   if (ex->on_reply == nullptr || !*ex->on_reply) return MNL_CB_OK;
   Result<void> handled = (*ex->on_reply)(msg);
   if (!handled) {
@@ -152,7 +148,7 @@ int on_data(const nlmsghdr* msg, void* arg) {
 
 // NLMSG_ERROR: error 0 is the ack that ends a request; anything else is the kernel refusing it.
 int on_error(const nlmsghdr* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
+  auto* ex = static_cast<MnlExchange*>(arg);
   if (msg->nlmsg_len < mnl_nlmsg_size(sizeof(nlmsgerr))) {
     ex->failure = bad_message(ex->what, "truncated NLMSG_ERROR");
     return MNL_CB_ERROR;
@@ -173,7 +169,7 @@ int on_error(const nlmsghdr* msg, void* arg) {
 // NLMSG_DONE ends a dump; its int payload is negative when the dump failed part way (or, on
 // current kernels, at its start), with the ext-ack TLVs after it.
 int on_done(const nlmsghdr* msg, void* arg) {
-  auto* ex = static_cast<Exchange*>(arg);
+  auto* ex = static_cast<MnlExchange*>(arg);
   if (msg->nlmsg_len >= mnl_nlmsg_size(sizeof(int))) {
     int status = 0;
     std::memcpy(&status, mnl_nlmsg_get_payload(msg), sizeof status);
@@ -199,7 +195,7 @@ Error libmnl_error(std::string_view what, int err, const nlmsghdr* msg) {
 
 // Runs one received datagram: MNL_CB_OK to read on, MNL_CB_STOP when the request is answered,
 // MNL_CB_ERROR with ex.failure set.
-int run_datagram(const uint8_t* data, size_t size, uint32_t port_id, Exchange& ex) {
+int run_datagram(const uint8_t* data, size_t size, uint32_t port_id, MnlExchange& ex) {
   // Indexed by control message type; NOOP and OVERRUN (never sent by the kernel) are ignored.
   // Not const: libmnl 1.0.4 takes a non-const array.
   mnl_cb_t control_callbacks[NLMSG_MIN_TYPE] = {nullptr, nullptr, on_error, on_done};
@@ -344,7 +340,7 @@ void MnlMessage::nest_end(Nest nest) {
 // MnlSocket --------------------------------------------------------------------------------------
 
 MnlSocket::MnlSocket(std::unique_ptr<NetlinkTransport> transport, uint32_t first_seq)
-    : transport_(std::move(transport)), seq_(first_seq), receive_buffer_(kReceiveBufferBytes) {}
+    : transport_(std::move(transport)), seq_(first_seq), receive_buffer_(kMnlReceiveBufferBytes) {}
 
 Result<MnlSocket> MnlSocket::open(int bus) {
   const std::string what = "open netlink socket (bus " + std::to_string(bus) + ")";
@@ -367,7 +363,7 @@ Result<MnlSocket> MnlSocket::open(int bus) {
   int one = 1;
   mnl_socket_setsockopt(raw, NETLINK_EXT_ACK, &one, sizeof one);
   mnl_socket_setsockopt(raw, NETLINK_CAP_ACK, &one, sizeof one);
-  const timeval timeout{kReceiveTimeoutSeconds, 0};
+  const timeval timeout{kMnlReceiveTimeoutSeconds, 0};
   if (setsockopt(mnl_socket_get_fd(raw), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) < 0) {
     return make_errno_error(what + ": set receive timeout", errno);
   }
@@ -397,7 +393,7 @@ Result<void> MnlSocket::talk(MnlMessage& request, const ReplyHandler& on_reply,
   hdr->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
   hdr->nlmsg_seq = next_seq();
 
-  Exchange ex;
+  MnlExchange ex;
   ex.seq = hdr->nlmsg_seq;
   ex.what = what;
   ex.on_reply = &on_reply;
@@ -421,7 +417,7 @@ Result<void> parse_attributes(const nlmsghdr* message, size_t extra_header_len,
                               std::span<const AttributePolicy> policy,
                               std::span<const nlattr*> out) {
   if (Result<void> table = check_table(policy, out); !table) return table;
-  const std::string context = "netlink message type " + hex(message->nlmsg_type);
+  const std::string context = "netlink message type " + hex_number(message->nlmsg_type);
   if (message->nlmsg_len < MNL_NLMSG_HDRLEN + MNL_ALIGN(extra_header_len)) {
     return make_error(ErrorKind::kPlatform,
                       context + " of " + std::to_string(message->nlmsg_len) +
@@ -452,6 +448,10 @@ std::vector<const nlattr*> nested_entries(const nlattr* nest) {
       },
       &entries);
   return entries;
+}
+
+std::string attribute_text(const nlattr* attr) {
+  return attr == nullptr ? std::string() : std::string(attribute_string(attr));
 }
 
 std::string_view attribute_string(const nlattr* attr) {

@@ -163,5 +163,7 @@ std::vector<const nlattr*> nested_entries(const nlattr* nest);
 
 // A validated string attribute's text, without its NUL.
 std::string_view attribute_string(const nlattr* attr);
+// The same as a string, empty for an attribute the message did not carry (nullptr).
+std::string attribute_text(const nlattr* attr);
 
 }  // namespace rdmactl

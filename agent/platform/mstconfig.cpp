@@ -10,13 +10,13 @@ namespace {
 
 constexpr std::string_view kSpaces = " \t\r";
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_mstconfig(std::string_view s) {
   const size_t begin = s.find_first_not_of(kSpaces);
   if (begin == std::string_view::npos) return {};
   return s.substr(begin, s.find_last_not_of(kSpaces) - begin + 1);
 }
 
-std::vector<std::string_view> split_lines(std::string_view text) {
+std::vector<std::string_view> mstconfig_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   while (!text.empty()) {
     const size_t end = text.find('\n');
@@ -27,7 +27,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
   return lines;
 }
 
-std::vector<std::string_view> split_words(std::string_view s) {
+std::vector<std::string_view> mstconfig_words(std::string_view s) {
   std::vector<std::string_view> words;
   size_t pos = 0;
   while ((pos = s.find_first_not_of(kSpaces, pos)) != std::string_view::npos) {
@@ -64,10 +64,10 @@ Result<MstconfigQuery> parse_mstconfig_query(std::string_view text) {
   bool have_table = false;
   bool in_table = false;
   std::string first_tool_error;
-  const std::vector<std::string_view> lines = split_lines(text);
+  const std::vector<std::string_view> lines = mstconfig_lines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string_view raw = lines[i];
-    const std::string_view line = trim(raw);
+    const std::string_view line = trim_mstconfig(raw);
     const std::string where = "line " + std::to_string(i + 1) + " \"" + std::string(line) + "\"";
     // Rows are indented or start with the '*' marker; anything else ends the table.
     if (in_table && !line.empty() && (raw.front() == ' ' || raw.front() == '\t' || raw.front() == '*')) {
@@ -77,7 +77,7 @@ Result<MstconfigQuery> parse_mstconfig_query(std::string_view text) {
         value.marked = true;
         row.remove_prefix(1);
       }
-      std::vector<std::string_view> words = split_words(row);
+      std::vector<std::string_view> words = mstconfig_words(row);
       // Newer mstflint (mlxcfg_ui.cpp: printf("%s%s     %-48s", diff, readOnly, name)) puts "RO"
       // between the '*' column and the name of a read-only parameter.
       if (words.size() == 5 && words[0] == "RO") {
@@ -97,14 +97,14 @@ Result<MstconfigQuery> parse_mstconfig_query(std::string_view text) {
     if (line.empty()) continue;
     if (starts_with(line, "-E-") && first_tool_error.empty()) first_tool_error = line;
     if (starts_with(line, "Device type:")) {
-      query.device_type = trim(line.substr(12));
+      query.device_type = trim_mstconfig(line.substr(12));
     } else if (starts_with(line, "Device #")) {
       // `mstconfig -d` names one device: several tables would leave the caller guessing.
       if (++devices > 1) return parse_error(where + ": the output describes several devices, expected one");
     } else if (starts_with(line, "Device:")) {
-      query.device = trim(line.substr(7));
+      query.device = trim_mstconfig(line.substr(7));
     } else if (starts_with(line, "Configurations:")) {
-      const std::vector<std::string_view> columns = split_words(line.substr(15));
+      const std::vector<std::string_view> columns = mstconfig_words(line.substr(15));
       if (columns != std::vector<std::string_view>{"Default", "Current", "Next", "Boot"}) {
         return parse_error(where + ": expected the columns Default, Current and Next Boot (mstconfig -e q)");
       }

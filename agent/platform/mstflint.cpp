@@ -6,24 +6,25 @@
 #include <cctype>
 #include <vector>
 
+#include "agent/core/text.h"
 #include "agent/platform/command.h"
 
 namespace rdmactl {
 namespace {
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_mstflint(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
 }
 
-std::string_view trim_right(std::string_view s) {
+std::string_view trim_mstflint_right(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
 }
 
 // The output's lines without their "\n" or "\r\n".
-std::vector<std::string_view> split_lines(std::string_view text) {
+std::vector<std::string_view> mstflint_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   while (!text.empty()) {
     const size_t end = text.find('\n');
@@ -34,14 +35,6 @@ std::vector<std::string_view> split_lines(std::string_view text) {
     text.remove_prefix(end + 1);
   }
   return lines;
-}
-
-bool all_digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
 }
 
 std::string quote(std::string_view line) { return "\"" + std::string(line) + "\""; }
@@ -100,11 +93,11 @@ Result<void> run_change(const std::vector<std::string>& argv, const std::string&
 std::string tool_error_text(std::string_view output) {
   std::string text;
   bool in_error = false;
-  for (std::string_view line : split_lines(output)) {
-    const std::string_view t = trim(line);
+  for (std::string_view line : mstflint_lines(output)) {
+    const std::string_view t = trim_mstflint(line);
     if (t.rfind("-E-", 0) == 0) {
       if (!text.empty()) text += ' ';
-      text += trim(t.substr(3));
+      text += trim_mstflint(t.substr(3));
       in_error = true;
     } else if (in_error && !t.empty() && t[0] != '-') {
       // A continuation: mstfwreset's "...directory\n." reads "...directory.".
@@ -126,12 +119,12 @@ Result<FlintQuery> parse_flint_query(std::string_view text) {
   // printInfo: printf("Key:   ...   %s\n"), the key and its padding 23 characters wide. Split on the
   // first ':' followed by whitespace rather than at column 24, so that a key longer than its column
   // cannot shift a value; "Rom Info" continues on lines that start with spaces, which have no key.
-  for (std::string_view line : split_lines(text)) {
+  for (std::string_view line : mstflint_lines(text)) {
     if (line.empty() || std::isspace(static_cast<unsigned char>(line.front()))) continue;
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    const std::string_view key = trim(line.substr(0, colon));
-    const std::string value(trim(line.substr(colon + 1)));
+    const std::string_view key = trim_mstflint(line.substr(0, colon));
+    const std::string value(trim_mstflint(line.substr(colon + 1)));
     if (key == "Image type") {
       query.image_type = value;
     } else if (key == "FW Version") {
@@ -171,9 +164,9 @@ Result<FwResetQuery> parse_mstfwreset_query(std::string_view text) {
   if (const std::string error = tool_error_text(text); !error.empty()) {
     return make_error(ErrorKind::kPlatform, "mstfwreset: -E- " + error);
   }
-  const std::vector<std::string_view> lines = split_lines(text);
+  const std::vector<std::string_view> lines = mstflint_lines(text);
   size_t i = 0;
-  while (i < lines.size() && trim(lines[i]) != "Reset-levels:") ++i;
+  while (i < lines.size() && trim_mstflint(lines[i]) != "Reset-levels:") ++i;
   if (i == lines.size()) {
     return make_error(ErrorKind::kPlatform, "unexpected mstfwreset output: no Reset-levels section");
   }
@@ -181,7 +174,7 @@ Result<FwResetQuery> parse_mstfwreset_query(std::string_view text) {
   // cmd_reg_mfrl.py query_text: "{0}: {1:<62}-{2:<14}{3}\n" (level, description, "Supported" or
   // "Not Supported", "(default)" or ""). Read from the right: descriptions contain '-' ("live-Patch").
   for (++i; i < lines.size(); ++i) {
-    std::string_view row = trim(lines[i]);
+    std::string_view row = trim_mstflint(lines[i]);
     if (row.empty()) break;  // the section ends at its blank line; Reset-types follows
     auto bad = [&] {
       return make_error(ErrorKind::kPlatform, "unexpected mstfwreset output: line " + std::to_string(i + 1) + " " +
@@ -196,17 +189,17 @@ Result<FwResetQuery> parse_mstfwreset_query(std::string_view text) {
     constexpr std::string_view kDefault = "(default)";
     if (rest.size() >= kDefault.size() && rest.substr(rest.size() - kDefault.size()) == kDefault) {
       level.is_default = true;
-      rest = trim_right(rest.substr(0, rest.size() - kDefault.size()));
+      rest = trim_mstflint_right(rest.substr(0, rest.size() - kDefault.size()));
     }
     const size_t dash = rest.rfind('-');
     if (dash == std::string_view::npos) return bad();
-    const std::string_view status = trim(rest.substr(dash + 1));
+    const std::string_view status = trim_mstflint(rest.substr(dash + 1));
     if (status == "Supported") {
       level.supported = true;
     } else if (status != "Not Supported" && status != "Not supported") {
       return bad();
     }
-    level.description = std::string(trim(rest.substr(0, dash)));
+    level.description = std::string(trim_mstflint(rest.substr(0, dash)));
     if (level.description.empty()) return bad();
     query.levels.push_back(std::move(level));
   }
@@ -238,10 +231,10 @@ void FlintProgressReader::feed(std::string_view chunk) {
     if (digits == 0) continue;
     const int percent = std::stoi(std::string(s.substr(s.size() - digits)));
     s.remove_suffix(digits);
-    s = trim_right(s);
+    s = trim_mstflint_right(s);
     if (s.empty() || s.back() != '-') continue;
     s.remove_suffix(1);
-    if (!is_burn_stage(trim_right(s)) || percent > 100) continue;
+    if (!is_burn_stage(trim_mstflint_right(s)) || percent > 100) continue;
     if (percent != last_ && on_percent_) on_percent_(percent);
     last_ = percent;
   }
@@ -249,12 +242,12 @@ void FlintProgressReader::feed(std::string_view chunk) {
 
 void FlintProgressReader::on_segment_end() {
   // advProgressFunc PROG_OK: "\r%s -   OK\n"; CbCommon at 100: "\r%sOK  \n" after "<stage> - ".
-  std::string_view s = trim_right(segment_);
+  std::string_view s = trim_mstflint_right(segment_);
   if (s.size() < 2 || s.substr(s.size() - 2) != "OK") return;
-  s = trim_right(s.substr(0, s.size() - 2));
+  s = trim_mstflint_right(s.substr(0, s.size() - 2));
   if (s.empty() || s.back() != '-') return;
   s.remove_suffix(1);
-  if (!is_burn_stage(trim_right(s))) return;
+  if (!is_burn_stage(trim_mstflint_right(s))) return;
   if (last_ != 100 && on_percent_) on_percent_(100);
   last_ = 100;
 }

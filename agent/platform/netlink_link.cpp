@@ -3,6 +3,10 @@
 // RTM_NEWLINK changes (MTU, admin state).
 #include "agent/platform/netlink.h"
 
+// glibc's <net/if.h> before <linux/if.h>, which then leaves out what glibc defined
+// (linux/libc-compat.h): in the other order the two collide, and a unity-build unit may include
+// <net/if.h> later through httplib.h.
+#include <net/if.h>
 #include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>

@@ -21,11 +21,11 @@ constexpr uint16_t kPortGetType = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD
 constexpr uint16_t kDumpFlags = NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP;
 
 // Indexed by attribute type; one past the largest type the tables below read.
-constexpr size_t kTableSize = RDMA_NLDEV_ATTR_DEV_PROTOCOL + 1;
+constexpr size_t kNldevTableSize = RDMA_NLDEV_ATTR_DEV_PROTOCOL + 1;
 
 // What identifies a device or port is required; the rest the kernel sends only for some devices
 // or kernel versions, and defaults to 0 or "".
-constexpr AttributePolicy kDevPolicy[] = {
+constexpr AttributePolicy kNldevDevPolicy[] = {
     {RDMA_NLDEV_ATTR_DEV_INDEX, MNL_TYPE_U32, "RDMA_NLDEV_ATTR_DEV_INDEX", true},
     {RDMA_NLDEV_ATTR_DEV_NAME, MNL_TYPE_NUL_STRING, "RDMA_NLDEV_ATTR_DEV_NAME", true},
     {RDMA_NLDEV_ATTR_PORT_INDEX, MNL_TYPE_U32, "RDMA_NLDEV_ATTR_PORT_INDEX", true},
@@ -52,14 +52,11 @@ constexpr AttributePolicy kPortPolicy[] = {
     {RDMA_NLDEV_ATTR_NDEV_NAME, MNL_TYPE_NUL_STRING, "RDMA_NLDEV_ATTR_NDEV_NAME"},
 };
 
-using AttributeTable = const nlattr* [kTableSize];
+using NldevAttributes = const nlattr* [kNldevTableSize];
 
 uint8_t get_u8(const nlattr* attr) { return attr == nullptr ? 0 : mnl_attr_get_u8(attr); }
 uint32_t get_u32(const nlattr* attr) { return attr == nullptr ? 0 : mnl_attr_get_u32(attr); }
 uint64_t get_u64(const nlattr* attr) { return attr == nullptr ? 0 : mnl_attr_get_u64(attr); }
-std::string get_string(const nlattr* attr) {
-  return attr == nullptr ? std::string() : std::string(attribute_string(attr));
-}
 
 // As iproute2's `rdma dev` prints RDMA_NLDEV_ATTR_DEV_NODE_TYPE (enum rdma_node_type).
 std::string node_type_name(uint8_t type) {
@@ -91,22 +88,22 @@ Result<NldevDevice> parse_dev_reply(const nlmsghdr* message) {
       !type) {
     return type.error();
   }
-  AttributeTable tb = {};
-  if (Result<void> parsed = parse_attributes(message, 0, kDevPolicy, tb); !parsed) {
+  NldevAttributes tb = {};
+  if (Result<void> parsed = parse_attributes(message, 0, kNldevDevPolicy, tb); !parsed) {
     return parsed.error();
   }
   NldevDevice device;
   device.index = get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
-  device.name = get_string(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
+  device.name = attribute_text(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
   device.port_count = get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]);
-  device.fw_version = get_string(tb[RDMA_NLDEV_ATTR_FW_VERSION]);
+  device.fw_version = attribute_text(tb[RDMA_NLDEV_ATTR_FW_VERSION]);
   device.node_guid = get_u64(tb[RDMA_NLDEV_ATTR_NODE_GUID]);
   device.sys_image_guid = get_u64(tb[RDMA_NLDEV_ATTR_SYS_IMAGE_GUID]);
   device.cap_flags = get_u64(tb[RDMA_NLDEV_ATTR_CAP_FLAGS]);
   if (tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE] != nullptr) {
     device.node_type = node_type_name(get_u8(tb[RDMA_NLDEV_ATTR_DEV_NODE_TYPE]));
   }
-  device.protocol = get_string(tb[RDMA_NLDEV_ATTR_DEV_PROTOCOL]);
+  device.protocol = attribute_text(tb[RDMA_NLDEV_ATTR_DEV_PROTOCOL]);
   return device;
 }
 
@@ -116,18 +113,18 @@ Result<NldevPort> parse_port_reply(const nlmsghdr* message) {
       !type) {
     return type.error();
   }
-  AttributeTable tb = {};
+  NldevAttributes tb = {};
   if (Result<void> parsed = parse_attributes(message, 0, kPortPolicy, tb); !parsed) {
     return parsed.error();
   }
   NldevPort port;
   port.device_index = get_u32(tb[RDMA_NLDEV_ATTR_DEV_INDEX]);
-  port.device_name = get_string(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
+  port.device_name = attribute_text(tb[RDMA_NLDEV_ATTR_DEV_NAME]);
   port.port = get_u32(tb[RDMA_NLDEV_ATTR_PORT_INDEX]);
   port.port_state = get_u8(tb[RDMA_NLDEV_ATTR_PORT_STATE]);
   port.phys_state = get_u8(tb[RDMA_NLDEV_ATTR_PORT_PHYS_STATE]);
   port.netdev_index = get_u32(tb[RDMA_NLDEV_ATTR_NDEV_INDEX]);
-  port.netdev_name = get_string(tb[RDMA_NLDEV_ATTR_NDEV_NAME]);
+  port.netdev_name = attribute_text(tb[RDMA_NLDEV_ATTR_NDEV_NAME]);
   port.lid = get_u32(tb[RDMA_NLDEV_ATTR_LID]);
   port.sm_lid = get_u32(tb[RDMA_NLDEV_ATTR_SM_LID]);
   port.lmc = get_u8(tb[RDMA_NLDEV_ATTR_LMC]);

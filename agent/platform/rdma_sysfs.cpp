@@ -30,7 +30,7 @@ bool is_hex_digit(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-std::string_view trim(std::string_view text) {
+std::string_view trim_sysfs(std::string_view text) {
   const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   while (!text.empty() && blank(text.front())) text.remove_prefix(1);
   while (!text.empty() && blank(text.back())) text.remove_suffix(1);
@@ -50,7 +50,7 @@ std::optional<T> parse_unsigned(std::string_view text, int base) {
 }
 
 std::optional<int> parse_decimal_int(std::string_view text) {
-  const auto value = parse_unsigned<unsigned>(trim(text), 10);
+  const auto value = parse_unsigned<unsigned>(trim_sysfs(text), 10);
   if (!value || *value > static_cast<unsigned>(std::numeric_limits<int>::max())) return std::nullopt;
   return static_cast<int>(*value);
 }
@@ -66,7 +66,7 @@ std::string read_optional(const HostFs& fs, const std::string& path) {
 std::vector<int> numeric_entries(const std::vector<std::string>& names) {
   std::vector<int> indexes;
   for (const std::string& name : names) {
-    if (auto index = parse_decimal_int(name); index && name == trim(name)) indexes.push_back(*index);
+    if (auto index = parse_decimal_int(name); index && name == trim_sysfs(name)) indexes.push_back(*index);
   }
   std::sort(indexes.begin(), indexes.end());
   return indexes;
@@ -200,19 +200,19 @@ PortState read_port(const HostFs& fs, const std::string& dev_dir, int port) {
 }  // namespace
 
 std::optional<std::string> parse_port_state(const std::string& text) {
-  const std::string_view value = trim(text);
+  const std::string_view value = trim_sysfs(text);
   const auto colon = value.find(':');
   if (colon == std::string_view::npos || !parse_unsigned<unsigned>(value.substr(0, colon), 10)) {
     return std::nullopt;
   }
-  const std::string_view name = trim(value.substr(colon + 1));
+  const std::string_view name = trim_sysfs(value.substr(colon + 1));
   if (name.empty()) return std::nullopt;
   return std::string(name);
 }
 
 std::optional<double> parse_rate_gbps(const std::string& text) {
   // The kernel prints "%d%s Gb/sec (%dX%s)", the %s being ".5" or "": only digits and one point.
-  const std::string_view value = trim(text);
+  const std::string_view value = trim_sysfs(text);
   const auto unit = value.find(" Gb/sec");
   if (unit == std::string_view::npos) return std::nullopt;
   const std::string_view number = value.substr(0, unit);
@@ -232,7 +232,7 @@ std::optional<double> parse_rate_gbps(const std::string& text) {
 }
 
 std::optional<int> parse_rate_width(const std::string& text) {
-  const std::string_view value = trim(text);
+  const std::string_view value = trim_sysfs(text);
   const auto open = value.find(" Gb/sec (");
   if (open == std::string_view::npos) return std::nullopt;
   const std::string_view width = value.substr(open + std::string_view(" Gb/sec (").size());
@@ -245,7 +245,7 @@ std::optional<int> parse_rate_width(const std::string& text) {
 }
 
 std::optional<int> parse_hex_int(const std::string& text) {
-  std::string_view value = trim(text);
+  std::string_view value = trim_sysfs(text);
   if (value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X')) {
     value.remove_prefix(2);
   }
@@ -261,7 +261,7 @@ std::optional<int> parse_forced_traffic_class(const std::string& text) {
   std::string_view rest = text;
   while (!rest.empty()) {
     const size_t end = rest.find('\n');
-    const std::string_view line = trim(rest.substr(0, end));
+    const std::string_view line = trim_sysfs(rest.substr(0, end));
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
     if (line.substr(0, kGlobal.size()) != kGlobal) continue;
     const auto value = parse_unsigned<unsigned>(line.substr(kGlobal.size()), 10);
@@ -272,13 +272,13 @@ std::optional<int> parse_forced_traffic_class(const std::string& text) {
 }
 
 nlohmann::json parse_counter(const std::string& text) {
-  const std::string_view value = trim(text);
+  const std::string_view value = trim_sysfs(text);
   if (auto number = parse_unsigned<std::uint64_t>(value, 10)) return *number;
   return std::string(value);
 }
 
 bool is_empty_gid(const std::string& gid) {
-  const std::string_view value = trim(gid);
+  const std::string_view value = trim_sysfs(gid);
   return !value.empty() &&
          std::all_of(value.begin(), value.end(), [](char c) { return c == '0' || c == ':'; });
 }

@@ -19,7 +19,7 @@ namespace {
 // The helpers the peer test's files share (peer_internal.h).
 using namespace peer_detail;
 
-constexpr int kListenBacklog = 16;
+constexpr int kPeerListenBacklog = 16;
 
 std::string sockaddr_text(const sockaddr* sa) {
   char host[INET6_ADDRSTRLEN] = {};
@@ -162,7 +162,7 @@ Result<PeerResponder> PeerResponder::listen(const std::string& bind_address, int
                                 (err == ENODEV || err == EADDRNOTAVAIL ? " (no RDMA device has that address)" : ""),
                             err, state->address);
   }
-  if (rdma_listen(id, kListenBacklog) != 0) return make_errno_error("listen on " + state->address, errno, state->address);
+  if (rdma_listen(id, kPeerListenBacklog) != 0) return make_errno_error("listen on " + state->address, errno, state->address);
   return PeerResponder(std::move(state));
 }
 

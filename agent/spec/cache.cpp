@@ -111,7 +111,7 @@ class Writer {
       one(value);
     }
   }
-  // A struct: its field list. describe() takes a mutable reference to serve the Reader too; the
+  // A struct: its field list. describe() takes a mutable reference to serve the CacheReader too; the
   // Writer only reads through it.
   template <class T>
   void one(const T& v) {
@@ -122,10 +122,10 @@ class Writer {
 };
 
 // Reads what Writer wrote; anything short, too long or out of range throws Truncated (a miss).
-class Reader {
+class CacheReader {
  public:
   struct Truncated {};
-  explicit Reader(std::string_view bytes) : at_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+  explicit CacheReader(std::string_view bytes) : at_(bytes.data()), end_(bytes.data() + bytes.size()) {}
 
   template <class... T>
   void operator()(T&... fields) {
@@ -208,7 +208,7 @@ class Reader {
 };
 
 // What an entry starts with; the build ID in its name already keeps other builds from reading it.
-constexpr std::string_view kMagic = "rdmactl spec cache";
+constexpr std::string_view kCacheMagic = "rdmactl spec cache";
 constexpr int kCacheFormat = 1;
 
 int find_build_id(struct dl_phdr_info* info, size_t, void* data) {
@@ -260,18 +260,18 @@ std::string spec_cache_name(const std::string& build_id, const std::string& file
 
 std::string spec_cache_bytes(const FabricSpec& spec, const std::string& name) {
   Writer out;
-  out(std::string(kMagic), kCacheFormat, name, spec);
+  out(std::string(kCacheMagic), kCacheFormat, name, spec);
   return out.take();
 }
 
 std::optional<FabricSpec> spec_from_cache_bytes(const std::string& bytes, const std::string& name, std::string text) {
   try {
-    Reader in(bytes);
+    CacheReader in(bytes);
     std::string magic;
     int format = 0;
     std::string entry_name;
     in(magic, format);
-    if (magic != kMagic || format != kCacheFormat) return std::nullopt;
+    if (magic != kCacheMagic || format != kCacheFormat) return std::nullopt;
     in(entry_name);
     if (entry_name != name) return std::nullopt;
     FabricSpec spec;
@@ -279,7 +279,7 @@ std::optional<FabricSpec> spec_from_cache_bytes(const std::string& bytes, const 
     if (!in.done() || spec.sha256 != sha256_hex(text)) return std::nullopt;
     spec.text = std::move(text);
     return spec;
-  } catch (const Reader::Truncated&) {
+  } catch (const CacheReader::Truncated&) {
     spdlog::debug("spec cache: an entry that does not read: loading the spec");
     return std::nullopt;
   }

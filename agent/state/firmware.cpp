@@ -6,20 +6,14 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/core/text.h"
+
 namespace rdmactl {
 
 std::string adapter_of_pci(const std::string& pci) {
   const size_t dot = pci.rfind('.');
   return dot == std::string::npos ? pci : pci.substr(0, dot);
 }
-
-namespace {
-
-bool all_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-}  // namespace
 
 std::optional<int> compare_fw_versions(std::string_view a, std::string_view b) {
   auto fields = [](std::string_view v) -> std::optional<std::vector<std::string_view>> {

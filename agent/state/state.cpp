@@ -14,9 +14,9 @@ namespace {
 using nlohmann::json;
 
 // Reads typed fields out of a JSON object, remembering the first type error with its JSON path.
-class Reader {
+class StateReader {
  public:
-  Reader(const json& object, std::string path, std::string* error)
+  StateReader(const json& object, std::string path, std::string* error)
       : object_(object), path_(std::move(path)), error_(error) {}
 
   template <typename T>
@@ -41,7 +41,7 @@ class Reader {
     if (object_.is_object() && object_.contains(key) && !object_[key].is_null()) out = object_[key];
   }
 
-  // Iterates an array member, giving each element a Reader with its own path.
+  // Iterates an array member, giving each element a StateReader with its own path.
   template <typename F>
   void each(const char* key, F&& f) {
     if (!object_.is_object() || !object_.contains(key) || object_[key].is_null()) return;
@@ -51,7 +51,7 @@ class Reader {
       return;
     }
     for (size_t i = 0; i < array.size(); ++i) {
-      Reader element(array[i], path_ + "." + key + "[" + std::to_string(i) + "]", error_);
+      StateReader element(array[i], path_ + "." + key + "[" + std::to_string(i) + "]", error_);
       if (!array[i].is_object()) {
         element.fail_self("is not an object");
         continue;
@@ -60,10 +60,10 @@ class Reader {
     }
   }
 
-  Reader child(const char* key) const {
+  StateReader child(const char* key) const {
     static const json kEmpty = json::object();
     const json& value = object_.is_object() && object_.contains(key) ? object_[key] : kEmpty;
-    return Reader(value, path_ + "." + key, error_);
+    return StateReader(value, path_ + "." + key, error_);
   }
 
   void fail(const std::string& key, const std::string& what) { record(path_ + "." + key + " " + what); }
@@ -124,7 +124,7 @@ json netdev_to_json(const NetdevState& n) {
   return out;
 }
 
-void read_port(Reader& r, PortState& p) {
+void read_port(StateReader& r, PortState& p) {
   r.get("port", p.port);
   r.get("linkLayer", p.link_layer);
   r.get("state", p.state);
@@ -134,7 +134,7 @@ void read_port(Reader& r, PortState& p) {
   r.get("lid", p.lid);
   r.get("smLid", p.sm_lid);
   r.get("netdev", p.netdev);
-  r.each("gids", [&](Reader& g) {
+  r.each("gids", [&](StateReader& g) {
     GidEntry entry;
     g.get("index", entry.index);
     g.get("gid", entry.gid);
@@ -148,7 +148,7 @@ void read_port(Reader& r, PortState& p) {
   r.get("forcedTrafficClass", p.forced_traffic_class);
 }
 
-void read_device(Reader& r, DeviceState& d) {
+void read_device(StateReader& r, DeviceState& d) {
   r.get("name", d.name);
   r.get("pci", d.pci);
   r.get("fwVersion", d.fw_version);
@@ -156,19 +156,19 @@ void read_device(Reader& r, DeviceState& d) {
   r.get("hcaType", d.hca_type);
   r.get("boardId", d.board_id);
   r.get_json("firmware", d.firmware);
-  Reader pcie = r.child("pcie");
+  StateReader pcie = r.child("pcie");
   pcie.get("speed", d.pcie.speed);
   pcie.get("width", d.pcie.width);
   pcie.get("maxSpeed", d.pcie.max_speed);
   pcie.get("maxWidth", d.pcie.max_width);
-  r.each("ports", [&](Reader& p) {
+  r.each("ports", [&](StateReader& p) {
     PortState port;
     read_port(p, port);
     d.ports.push_back(std::move(port));
   });
 }
 
-void read_netdev(Reader& r, NetdevState& n) {
+void read_netdev(StateReader& r, NetdevState& n) {
   r.get("name", n.name);
   r.get("ifindex", n.ifindex);
   r.get("mtu", n.mtu);
@@ -308,14 +308,14 @@ Result<HostState> host_state_from_json(const json& json_state) {
   }
   std::string error;
   HostState state;
-  Reader r(json_state, "$", &error);
+  StateReader r(json_state, "$", &error);
   r.get("node", state.node);
-  r.each("devices", [&](Reader& d) {
+  r.each("devices", [&](StateReader& d) {
     DeviceState device;
     read_device(d, device);
     state.devices.push_back(std::move(device));
   });
-  r.each("netdevs", [&](Reader& n) {
+  r.each("netdevs", [&](StateReader& n) {
     NetdevState netdev;
     read_netdev(n, netdev);
     state.netdevs.push_back(std::move(netdev));
@@ -326,7 +326,7 @@ Result<HostState> host_state_from_json(const json& json_state) {
   if (json_state.contains("sysctl") && json_state["sysctl"].is_object()) {
     for (const auto& [key, value] : json_state["sysctl"].items()) {
       // A recorded value may be a number when written by hand; compare as the kernel's text.
-      state.sysctl[key] = value.is_string() ? value.get<std::string>() : json_text(value);
+      state.sysctl[key] = json_plain_text(value);
     }
   }
   if (!error.empty()) return make_error(ErrorKind::kInvalidSpec, error);

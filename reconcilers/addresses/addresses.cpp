@@ -44,7 +44,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "addresses";
+constexpr const char* kAddressesName = "addresses";
 
 std::set<std::string> as_set(const nlohmann::json& list) {
   std::set<std::string> out;
@@ -62,7 +62,7 @@ std::string address_of(const std::string& cidr) { return cidr.substr(0, cidr.fin
 
 class AddressesReconciler final : public NetdevBatchReconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kAddressesName; }
 
   Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
     auto addresses = platform.addresses();
@@ -108,13 +108,13 @@ class AddressesReconciler final : public NetdevBatchReconciler {
       const NetdevState& n = **netdev;
       const std::set<std::string> current(n.addresses.begin(), n.addresses.end());
       const std::set<std::string> desired(iface.addresses->begin(), iface.addresses->end());
-      out.compared(netdev_resource(n.name), "addresses", kName);
+      out.compared(netdev_resource(n.name), "addresses", kAddressesName);
       if (current == desired) continue;
       // Removing an address cuts whatever uses it; adding one does not.
       const bool removes = std::any_of(current.begin(), current.end(),
                                        [&](const std::string& a) { return !desired.count(a); });
       out.changes.push_back(make_change(netdev_resource(n.name), "addresses", n.addresses,
-                                        *iface.addresses, kName, removes));
+                                        *iface.addresses, kAddressesName, removes));
     }
   }
 

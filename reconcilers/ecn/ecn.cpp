@@ -17,7 +17,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "ecn";
+constexpr const char* kEcnName = "ecn";
 constexpr int kPriorities = 8;  // 802.1p priorities 0-7
 constexpr const char* kMaskParam = "ROCE_CC_PRIO_MASK_P";
 
@@ -187,8 +187,6 @@ bool spec_wants_priorities(const NodeSpec* spec, const HostState& state, const s
   return false;
 }
 
-std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
-
 Error observe_problem(const HostState& state, const NetdevState& n, const InterfaceSpec& iface) {
   // A recorded netdev of another driver has no ECN because observe records none for it.
   const bool other_driver = !n.driver.empty() && n.driver != "mlx5_core";
@@ -216,7 +214,7 @@ std::string turned_off_note(const std::vector<int>& before, const std::vector<in
 
 class EcnReconciler final : public Reconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kEcnName; }
 
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     const HostFs& fs = platform.fs();
@@ -249,7 +247,7 @@ class EcnReconciler final : public Reconciler {
       }
       const nlohmann::json& ecn = *n.ecn;
       if (ecn.contains("error")) {
-        out.errors.push_back(selector_error(iface, make_error(ErrorKind::kPlatform, text_of(ecn["error"]))));
+        out.errors.push_back(selector_error(iface, make_error(ErrorKind::kPlatform, json_plain_text(ecn["error"]))));
         continue;
       }
       const bool vendor = ecn.value("via", "") == "sysfs";
@@ -302,10 +300,10 @@ class EcnReconciler final : public Reconciler {
     const nlohmann::json np = ecn.value("np", ecn["priorities"]);
     const nlohmann::json rp = ecn.value("rp", ecn["priorities"]);
     const nlohmann::json desired = *iface.ecn.priorities;
-    out.compared(netdev_resource(n.name), "ecn.priorities", kName);
+    out.compared(netdev_resource(n.name), "ecn.priorities", kEcnName);
     if (np == desired && rp == desired) return;
     nlohmann::json current = np == rp ? np : nlohmann::json{{"np", np}, {"rp", rp}};
-    Change change = make_change(netdev_resource(n.name), "ecn.priorities", std::move(current), desired, kName, false);
+    Change change = make_change(netdev_resource(n.name), "ecn.priorities", std::move(current), desired, kEcnName, false);
     change.via = "sysfs " + ecn_dir(n.name) + "/roce_np,roce_rp/enable/<p>";
     std::vector<int> on = np.get<std::vector<int>>();
     for (int p : rp.get<std::vector<int>>()) on.push_back(p);
@@ -319,7 +317,7 @@ class EcnReconciler final : public Reconciler {
                                        const HostState& state, DiffResult& out) {
     if (ecn.contains("firmwareError") || !ecn.contains("priorities") || !ecn.contains("nextBoot")) {
       std::string why = ecn.contains("firmwareError")
-                            ? text_of(ecn["firmwareError"])
+                            ? json_plain_text(ecn["firmwareError"])
                             : (state.recorded_from.empty() ? "was not read"
                                                            : "is not in the recorded state " + state.recorded_from);
       out.errors.push_back(selector_error(
@@ -331,21 +329,21 @@ class EcnReconciler final : public Reconciler {
     const std::vector<int> desired = *iface.ecn.priorities;
     const std::vector<int> running = ecn["priorities"].get<std::vector<int>>();
     const std::vector<int> next_boot = ecn["nextBoot"].get<std::vector<int>>();
-    out.compared(netdev_resource(n.name), "ecn.priorities", kName);
+    out.compared(netdev_resource(n.name), "ecn.priorities", kEcnName);
     if (running == desired && next_boot == desired) return;
     const std::string resource = netdev_resource(n.name);
-    const std::string via = "mstconfig " + text_of(ecn.value("firmware", nlohmann::json(kMaskParam))) + " of " +
-                            text_of(ecn.value("pci", nlohmann::json(n.pci))) + " (firmware, loaded at boot)";
+    const std::string via = "mstconfig " + json_plain_text(ecn.value("firmware", nlohmann::json(kMaskParam))) + " of " +
+                            json_plain_text(ecn.value("pci", nlohmann::json(n.pci))) + " (firmware, loaded at boot)";
     if (running == desired) {
       // Someone staged another mask: the running firmware is right, the next boot would not be.
-      Change change = make_change(resource, "ecn.priorities", nlohmann::json{{"nextBoot", next_boot}}, desired, kName, false);
+      Change change = make_change(resource, "ecn.priorities", nlohmann::json{{"nextBoot", next_boot}}, desired, kEcnName, false);
       change.via = via;
       change.note = "the running firmware has it; the mask staged for the next boot (" + list_text(next_boot) +
                     ") is set back";
       out.changes.push_back(std::move(change));
       return;
     }
-    Change change = make_change(resource, "ecn.priorities", running, desired, kName, false);
+    Change change = make_change(resource, "ecn.priorities", running, desired, kEcnName, false);
     change.via = via;
     change.requires_ = "reboot";
     change.note = turned_off_note(running, desired);
@@ -359,14 +357,14 @@ class EcnReconciler final : public Reconciler {
     if (!ecn.contains("cnpDscp")) {
       const std::string why = vendor ? "the vendor driver exposes ECN per priority but no " + ecn_dir(n.name) +
                                            "/roce_np/cnp_dscp"
-                                     : text_of(ecn.value("debugfsError", nlohmann::json("cc_params/np_cnp_dscp is missing")));
+                                     : json_plain_text(ecn.value("debugfsError", nlohmann::json("cc_params/np_cnp_dscp is missing")));
       out.errors.push_back(selector_error(
           iface, make_error(ErrorKind::kNotSupported, "cannot set the CNP DSCP of " + n.name + ": " + why)));
       return;
     }
-    out.compared(netdev_resource(n.name), "ecn.cnpDscp", kName);
+    out.compared(netdev_resource(n.name), "ecn.cnpDscp", kEcnName);
     if (ecn["cnpDscp"] == nlohmann::json(*iface.ecn.cnp_dscp)) return;
-    Change change = make_change(netdev_resource(n.name), "ecn.cnpDscp", ecn["cnpDscp"], *iface.ecn.cnp_dscp, kName, false);
+    Change change = make_change(netdev_resource(n.name), "ecn.cnpDscp", ecn["cnpDscp"], *iface.ecn.cnp_dscp, kEcnName, false);
     if (vendor) {
       change.via = "sysfs " + ecn_dir(n.name) + "/roce_np/cnp_dscp";
     } else {

@@ -31,7 +31,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "firmware";
+constexpr const char* kFirmwareName = "firmware";
 constexpr const char* kField = "firmware.version";
 // A burn writes a whole flash (tens of MB over the device's flash interface): minutes, and a
 // slow one is not a hung one. Killed after this, as the tool's own documents never promise less.
@@ -51,8 +51,6 @@ struct Wanted {
 
 std::string policy_of(const FirmwareSpec& f) { return f.policy.value_or("validate"); }
 std::string activation_of(const FirmwareSpec& f) { return f.activation.value_or("reboot"); }
-
-std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
 
 bool same_version(const std::string& a, const std::string& b) {
   if (a.empty() || b.empty()) return false;
@@ -256,7 +254,7 @@ Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::jso
     return make_error(ErrorKind::kNotFound, "how to activate the image was not observed (a recorded state): plan on "
                                             "the host itself");
   }
-  if (how.contains("error")) return make_error(ErrorKind::kNotSupported, "cannot activate by reset: " + text_of(how["error"]));
+  if (how.contains("error")) return make_error(ErrorKind::kNotSupported, "cannot activate by reset: " + json_plain_text(how["error"]));
   if (how.value("tool", "") == "mstfwreset") {
     // mstfwreset's levels (mstfwreset q): 0 live patch (driver, PCI and network links stay up),
     // 3 driver restart and PCI reset; 4 is a warm reboot, which rdmactl leaves to the operator.
@@ -300,7 +298,7 @@ Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::jso
 // The one image of the wanted version for this PSID.
 Result<std::string> choose_image(const nlohmann::json& images, const std::string& psid, const std::string& version) {
   const std::string dir = images.value("dir", "");
-  if (images.contains("error")) return make_error(ErrorKind::kNotFound, "images " + dir + ": " + text_of(images["error"]));
+  if (images.contains("error")) return make_error(ErrorKind::kNotFound, "images " + dir + ": " + json_plain_text(images["error"]));
   std::vector<std::string> matches;
   std::string seen;
   for (const auto& image : images.value("found", nlohmann::json::array())) {
@@ -347,7 +345,7 @@ struct AdapterDiff {
 
 class FirmwareReconciler final : public Reconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kFirmwareName; }
 
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     std::map<std::string, const FirmwareSpec*> asked;  // adapter -> spec
@@ -506,7 +504,7 @@ class FirmwareReconciler final : public Reconciler {
 
   static Result<void> burn(Platform& platform, const Change& change, const std::string& pci, const std::string& image,
                            const std::string& wanted) {
-    platform.progress(change, "burning " + image + " onto " + pci + " (" + text_of(change.current) + " -> " + wanted +
+    platform.progress(change, "burning " + image + " onto " + pci + " (" + json_plain_text(change.current) + " -> " + wanted +
                                   "); this takes minutes");
     int last = -1;
     auto burnt = mstflint_burn(pci, image, kBurnDeadline, [&](int percent) {
@@ -569,17 +567,17 @@ class FirmwareReconciler final : public Reconciler {
     a.where = "adapter " + w.adapter + (view.psid.empty() ? "" : " (PSID " + view.psid + ")");
     if (view.running.empty()) {
       std::string why;
-      for (const auto& n : a.observed.value("notes", nlohmann::json::array())) why += "; " + text_of(n);
+      for (const auto& n : a.observed.value("notes", nlohmann::json::array())) why += "; " + json_plain_text(n);
       a.fail(ErrorKind::kPlatform, "cannot read the firmware version of " + a.where + why);
       return;
     }
-    out.compared(resource, kField, kName);
+    out.compared(resource, kField, kFirmwareName);
     const bool runs_wanted = same_version(view.running, version);
     const bool stored_known = !view.stored.empty();
     const bool stored_is_wanted = stored_known && same_version(view.stored, version);
     if (runs_wanted && (!stored_known || stored_is_wanted)) return;
 
-    Change change = make_change(resource, kField, view.running, version, kName, false);
+    Change change = make_change(resource, kField, view.running, version, kFirmwareName, false);
     change.detail = {{"pci", primary.pci}, {"psid", view.psid}};
     a.update = policy_of(spec) == "update";
     if (runs_wanted) return diff_burn_back(a, std::move(change));

@@ -12,7 +12,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "ipoib";
+constexpr const char* kIpoibName = "ipoib";
 constexpr unsigned kArphrdInfiniband = 32;
 // IPOIB_ENCAP_LEN: the 4-byte IPoIB header in every datagram.
 constexpr int kIpoibHeader = 4;
@@ -105,7 +105,7 @@ std::string no_connected_mode(const NetdevState& n) {
 
 class IpoibReconciler final : public Reconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kIpoibName; }
 
   Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
     const HostFs& fs = platform.fs();
@@ -171,9 +171,9 @@ class IpoibReconciler final : public Reconciler {
         out.errors.push_back(selector_error(iface, make_error(ErrorKind::kNotSupported, no_connected_mode(n))));
         continue;
       }
-      out.compared(netdev_resource(n.name), "ipoib.mode", kName);
+      out.compared(netdev_resource(n.name), "ipoib.mode", kIpoibName);
       if (current != *iface.ipoib.mode) {
-        Change change = make_change(netdev_resource(n.name), "ipoib.mode", current, *iface.ipoib.mode, kName, true);
+        Change change = make_change(netdev_resource(n.name), "ipoib.mode", current, *iface.ipoib.mode, kIpoibName, true);
         change.via = "sysfs /sys/class/net/" + n.name + "/mode";
         change.note = *iface.ipoib.mode == "connected"
                           ? "the kernel sets the MTU to 65520 on entering connected mode"

@@ -20,7 +20,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "link_type";
+constexpr const char* kLinkTypeName = "link_type";
 // rdmactl's own record of what it staged, under --root like every other host file.
 constexpr const char* kStagingFile = "/var/lib/rdmactl/link-type.json";
 constexpr const char* kBootIdFile = "/proc/sys/kernel/random/boot_id";
@@ -121,9 +121,6 @@ std::optional<nlohmann::json> staged_before_reboot(const nlohmann::json& records
   return record["desired"];
 }
 
-// A JSON value in a message: strings without their quotes (recorded states may hold anything).
-std::string text_of(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
-
 PortState* mutable_port(HostState& state, const PortRef& ref) {
   for (DeviceState& d : state.devices) {
     if (&d != ref.device) continue;
@@ -154,14 +151,14 @@ Result<const nlohmann::json*> observed_link_type(const HostState& state, const P
   }
   if (observed.contains("error")) {
     return make_error(ErrorKind::kPlatform, "cannot read the firmware link type of " + port_text + ": " +
-                                                text_of(observed["error"]));
+                                                json_plain_text(observed["error"]));
   }
   return &observed;
 }
 
 class LinkTypeReconciler final : public Reconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kLinkTypeName; }
 
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     if (!spec) return ok();  // show: mstconfig takes seconds per device; ask only what a spec needs
@@ -215,7 +212,7 @@ class LinkTypeReconciler final : public Reconciler {
         if (seen->second != desired) {
           out.errors.push_back(selector_error(
               iface, make_error(ErrorKind::kInvalidSpec, "another interface entry names the same port " + port_text +
-                                                             " with linkType " + text_of(seen->second))));
+                                                             " with linkType " + json_plain_text(seen->second))));
         }
         continue;
       }
@@ -223,15 +220,15 @@ class LinkTypeReconciler final : public Reconciler {
       const nlohmann::json current = observed.value("current", nlohmann::json());
       const nlohmann::json next_boot = observed.value("nextBoot", nlohmann::json());
       if (current == desired && next_boot == desired) {
-        out.compared(resource, "linkType", kName);
+        out.compared(resource, "linkType", kLinkTypeName);
         continue;
       }
       if (current == desired) {
         // Someone staged the other protocol: the port would flip at the next cold boot. Setting
         // the next-boot value back needs no reboot, since the firmware runs the spec's already.
-        Change change = make_change(resource, "linkType", nlohmann::json{{"nextBoot", next_boot}}, desired, kName, false);
+        Change change = make_change(resource, "linkType", nlohmann::json{{"nextBoot", next_boot}}, desired, kLinkTypeName, false);
         change.via = "mstconfig " + target->param + " of " + target->pci + " (firmware)";
-        change.note = "the firmware runs " + text_of(desired) + ", but " + text_of(next_boot) +
+        change.note = "the firmware runs " + json_plain_text(desired) + ", but " + json_plain_text(next_boot) +
                       " is staged for the next boot: it is set back";
         out.changes.push_back(std::move(change));
         continue;
@@ -239,14 +236,14 @@ class LinkTypeReconciler final : public Reconciler {
       if (next_boot == desired && observed.value("stagedBeforeReboot", nlohmann::json()) == desired) {
         out.errors.push_back(selector_error(
             iface, make_error(ErrorKind::kVerification,
-                              port_text + " was set to " + text_of(desired) +
-                                  " before the last reboot, but the firmware still runs " + text_of(current) +
+                              port_text + " was set to " + json_plain_text(desired) +
+                                  " before the last reboot, but the firmware still runs " + json_plain_text(current) +
                                   ": a warm reboot does not apply LINK_TYPE; power-cycle the host (cold boot, or "
                                   "`mstfwreset -d " + target->pci + " reset` where supported). rdmactl does not "
                                   "stage it again.")));
         continue;
       }
-      Change change = make_change(resource, "linkType", current, desired, kName, true);
+      Change change = make_change(resource, "linkType", current, desired, kLinkTypeName, true);
       change.requires_ = "reboot";
       change.via = "mstconfig " + target->param + " of " + target->pci + " (firmware, next cold boot)";
       // Already staged (by rdmactl or by hand): reported, never written again.

@@ -44,7 +44,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "netdev";
+constexpr const char* kNetdevName = "netdev";
 
 bool looks_like_pci_address(const std::string& name) {
   // dddd:bb:dd.f
@@ -102,7 +102,7 @@ std::optional<std::set<std::string>> sysfs_netdevs(const NodeSpec* spec, const H
 
 class NetdevReconciler final : public NetdevBatchReconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kNetdevName; }
   bool observes_netdevs() const override { return true; }
 
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
@@ -154,17 +154,17 @@ class NetdevReconciler final : public NetdevBatchReconciler {
       if (ipoib.error) {
         out.errors.push_back(selector_error(iface, make_error(ErrorKind::kInvalidSpec, *ipoib.error)));
       } else if (iface.mtu && !ipoib.mode_unavailable) {
-        out.compared(netdev_resource(n.name), "mtu", kName);
+        out.compared(netdev_resource(n.name), "mtu", kNetdevName);
         if (*iface.mtu != n.mtu) {
-          Change change = make_change(netdev_resource(n.name), "mtu", n.mtu, *iface.mtu, kName, true);
+          Change change = make_change(netdev_resource(n.name), "mtu", n.mtu, *iface.mtu, kNetdevName, true);
           change.note = ipoib.note;
           out.changes.push_back(std::move(change));
         }
       }
-      if (iface.state) out.compared(netdev_resource(n.name), "state", kName);
+      if (iface.state) out.compared(netdev_resource(n.name), "state", kNetdevName);
       if (iface.state && *iface.state != n.state) {
         // Taking a link down cuts its traffic; bringing one up does not.
-        out.changes.push_back(make_change(netdev_resource(n.name), "state", n.state, *iface.state, kName,
+        out.changes.push_back(make_change(netdev_resource(n.name), "state", n.state, *iface.state, kNetdevName,
                                           *iface.state == "down"));
       }
     }

@@ -55,7 +55,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "qos";
+constexpr const char* kQosName = "qos";
 constexpr const char* kVia = "dcbnl";
 constexpr const char* kMlx5Driver = "mlx5_core";
 constexpr int kDscpCount = 64;
@@ -236,7 +236,7 @@ std::string netdev_warnings(const InterfaceSpec& iface, const NetdevState& n, co
 
 class QosReconciler final : public Reconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kQosName; }
 
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     // DCB is asked of the netdevs the spec manages, and of every RoCE netdev for `show`.
@@ -337,10 +337,10 @@ class QosReconciler final : public Reconciler {
     if (!trust && iface.qos.dscp_to_priority) trust = "dscp";
     if (!trust) return;
     const std::string current_trust = qos.value("trust", "");
-    if (iface.qos.trust) out.compared(resource, "qos.trust", kName);
-    out.compared(resource, "qos.dscpToPriority", kName);
+    if (iface.qos.trust) out.compared(resource, "qos.trust", kQosName);
+    out.compared(resource, "qos.dscpToPriority", kQosName);
     if (iface.qos.trust && current_trust != *trust) {
-      Change change = make_change(resource, "qos.trust", current_trust, *trust, kName, true);
+      Change change = make_change(resource, "qos.trust", current_trust, *trust, kQosName, true);
       change.via = kVia;
       change.note = "carried by qos.dscpToPriority: " + n.driver + " trusts DSCP while its app table has DSCP entries";
       out.changes.push_back(std::move(change));
@@ -348,7 +348,7 @@ class QosReconciler final : public Reconciler {
     const nlohmann::json desired = *trust == "dscp" ? full_table(iface.qos.dscp_to_priority) : nlohmann::json::object();
     const nlohmann::json& current = qos["dscpToPriority"];
     if (current == desired) return;
-    Change change = make_change(resource, "qos.dscpToPriority", current, desired, kName, true);
+    Change change = make_change(resource, "qos.dscpToPriority", current, desired, kQosName, true);
     change.via = kVia;
     if (desired.empty()) {
       change.note = "every DSCP entry is deleted: " + n.driver +
@@ -372,8 +372,8 @@ class QosReconciler final : public Reconciler {
   static void diff_entries(const InterfaceSpec& iface, const NetdevState& n, const nlohmann::json& qos,
                            DiffResult& out) {
     const std::string resource = netdev_resource(n.name);
-    if (iface.qos.trust) out.compared(resource, "qos.trust", kName);
-    if (iface.qos.dscp_to_priority) out.compared(resource, "qos.dscpToPriority", kName);
+    if (iface.qos.trust) out.compared(resource, "qos.trust", kQosName);
+    if (iface.qos.dscp_to_priority) out.compared(resource, "qos.dscpToPriority", kQosName);
     if (iface.qos.trust && qos.value("trust", "") != *iface.qos.trust) {
       // Without an app-trust table, trust follows the DSCP entries: dscp needs some.
       const bool carried = qos.contains("trustTable") || *iface.qos.trust == "pcp" ||
@@ -384,7 +384,7 @@ class QosReconciler final : public Reconciler {
                               "trust dscp on " + n.name + " needs the kernel's DCB app-trust table or "
                                                           "dscpToPriority entries, which make the driver trust DSCP")));
       } else {
-        Change change = make_change(resource, "qos.trust", qos.value("trust", ""), *iface.qos.trust, kName, true);
+        Change change = make_change(resource, "qos.trust", qos.value("trust", ""), *iface.qos.trust, kQosName, true);
         change.via = kVia;
         out.changes.push_back(std::move(change));
       }
@@ -392,7 +392,7 @@ class QosReconciler final : public Reconciler {
     if (iface.qos.dscp_to_priority) {
       const nlohmann::json desired = dscp_map_json(*iface.qos.dscp_to_priority);
       if (qos["dscpToPriority"] != desired) {
-        Change change = make_change(resource, "qos.dscpToPriority", qos["dscpToPriority"], desired, kName, true);
+        Change change = make_change(resource, "qos.dscpToPriority", qos["dscpToPriority"], desired, kQosName, true);
         change.via = kVia;
         out.changes.push_back(std::move(change));
       }
@@ -407,9 +407,9 @@ class QosReconciler final : public Reconciler {
       return;
     }
     const nlohmann::json desired(*iface.qos.pfc);
-    out.compared(netdev_resource(n.name), "qos.pfc", kName);
+    out.compared(netdev_resource(n.name), "qos.pfc", kQosName);
     if (qos["pfc"] != desired) {
-      Change change = make_change(netdev_resource(n.name), "qos.pfc", qos["pfc"], desired, kName, true);
+      Change change = make_change(netdev_resource(n.name), "qos.pfc", qos["pfc"], desired, kQosName, true);
       change.via = kVia;
       if (full_table_driver(n)) change.note = n.driver + " bounces the link to change PFC (mlx5_toggle_port_link)";
       out.changes.push_back(std::move(change));

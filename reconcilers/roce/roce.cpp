@@ -17,7 +17,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "roce";
+constexpr const char* kRoceName = "roce";
 constexpr const char* kConfigfsRoot = "/sys/kernel/config/rdma_cm";
 
 std::string device_dir(const std::string& device) { return std::string(kConfigfsRoot) + "/" + device; }
@@ -103,7 +103,7 @@ class DeviceDirectory {
 
 class RoceReconciler final : public Reconciler {
  public:
-  const char* name() const override { return kName; }
+  const char* name() const override { return kRoceName; }
 
   Result<void> observe(Platform& platform, const NodeSpec*, HostState& state) override {
     const HostFs& fs = platform.fs();
@@ -150,15 +150,15 @@ class RoceReconciler final : public Reconciler {
       // ToS first: every port accepts any ToS, while rdma_cm refuses a mode the port has no GIDs
       // of (rxe has no RoCE v1 GIDs), so a refused mode is the last write and rolls back the rest.
       const std::string via = "configfs rdma_cm/" + ref.device->name + "/ports/" + std::to_string(ref.port->port) + "/";
-      if (iface.roce.tos) out.compared(resource, "roce.tos", kName);
-      if (iface.roce.mode) out.compared(resource, "roce.mode", kName);
+      if (iface.roce.tos) out.compared(resource, "roce.tos", kRoceName);
+      if (iface.roce.mode) out.compared(resource, "roce.mode", kRoceName);
       if (iface.roce.tos && current_tos != nlohmann::json(*iface.roce.tos)) {
-        Change change = make_change(resource, "roce.tos", current_tos, *iface.roce.tos, kName, false);
+        Change change = make_change(resource, "roce.tos", current_tos, *iface.roce.tos, kRoceName, false);
         change.via = via + "default_roce_tos";
         out.changes.push_back(std::move(change));
       }
       if (iface.roce.mode && current_mode != nlohmann::json(*iface.roce.mode)) {
-        Change change = make_change(resource, "roce.mode", current_mode, *iface.roce.mode, kName, false);
+        Change change = make_change(resource, "roce.mode", current_mode, *iface.roce.mode, kRoceName, false);
         change.via = via + "default_roce_mode";
         out.changes.push_back(std::move(change));
       }

@@ -34,7 +34,7 @@ std::string printf_string(const char* format, auto... args) {
 // OpenSM's blanks: STRIP_HEAD_SPACES and parse_name_token skip ' ', '\t' and '\n' only ('\r' is text).
 bool is_opensm_blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_opensm(std::string_view s) {
   while (!s.empty() && is_opensm_blank(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_opensm_blank(s.back())) s.remove_suffix(1);
   return s;
@@ -63,8 +63,8 @@ struct Token {
 
 Token name_token(std::string_view s) {
   const size_t eq = s.find('=');
-  if (eq == std::string_view::npos) return {std::string(trim(s)), std::nullopt};
-  return {std::string(trim(s.substr(0, eq))), std::string(trim(s.substr(eq + 1)))};
+  if (eq == std::string_view::npos) return {std::string(trim_opensm(s)), std::nullopt};
+  return {std::string(trim_opensm(s.substr(0, eq))), std::string(trim_opensm(s.substr(eq + 1)))};
 }
 
 // strtoul(val, &end, 0) as OpenSM calls it (the C library's own, for the same signs and bases).
@@ -144,7 +144,7 @@ class Parser {
       if (auto error = parse_chunk(chunk, lineno, bare_mgid)) return error;
       any_definition_ = true;
       if (!terminated) return std::nullopt;
-      if (bare_mgid && !trim(line.substr(semi + 1)).empty()) {
+      if (bare_mgid && !trim_opensm(line.substr(semi + 1)).empty()) {
         // mgroup_create parses the flags from after the mgid token, i.e. after this ';'.
         return fail(lineno, printf_string("line %d: an mgid without flags ends a definition with more text on the "
                                           "line: OpenSM reads that text as the group's flags",

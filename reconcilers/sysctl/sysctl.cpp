@@ -23,7 +23,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kName = "sysctl";
+constexpr const char* kSysctlName = "sysctl";
 constexpr const char* kResourcePrefix = "sysctl/";
 
 std::string normalize(const std::string& value) {
@@ -41,7 +41,7 @@ class SysctlReconciler final : public Reconciler {
  public:
   explicit SysctlReconciler(SysctlOptions options) : options_(options) {}
 
-  const char* name() const override { return kName; }
+  const char* name() const override { return kSysctlName; }
 
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     state.sysctl.clear();
@@ -90,9 +90,9 @@ class SysctlReconciler final : public Reconciler {
         out.errors.push_back(absent_key_error(key, state, where));
         continue;
       }
-      out.compared(kResourcePrefix + key, "value", kName);
+      out.compared(kResourcePrefix + key, "value", kSysctlName);
       if (normalize(found->second) != normalize(value)) {
-        out.changes.push_back(make_change(kResourcePrefix + key, "value", found->second, value, kName, false));
+        out.changes.push_back(make_change(kResourcePrefix + key, "value", found->second, value, kSysctlName, false));
       }
     }
   }

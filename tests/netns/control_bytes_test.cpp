@@ -22,7 +22,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_control_bytes_test {
 
 using namespace std::chrono_literals;
 
@@ -225,5 +225,5 @@ TEST_F(NetnsFileTest, ANameWithControlBytesIsEchoedEscaped) {
       << escape_lines_for_display(err);
 }
 
-}  // namespace
+}  // namespace netns_control_bytes_test
 }  // namespace rdmactl::test

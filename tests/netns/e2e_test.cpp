@@ -9,7 +9,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_e2e_test {
 
 class EndToEnd : public NetnsTest {
  protected:
@@ -229,5 +229,5 @@ TEST_F(EndToEnd, PlanAgainstARecordedStateNeedsNoHost) {
   EXPECT_EQ(plan["summary"]["changes"], 6);
 }
 
-}  // namespace
+}  // namespace netns_e2e_test
 }  // namespace rdmactl::test

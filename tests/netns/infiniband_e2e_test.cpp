@@ -26,7 +26,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_infiniband_e2e_test {
 
 constexpr const char* kGuid = "0x946dae0300f14a20";
 constexpr const char* kLegacyAddress = "80:00:04:04:fe:80:00:00:00:00:00:00:94:6d:ae:03:00:f1:4a:20";
@@ -207,5 +207,5 @@ TEST_F(InfinibandEndToEnd, UnderRootAToolOnlyOnTheHostPathIsNotUsed) {
   EXPECT_NE(state_.read("/calls.log").find("-e q LINK_TYPE_P1"), std::string::npos) << state_.read("/calls.log");
 }
 
-}  // namespace
+}  // namespace netns_infiniband_e2e_test
 }  // namespace rdmactl::test

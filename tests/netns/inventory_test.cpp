@@ -12,7 +12,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_inventory_test {
 
 class FixtureHost : public NetnsTest {
  protected:
@@ -132,5 +132,5 @@ TEST_F(FixtureHost, ExportThenPlanShowsNoDrift) {
   EXPECT_EQ(rdmactl({"plan", "-f", tree.root() + "/exported.yaml"}, &out), 2) << out;
 }
 
-}  // namespace
+}  // namespace netns_inventory_test
 }  // namespace rdmactl::test

@@ -8,6 +8,10 @@
 // enter_netns changes the whole process (mount namespace, /sys), so it is tested in a forked child.
 // Every result is checked through iproute2 (`ip -j`), never through RouteSocket itself.
 #include <dirent.h>
+// glibc's <net/if.h> before <linux/if.h>, which then leaves out what glibc defined
+// (linux/libc-compat.h): in the other order the two collide, and a unity-build unit may include
+// <net/if.h> later through httplib.h.
+#include <net/if.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
@@ -29,7 +33,7 @@
 #include "tests/netns/netns_fixture.h"
 
 namespace rdmactl {
-namespace {
+namespace netns_netlink_test {
 
 using test::NetnsTest;
 using test::TestNamespace;
@@ -743,5 +747,5 @@ TEST(RunCommand, KillsAtTheDeadline) {
   EXPECT_NE(err.find("killed"), std::string::npos) << err;
 }
 
-}  // namespace
+}  // namespace netns_netlink_test
 }  // namespace rdmactl

@@ -15,7 +15,7 @@
 #include "tests/netns/safety_fixture.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_recovery_test {
 
 class Recovery : public Safety {
  protected:
@@ -299,5 +299,5 @@ TEST_F(Recovery, SighupDuringTheConfirmWaitIsIgnoredAndSaidSo) {
   EXPECT_EQ(mtu(), 9000);
 }
 
-}  // namespace
+}  // namespace netns_recovery_test
 }  // namespace rdmactl::test

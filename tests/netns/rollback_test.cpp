@@ -34,7 +34,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_rollback_test {
 
 using nlohmann::json;
 
@@ -527,5 +527,5 @@ TEST_F(Rollback, ALinkLocalAddressInTheSpecIsRefusedAndNothingIsWritten) {
   EXPECT_EQ(ns().ip_json({"addr", "show", "dev", "veth0"})[0]["addr_info"].dump().find("fe80::5"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace netns_rollback_test
 }  // namespace rdmactl::test

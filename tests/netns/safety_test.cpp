@@ -8,7 +8,7 @@
 #include "tests/netns/safety_fixture.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_safety_test {
 
 TEST_F(Safety, ASecondWriterWaitsThenFailsNamingTheHolder) {
   state_.write("/units/opensm.block", "");
@@ -245,5 +245,5 @@ TEST_F(Safety, EveryWriteIsAuditedAsOneJsonLine) {
   EXPECT_FALSE(std::getline(lines, line)) << "one write, one line: " << log;
 }
 
-}  // namespace
+}  // namespace netns_safety_test
 }  // namespace rdmactl::test

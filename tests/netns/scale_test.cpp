@@ -17,7 +17,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
-namespace {
+namespace netns_scale_test {
 
 using nlohmann::json;
 
@@ -162,5 +162,5 @@ TEST_F(Scale, ARollbackOfManyNetdevsRestoresEachWithoutADumpPerNetdev) {
   expect_netdevs("q", 40, 34, 2, false);
 }
 
-}  // namespace
+}  // namespace netns_scale_test
 }  // namespace rdmactl::test

@@ -31,7 +31,7 @@
 extern char** environ;
 
 namespace rdmactl::test {
-namespace {
+namespace netns_serve_test {
 
 using namespace std::chrono_literals;
 
@@ -378,5 +378,5 @@ TEST(EmptyNetns, IsAUsageErrorForEveryCommand) {
   ::unsetenv("RDMACTL_NETNS");
 }
 
-}  // namespace
+}  // namespace netns_serve_test
 }  // namespace rdmactl::test

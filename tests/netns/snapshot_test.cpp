@@ -16,7 +16,7 @@
 #include "tests/netns/netns_fixture.h"
 
 namespace rdmactl {
-namespace {
+namespace netns_snapshot_test {
 
 using ::testing::Contains;
 using ::testing::IsEmpty;
@@ -170,5 +170,5 @@ TEST_F(SnapshotTest, ANetdevGoneSinceIsSaidAndTheOthersAreStillCompared) {
 }
 
 
-}  // namespace
+}  // namespace netns_snapshot_test
 }  // namespace rdmactl

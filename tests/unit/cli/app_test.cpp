@@ -10,7 +10,7 @@
 #include "agent/core/suggest.h"
 
 namespace rdmactl::cli {
-namespace {
+namespace cli_app_test {
 
 struct Parsed {
   std::optional<int> code;
@@ -91,5 +91,5 @@ TEST(CommandLine, GoodLinesParseAndHelpExitsZero) {
   EXPECT_EQ(p.err, "rdmactl: no command given; see rdmactl --help\n");
 }
 
-}  // namespace
+}  // namespace cli_app_test
 }  // namespace rdmactl::cli

@@ -16,7 +16,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace cli_spec_cache_test {
 
 namespace fs = std::filesystem;
 
@@ -122,5 +122,5 @@ TEST_F(SpecCacheDir, OnlyTheNewestEntriesStay) {
   EXPECT_TRUE(fs::exists(dir + "/" + spec_cache_name(program_build_id(), spec_path, newest)));
 }
 
-}  // namespace
+}  // namespace cli_spec_cache_test
 }  // namespace rdmactl

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace rdmactl {
-namespace {
+namespace core_cidr_test {
 
 TEST(Cidr, CanonicalForms) {
   EXPECT_EQ(*canonical_cidr("192.168.1.10/24"), "192.168.1.10/24");
@@ -32,5 +32,5 @@ TEST(Cidr, RejectionsSayWhy) {
   }
 }
 
-}  // namespace
+}  // namespace core_cidr_test
 }  // namespace rdmactl

@@ -14,7 +14,7 @@
 #include "agent/core/text.h"
 
 namespace rdmactl {
-namespace {
+namespace core_logging_test {
 
 // Sets NO_COLOR for the test (a terminal on stderr would get colour codes otherwise) and puts
 // back the logger the process had.
@@ -74,5 +74,5 @@ TEST_F(LoggingTest, AnUnknownLevelOrFormatIsEchoedEscaped) {
   EXPECT_EQ(format.error().message, "unknown log format \"te\\x07xt\" (text, json)");
 }
 
-}  // namespace
+}  // namespace core_logging_test
 }  // namespace rdmactl

@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace rdmactl {
-namespace {
+namespace core_ordered_pool_test {
 
 TEST(OrderedParallel, TakesResultsInItemOrderWithABoundedWindow) {
   constexpr size_t kItems = 500;
@@ -68,5 +68,5 @@ TEST(OrderedParallel, OneThreadOrOneItemRunsInline) {
   EXPECT_EQ(pool_threads(3, 8), 3u);
 }
 
-}  // namespace
+}  // namespace core_ordered_pool_test
 }  // namespace rdmactl

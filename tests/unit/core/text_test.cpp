@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace rdmactl {
-namespace {
+namespace core_text_test {
 
 TEST(EqualIgnoringCase, FoldsAsciiLettersOnly) {
   EXPECT_TRUE(equal_ignoring_case("Transfer-Encoding", "transfer-encoding"));
@@ -19,5 +19,5 @@ TEST(EqualIgnoringCase, FoldsAsciiLettersOnly) {
   EXPECT_FALSE(equal_ignoring_case("[", "{"));
 }
 
-}  // namespace
+}  // namespace core_text_test
 }  // namespace rdmactl

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 namespace rdmactl {
-namespace {
+namespace core_utc_time_test {
 
 // 2026-12-01T10:00:00Z.
 constexpr std::time_t kStamp = 1796119200;
@@ -38,5 +38,5 @@ TEST(UtcTime, ParseRefusesOtherText) {
   EXPECT_FALSE(parse_iso8601("").has_value());
 }
 
-}  // namespace
+}  // namespace core_utc_time_test
 }  // namespace rdmactl

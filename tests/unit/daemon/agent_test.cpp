@@ -18,7 +18,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace daemon_agent_test {
 
 using namespace std::chrono_literals;
 
@@ -542,5 +542,5 @@ TEST_F(AgentTest, ReconcileDurationIsAHistogram) {
   }
 }
 
-}  // namespace
+}  // namespace daemon_agent_test
 }  // namespace rdmactl

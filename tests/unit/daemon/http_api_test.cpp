@@ -26,7 +26,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace daemon_http_api_test {
 
 using namespace std::chrono_literals;
 
@@ -977,5 +977,5 @@ TEST(HttpApiProbes, DoNotWaitForALongReconcile) {
   (*api)->stop();
 }
 
-}  // namespace
+}  // namespace daemon_http_api_test
 }  // namespace rdmactl

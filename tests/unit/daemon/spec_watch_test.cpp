@@ -12,7 +12,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace daemon_spec_watch_test {
 
 namespace fs = std::filesystem;
 using Seen = SpecWatch::Seen;
@@ -100,5 +100,5 @@ TEST_F(SpecWatchTest, AMissingDirectoryIsAnError) {
   EXPECT_FALSE(SpecWatch::open(tree_.root() + "/nowhere/fabric.yaml"));
 }
 
-}  // namespace
+}  // namespace daemon_spec_watch_test
 }  // namespace rdmactl

@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace rdmactl {
-namespace {
+namespace doctor_doctor_test {
 
 PortState roce_port() {
   PortState p;
@@ -583,5 +583,5 @@ TEST(Doctor, JsonSummaryCountsSeverities) {
   EXPECT_EQ(json["summary"], nlohmann::json::parse(R"({"findings": 2, "errors": 1, "warnings": 1})"));
 }
 
-}  // namespace
+}  // namespace doctor_doctor_test
 }  // namespace rdmactl

@@ -13,7 +13,7 @@
 #include "agent/engine/engine.h"
 
 namespace rdmactl {
-namespace {
+namespace engine_engine_firmware_test {
 
 struct FakeHost {
   std::string running = "1.0.0";
@@ -203,5 +203,5 @@ TEST_F(EngineFirmwareTest, WithoutFirmwareWritesABurnIsAnErrorOfThePlanAndNothin
   EXPECT_TRUE(pending.pending_reboot);
 }
 
-}  // namespace
+}  // namespace engine_engine_firmware_test
 }  // namespace rdmactl

@@ -10,7 +10,7 @@
 #include "reconcilers/table.h"
 
 namespace rdmactl {
-namespace {
+namespace engine_engine_test {
 
 // A device with string knobs. The spec's sysctl entries name the knobs to converge. Every apply
 // is logged as "key=value", so tests see what was attempted and in which order.
@@ -386,5 +386,5 @@ TEST(ReconcilerTableTest, HoldsEveryConcernInApplyOrder) {
                                              "subnet_manager", "sysctl"}));
 }
 
-}  // namespace
+}  // namespace engine_engine_test
 }  // namespace rdmactl

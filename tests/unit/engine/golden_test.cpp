@@ -18,7 +18,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace engine_golden_test {
 
 namespace fs = std::filesystem;
 
@@ -71,5 +71,5 @@ INSTANTIATE_TEST_SUITE_P(Golden, GoldenPlan, ::testing::ValuesIn(golden_cases())
                            return name;
                          });
 
-}  // namespace
+}  // namespace engine_golden_test
 }  // namespace rdmactl

@@ -7,6 +7,10 @@
 // real-kernel side is tests/netns/rollback_test.cpp and tests/netns/netlink_test.cpp).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+// glibc's <net/if.h> before <linux/if.h>, which then leaves out what glibc defined
+// (linux/libc-compat.h): in the other order the two collide, and a unity-build unit may include
+// <net/if.h> later through httplib.h.
+#include <net/if.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
 #include <linux/rtnetlink.h>
@@ -17,7 +21,7 @@
 #include "agent/engine/snapshot.h"
 
 namespace rdmactl {
-namespace {
+namespace engine_snapshot_test {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -137,7 +141,7 @@ TEST(SnapshotCompare, LinkAttributesEachSayWhatChanged) {
 TEST(SnapshotCompare, CarrierFlagsAloneAreTheOperstatesBusiness) {
   const Snapshot before = host();
   Snapshot after = later(before, 1);
-  netdev(after, "veth0").flags &= ~(IFF_RUNNING | IFF_LOWER_UP);
+  netdev(after, "veth0").flags &= ~(static_cast<unsigned>(IFF_RUNNING) | static_cast<unsigned>(IFF_LOWER_UP));
   EXPECT_THAT(describe(compare_snapshots(before, after)), IsEmpty());
 }
 
@@ -477,5 +481,5 @@ TEST(SnapshotJson, ARoundTripIsTheSameSnapshot) {
   EXPECT_FALSE(snapshot_from_json(nlohmann::json{{"netdevs", 1}}));
 }
 
-}  // namespace
+}  // namespace engine_snapshot_test
 }  // namespace rdmactl

@@ -11,7 +11,7 @@
 #include "reconcilers/table.h"
 
 namespace rdmactl {
-namespace {
+namespace export_control_bytes_test {
 
 NetdevState netdev(const std::string& name, int ifindex, int mtu, const std::string& state,
                    std::vector<std::string> addresses) {
@@ -128,5 +128,5 @@ TEST(ExportControlBytes, SpecTextProblemSaysWhatASpecCannotHold) {
   EXPECT_EQ(spec_text_problem("\xc2\x85"), std::optional<std::string>("has the control character \\u0085"));
 }
 
-}  // namespace
+}  // namespace export_control_bytes_test
 }  // namespace rdmactl

@@ -11,7 +11,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace export_export_test {
 
 FabricSpec load(const std::string& text) {
   auto spec = load_spec_text(text, "exported.yaml");
@@ -222,5 +222,5 @@ TEST(Export, TheDemoHostExportsWithoutDrift) {
   EXPECT_EQ(selectors, (std::vector<std::string>{"rdmaDevice=mlx5_0/1", "rdmaDevice=mlx5_1/1"})) << text;
 }
 
-}  // namespace
+}  // namespace export_export_test
 }  // namespace rdmactl

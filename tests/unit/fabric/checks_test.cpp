@@ -13,7 +13,7 @@
 #include "tests/unit/fabric/fabric_builder.h"
 
 namespace rdmactl::fabric {
-namespace {
+namespace fabric_checks_test {
 
 using test::FabricBuilder;
 using test::fat_tree;
@@ -309,5 +309,5 @@ TEST(FabricEncoding, WidthsAndSpeeds) {
   EXPECT_EQ(error_counter_names().size(), 9u);
 }
 
-}  // namespace
+}  // namespace fabric_checks_test
 }  // namespace rdmactl::fabric

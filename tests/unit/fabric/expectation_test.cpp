@@ -6,7 +6,7 @@
 #include "agent/fabric/checks.h"
 
 namespace rdmactl::fabric {
-namespace {
+namespace fabric_expectation_test {
 
 FabricSpec spec_of(const std::string& body) {
   auto spec = load_spec_text("apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: t}\n" + body, "t.yaml");
@@ -39,5 +39,5 @@ TEST(FabricExpectation, TheSpecsOwnCountWinsAndNothingSaidIsNothingExpected) {
       << "OpenSM on every node: the spec does not say how many";
 }
 
-}  // namespace
+}  // namespace fabric_expectation_test
 }  // namespace rdmactl::fabric

@@ -13,7 +13,7 @@
 #include "tests/unit/fabric/fabric_builder.h"
 
 namespace rdmactl::fabric {
-namespace {
+namespace fabric_format_test {
 
 using test::fat_tree;
 
@@ -181,5 +181,5 @@ TEST(FabricProm, MetricsForTheAgent) {
   EXPECT_NE(fabric_metrics(b.scan, &e).find("rdmactl_fabric_findings{check=\"node-count\"} 1\n"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace fabric_format_test
 }  // namespace rdmactl::fabric

@@ -24,7 +24,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace fleet_fleet_test {
 
 using nlohmann::json;
 using ::testing::ElementsAre;
@@ -632,5 +632,5 @@ TEST_F(CrossNode, GlobsAreNotNodesForValidate) {
   EXPECT_THAT(literal_node_names(s), ElementsAre("gpu-01"));
 }
 
-}  // namespace
+}  // namespace fleet_fleet_test
 }  // namespace rdmactl

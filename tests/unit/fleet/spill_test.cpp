@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace rdmactl {
-namespace {
+namespace fleet_spill_test {
 
 using ::testing::HasSubstr;
 
@@ -66,5 +66,5 @@ TEST(Spill, ADirectoryWhereNoFileCanBeMadeIsNamed) {
   EXPECT_THAT(spill.error().to_string(), HasSubstr("temporary file"));
 }
 
-}  // namespace
+}  // namespace fleet_spill_test
 }  // namespace rdmactl

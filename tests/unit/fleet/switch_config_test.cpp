@@ -19,7 +19,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace fleet_switch_config_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -565,5 +565,5 @@ TEST_F(SwitchConfig, PortsAreTheVendorsPortNames) {
   EXPECT_THAT(config("sonic", {"Ethernet0", "Ethernet252"}), HasSubstr("\"Ethernet252|3\""));
 }
 
-}  // namespace
+}  // namespace fleet_switch_config_test
 }  // namespace rdmactl

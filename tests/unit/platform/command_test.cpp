@@ -12,7 +12,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_command_test {
 
 TEST(CommandTest, CapturesStdoutStderrAndExitCode) {
   auto r = run_command({"sh", "-c", "echo out; echo err >&2; exit 3"});
@@ -125,5 +125,5 @@ TEST(CommandTest, FailureMessageNamesTheCommandAndItsFirstLines) {
   EXPECT_EQ(e.message, "mstconfig -d 0000:3b:00.0 q exited with 2: -E- Failed to open device\nline2\nline3");
 }
 
-}  // namespace
+}  // namespace platform_command_test
 }  // namespace rdmactl

@@ -20,7 +20,7 @@
 #include "tests/unit/platform/scripted_kernel.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_dcbnl_test {
 
 using test::Bytes;
 using test::FakeDcbKernel;
@@ -644,5 +644,5 @@ TEST(FakeDcbKernel, RefusesAGetSentAsSetdcb) {
   EXPECT_EQ(kernel.write_count(), 1u);  // recorded by type, refused or not
 }
 
-}  // namespace
+}  // namespace platform_dcbnl_test
 }  // namespace rdmactl

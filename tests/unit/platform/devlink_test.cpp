@@ -16,7 +16,7 @@
 #include "tests/unit/platform/fake_devlink.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_devlink_test {
 
 using test::Bytes;
 using test::FakeDevlinkKernel;
@@ -554,5 +554,5 @@ TEST(DevlinkReply, AnotherCommandOrFamilyIsRefused) {
   EXPECT_TRUE(parse_info_reply(m.header(), 0x15));
 }
 
-}  // namespace
+}  // namespace platform_devlink_test
 }  // namespace rdmactl

@@ -18,13 +18,13 @@ namespace rdmactl::test {
 namespace {
 
 // Line up with the kernel: what a doit ends in is an NLMSG_ERROR, or its reply then the ack.
-struct Outcome {
+struct DevlinkOutcome {
   int error = 0;        // positive errno; 0 when `reply` (if any) and an ack are sent
   std::string ext_ack;  // NLMSGERR_ATTR_MSG
   std::optional<MnlMessage> reply;
 };
 
-Outcome refuse(int error, std::string ext_ack = {}) { return Outcome{error, std::move(ext_ack), {}}; }
+DevlinkOutcome refuse_devlink(int error, std::string ext_ack = {}) { return DevlinkOutcome{error, std::move(ext_ack), {}}; }
 
 // NL_SET_ERR_MSG_MOD prefixes KBUILD_MODNAME: "leftover" for net/devlink/leftover.o in 6.1 (the
 // Debian 6.1.192 vmlinuz has "leftover: Requested reload action is not supported by the driver"),
@@ -32,7 +32,7 @@ Outcome refuse(int error, std::string ext_ack = {}) { return Outcome{error, std:
 std::string devlink_msg(const char* text) { return std::string("leftover: ") + text; }
 std::string mlx5_msg(const char* text) { return std::string("mlx5_core: ") + text; }
 
-MnlMessage kernel_message(const nlmsghdr* request, uint16_t type, uint16_t flags) {
+MnlMessage devlink_kernel_message(const nlmsghdr* request, uint16_t type, uint16_t flags) {
   MnlMessage message;
   message.put_header(type, flags);
   message.header()->nlmsg_seq = request->nlmsg_seq;
@@ -42,7 +42,7 @@ MnlMessage kernel_message(const nlmsghdr* request, uint16_t type, uint16_t flags
 
 // genlmsg_put: the family's id as type, a genlmsghdr with the command and the family version.
 MnlMessage genl_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uint8_t version) {
-  MnlMessage message = kernel_message(request, family, 0);
+  MnlMessage message = devlink_kernel_message(request, family, 0);
   genlmsghdr header{};
   header.cmd = cmd;
   header.version = version;
@@ -51,10 +51,10 @@ MnlMessage genl_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uin
 }
 
 // netlink_ack on a socket with NETLINK_CAP_ACK (as MnlSocket::open sets).
-Bytes ack(const nlmsghdr* request, int error, const std::string& ext_ack) {
+Bytes devlink_ack(const nlmsghdr* request, int error, const std::string& ext_ack) {
   uint16_t flags = NLM_F_CAPPED;
   if (!ext_ack.empty()) flags |= NLM_F_ACK_TLVS;
-  MnlMessage message = kernel_message(request, NLMSG_ERROR, flags);
+  MnlMessage message = devlink_kernel_message(request, NLMSG_ERROR, flags);
   nlmsgerr err{};
   err.error = -error;
   err.msg = *request;
@@ -359,13 +359,13 @@ std::vector<Bytes> FakeDevlinkKernel::answer(const nlmsghdr* request) {
   const auto* begin = reinterpret_cast<const uint8_t*>(request);
   record.bytes.assign(begin, begin + request->nlmsg_len);
 
-  const Outcome outcome = [&]() -> Outcome {
+  const DevlinkOutcome outcome = [&]() -> DevlinkOutcome {
     // genl_rcv_msg: a message too short for its genlmsghdr is EINVAL.
-    if (request->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN) return refuse(EINVAL);
+    if (request->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN) return refuse_devlink(EINVAL);
     const auto* genl = static_cast<const genlmsghdr*>(mnl_nlmsg_get_payload(request));
     record.cmd = genl->cmd;
     if (request->nlmsg_flags & NLM_F_DUMP) {
-      return refuse(EOPNOTSUPP, "fake devlink: dumps are not modelled");
+      return refuse_devlink(EOPNOTSUPP, "fake devlink: dumps are not modelled");
     }
     const nlattr* tb[kAttrs] = {};
     parse_request(request, tb, kAttrs);
@@ -373,15 +373,15 @@ std::vector<Bytes> FakeDevlinkKernel::answer(const nlmsghdr* request) {
     if (request->nlmsg_type == GENL_ID_CTRL) {
       // The control family also answers GETPOLICY and dumps; only GETFAMILY is modelled.
       if (genl->cmd != CTRL_CMD_GETFAMILY) {
-        return refuse(EOPNOTSUPP, "fake genetlink: only CTRL_CMD_GETFAMILY is modelled");
+        return refuse_devlink(EOPNOTSUPP, "fake genetlink: only CTRL_CMD_GETFAMILY is modelled");
       }
       // ctrl_getfamily: by name (ctrl_policy_family: NLA_NUL_STRING); EINVAL without id or
       // name, ENOENT for a family not registered (after request_module found no module).
       const nlattr* name = tb[CTRL_ATTR_FAMILY_NAME];
-      if (name == nullptr) return refuse(EINVAL);
-      if (mnl_attr_validate(name, MNL_TYPE_NUL_STRING) < 0) return refuse(EINVAL);
+      if (name == nullptr) return refuse_devlink(EINVAL);
+      if (mnl_attr_validate(name, MNL_TYPE_NUL_STRING) < 0) return refuse_devlink(EINVAL);
       if (!has_family || std::strcmp(mnl_attr_get_str(name), DEVLINK_GENL_NAME) != 0) {
-        return refuse(ENOENT);
+        return refuse_devlink(ENOENT);
       }
       // ctrl_fill_info with CTRL_CMD_NEWFAMILY, its first attributes (ops and groups follow in
       // the kernel's; left out here).
@@ -391,88 +391,88 @@ std::vector<Bytes> FakeDevlinkKernel::answer(const nlmsghdr* request) {
       reply.put_u32(CTRL_ATTR_VERSION, DEVLINK_GENL_VERSION);
       reply.put_u32(CTRL_ATTR_HDRSIZE, 0);
       reply.put_u32(CTRL_ATTR_MAXATTR, DEVLINK_ATTR_MAX);
-      return Outcome{0, {}, std::move(reply)};
+      return DevlinkOutcome{0, {}, std::move(reply)};
     }
 
     // genl_rcv_msg: no family with this id.
-    if (!has_family || request->nlmsg_type != family_id) return refuse(ENOENT);
+    if (!has_family || request->nlmsg_type != family_id) return refuse_devlink(ENOENT);
 
     // genl_family_rcv_msg: an unknown command is EOPNOTSUPP; GENL_ADMIN_PERM (only RELOAD of the
     // three) is checked before the policy and pre_doit.
     if (genl->cmd != DEVLINK_CMD_GET && genl->cmd != DEVLINK_CMD_INFO_GET &&
         genl->cmd != DEVLINK_CMD_RELOAD) {
-      return refuse(EOPNOTSUPP, "fake devlink: command not modelled");
+      return refuse_devlink(EOPNOTSUPP, "fake devlink: command not modelled");
     }
-    if (genl->cmd == DEVLINK_CMD_RELOAD && !caller_is_admin) return refuse(EPERM);
+    if (genl->cmd == DEVLINK_CMD_RELOAD && !caller_is_admin) return refuse_devlink(EPERM);
 
     // devlink_nl_policy (liberal validation: GENL_DONT_VALIDATE_STRICT).
     for (const uint16_t type : {DEVLINK_ATTR_BUS_NAME, DEVLINK_ATTR_DEV_NAME}) {
       if (tb[type] != nullptr && mnl_attr_validate(tb[type], MNL_TYPE_NUL_STRING) < 0) {
-        return refuse(EINVAL);
+        return refuse_devlink(EINVAL);
       }
     }
     const nlattr* action_attr = before_reload_actions ? nullptr : tb[DEVLINK_ATTR_RELOAD_ACTION];
     const nlattr* limits_attr = before_reload_actions ? nullptr : tb[DEVLINK_ATTR_RELOAD_LIMITS];
     if (action_attr != nullptr) {
       // NLA_POLICY_RANGE(NLA_U8, DRIVER_REINIT, DEVLINK_RELOAD_ACTION_MAX).
-      if (mnl_attr_validate(action_attr, MNL_TYPE_U8) < 0) return refuse(ERANGE);
+      if (mnl_attr_validate(action_attr, MNL_TYPE_U8) < 0) return refuse_devlink(ERANGE);
       const uint8_t action = mnl_attr_get_u8(action_attr);
       if (action < DEVLINK_RELOAD_ACTION_DRIVER_REINIT || action > DEVLINK_RELOAD_ACTION_MAX) {
-        return refuse(ERANGE);
+        return refuse_devlink(ERANGE);
       }
     }
     nla_bitfield32 limits{};
     if (limits_attr != nullptr) {
       // NLA_POLICY_BITFIELD32(DEVLINK_RELOAD_LIMITS_VALID_MASK): validate_nla_bitfield32.
-      if (mnl_attr_get_payload_len(limits_attr) != sizeof limits) return refuse(ERANGE);
+      if (mnl_attr_get_payload_len(limits_attr) != sizeof limits) return refuse_devlink(ERANGE);
       std::memcpy(&limits, mnl_attr_get_payload(limits_attr), sizeof limits);
       if ((limits.selector & ~DEVLINK_RELOAD_LIMITS_VALID_MASK) ||
           (limits.value & ~DEVLINK_RELOAD_LIMITS_VALID_MASK) || (limits.value & ~limits.selector)) {
-        return refuse(EINVAL);
+        return refuse_devlink(EINVAL);
       }
     }
 
     // devlink_nl_pre_doit -> devlink_get_from_attrs.
     if (tb[DEVLINK_ATTR_BUS_NAME] == nullptr || tb[DEVLINK_ATTR_DEV_NAME] == nullptr) {
-      return refuse(EINVAL);
+      return refuse_devlink(EINVAL);
     }
     auto found = devices_.find(std::string(mnl_attr_get_str(tb[DEVLINK_ATTR_BUS_NAME])) + "/" +
                                mnl_attr_get_str(tb[DEVLINK_ATTR_DEV_NAME]));
-    if (found == devices_.end()) return refuse(ENODEV);
+    if (found == devices_.end()) return refuse_devlink(ENODEV);
     FakeDevlinkDevice& device = found->second;
 
     switch (genl->cmd) {
       case DEVLINK_CMD_GET:
-        return Outcome{0, {}, dev_fill(request, family_id, device, before_reload_actions)};
+        return DevlinkOutcome{0, {}, dev_fill(request, family_id, device, before_reload_actions)};
       case DEVLINK_CMD_INFO_GET:
         // devlink_nl_cmd_info_get_doit: no info_get is EOPNOTSUPP, without a text.
-        if (!device.mlx5 && !device.netdevsim) return refuse(EOPNOTSUPP);
-        return Outcome{0, {}, info_fill(request, family_id, device)};
+        if (!device.mlx5 && !device.netdevsim) return refuse_devlink(EOPNOTSUPP);
+        return DevlinkOutcome{0, {}, info_fill(request, family_id, device)};
       default: break;
     }
 
     // devlink_nl_cmd_reload.
-    if (!reload_feature(device)) return refuse(EOPNOTSUPP);
+    if (!reload_feature(device)) return refuse_devlink(EOPNOTSUPP);
     const int action =
         action_attr != nullptr ? int{mnl_attr_get_u8(action_attr)} : int{DEVLINK_RELOAD_ACTION_DRIVER_REINIT};
     if (!(reload_actions(device) & (1u << action))) {
-      return refuse(EOPNOTSUPP, devlink_msg("Requested reload action is not supported by the driver"));
+      return refuse_devlink(EOPNOTSUPP, devlink_msg("Requested reload action is not supported by the driver"));
     }
     int limit = DEVLINK_RELOAD_LIMIT_UNSPEC;
     if (limits_attr != nullptr) {
       const uint32_t selected = limits.value & limits.selector;
-      if (selected == 0) return refuse(EINVAL, devlink_msg("Invalid limit selected"));
+      if (selected == 0) return refuse_devlink(EINVAL, devlink_msg("Invalid limit selected"));
       for (limit = 0; limit <= DEVLINK_RELOAD_LIMIT_MAX; ++limit) {
         if (selected & (1u << limit)) break;
       }
       if (selected != (1u << limit)) {
-        return refuse(EOPNOTSUPP, devlink_msg("Multiselection of limit is not supported"));
+        return refuse_devlink(EOPNOTSUPP, devlink_msg("Multiselection of limit is not supported"));
       }
       if (!(reload_limits(device) & (1u << limit))) {
-        return refuse(EOPNOTSUPP, devlink_msg("Requested limit is not supported by the driver"));
+        return refuse_devlink(EOPNOTSUPP, devlink_msg("Requested limit is not supported by the driver"));
       }
       if (invalid_combination(action, limit)) {
-        return refuse(EINVAL, devlink_msg("Requested limit is invalid for this action"));
+        return refuse_devlink(EINVAL, devlink_msg("Requested limit is invalid for this action"));
       }
     }
     // devlink_reload: the driver's reload_down, then reload_up.
@@ -480,31 +480,31 @@ std::vector<Bytes> FakeDevlinkKernel::answer(const nlmsghdr* request) {
     std::string ext_ack;
     const int err = device.mlx5 ? mlx5_reload(*device.mlx5, action, limit, performed, ext_ack)
                                 : netdevsim_reload(*device.netdevsim, performed, ext_ack);
-    if (err != 0) return refuse(err, ext_ack);
+    if (err != 0) return refuse_devlink(err, ext_ack);
     // devlink_reload_stats_update: one count per action performed, at this limit.
     for (int a = 0; a <= DEVLINK_RELOAD_ACTION_MAX; ++a) {
       if (performed & (1u << a)) ++device.reload_stats[limit * __DEVLINK_RELOAD_ACTION_MAX + a];
     }
     // "For backward compatibility generate reply only if attributes used by user".
-    if (action_attr == nullptr && limits_attr == nullptr) return Outcome{};
+    if (action_attr == nullptr && limits_attr == nullptr) return DevlinkOutcome{};
     // devlink_nl_reload_actions_performed_snd.
     MnlMessage reply = genl_reply(request, family_id, DEVLINK_CMD_RELOAD, DEVLINK_GENL_VERSION);
     reply.put_str(DEVLINK_ATTR_BUS_NAME, device.bus);
     reply.put_str(DEVLINK_ATTR_DEV_NAME, device.dev);
     const nla_bitfield32 bits{performed, performed};
     reply.put(DEVLINK_ATTR_RELOAD_ACTIONS_PERFORMED, &bits, sizeof bits);
-    return Outcome{0, {}, std::move(reply)};
+    return DevlinkOutcome{0, {}, std::move(reply)};
   }();
 
   std::vector<Bytes> out;
   if (outcome.error != 0) {
-    out.push_back(ack(request, outcome.error, outcome.ext_ack));
+    out.push_back(devlink_ack(request, outcome.error, outcome.ext_ack));
     return out;
   }
   if (outcome.reply) {
     out.emplace_back(outcome.reply->bytes().begin(), outcome.reply->bytes().end());
   }
-  out.push_back(ack(request, 0, {}));
+  out.push_back(devlink_ack(request, 0, {}));
   return out;
 }
 

@@ -9,7 +9,7 @@
 #include "tests/unit/platform/fake_dcbnl.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_fake_mlx5_dcb_test {
 
 using test::FakeMlx5Dcb;
 using test::Mlx5Boot;
@@ -175,5 +175,5 @@ TEST(FakeMlx5Dcb, PfcTogglesTheLinkOnlyWhenItChanges) {
   EXPECT_EQ(state->pfc_enable, 0x08);
 }
 
-}  // namespace
+}  // namespace platform_fake_mlx5_dcb_test
 }  // namespace rdmactl

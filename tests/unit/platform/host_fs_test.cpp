@@ -16,7 +16,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_host_fs_test {
 
 TEST(HostFsTest, ReplaceFileCreatesParentsAndReplacesTheWholeFile) {
   test::TempTree tree;
@@ -113,5 +113,5 @@ TEST(HostFsTest, ReadFileKeepsTrailingNewlinesThatReadCuts) {
   EXPECT_EQ(missing.error().kind, ErrorKind::kNotFound);
 }
 
-}  // namespace
+}  // namespace platform_host_fs_test
 }  // namespace rdmactl

@@ -17,7 +17,7 @@
 #include <vector>
 
 namespace rdmactl {
-namespace {
+namespace platform_mnl_test {
 
 constexpr uint32_t kPortId = 4242;
 // A made-up protocol for these tests: one data message type with two attributes.
@@ -569,5 +569,5 @@ TEST(MnlKernel, ARealKernelErrorComesBackWithItsErrno) {
   EXPECT_EQ(result.error().message.rfind("get link INT_MAX", 0), 0u);
 }
 
-}  // namespace
+}  // namespace platform_mnl_test
 }  // namespace rdmactl

@@ -13,7 +13,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_mstconfig_test {
 
 std::string fixture(const std::string& name) {
   return test::read_file(test::source_path("tests/fixtures/tools/mstconfig/" + name));
@@ -145,5 +145,5 @@ TEST(MstconfigEnumTest, NameAndNumber) {
   EXPECT_EQ(mstconfig_enum_number("X(y)"), std::nullopt);
 }
 
-}  // namespace
+}  // namespace platform_mstconfig_test
 }  // namespace rdmactl

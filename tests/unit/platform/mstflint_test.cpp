@@ -15,7 +15,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_mstflint_test {
 
 using namespace std::chrono_literals;
 
@@ -394,5 +394,5 @@ TEST(MstflintMissingTest, NotFoundWithInstallHint) {
   EXPECT_NE(reset.error().message.find("mstfwreset was not found"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace platform_mstflint_test
 }  // namespace rdmactl

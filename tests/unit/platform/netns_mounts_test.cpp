@@ -27,7 +27,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_netns_mounts_test {
 
 bool filesystem_registered(const std::string& name) {
   std::ifstream in("/proc/filesystems");
@@ -128,5 +128,5 @@ TEST(HostSysMounts, NothingMountedNothingCarried) {
   EXPECT_TRUE(mounts->attach(sys));
 }
 
-}  // namespace
+}  // namespace platform_netns_mounts_test
 }  // namespace rdmactl

@@ -18,7 +18,7 @@
 #include <vector>
 
 namespace rdmactl {
-namespace {
+namespace platform_rdma_netlink_test {
 
 constexpr uint32_t kPortId = 777;
 constexpr uint16_t kDevGet = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
@@ -416,5 +416,5 @@ TEST(NldevNames, MatchTheTextSysfsShows) {
   EXPECT_EQ(format_guid(0), "0000:0000:0000:0000");
 }
 
-}  // namespace
+}  // namespace platform_rdma_netlink_test
 }  // namespace rdmactl

@@ -17,7 +17,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace platform_rdma_sysfs_test {
 
 using nlohmann::json;
 
@@ -537,5 +537,5 @@ TEST(RdmaSysfsTree, PortValuesInUnexpectedFormsAreKeptOrLeftEmpty) {
   EXPECT_TRUE(p.hw_counters.empty());
 }
 
-}  // namespace
+}  // namespace platform_rdma_sysfs_test
 }  // namespace rdmactl

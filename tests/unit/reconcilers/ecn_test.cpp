@@ -19,7 +19,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_ecn_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -303,5 +303,5 @@ TEST_F(UpstreamEcnTest, ANetdevOfAnotherDriverIsNotManaged) {
   EXPECT_NE(plan.errors[0].message.find("ens1f0np0 is driven by ice"), std::string::npos) << plan.errors[0].message;
 }
 
-}  // namespace
+}  // namespace reconcilers_ecn_test
 }  // namespace rdmactl

@@ -24,7 +24,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_firmware_test {
 
 using ::testing::HasSubstr;
 
@@ -309,5 +309,5 @@ TEST_F(FirmwareTest, WithoutMstflintTheSysfsVersionStillChecksButNothingCanBeBur
   EXPECT_THAT(u.errors[0].message, HasSubstr("install the Debian package mstflint"));
 }
 
-}  // namespace
+}  // namespace reconcilers_firmware_test
 }  // namespace rdmactl

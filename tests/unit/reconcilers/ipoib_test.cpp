@@ -15,7 +15,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_ipoib_test {
 
 constexpr const char* kLegacyAddress = "80:00:04:04:fe:80:00:00:00:00:00:00:94:6d:ae:03:00:f1:4a:20";
 
@@ -232,5 +232,5 @@ TEST_F(IpoibTest, TheClampMessageNamesThePartitionMtu) {
   EXPECT_NE(why.find("`Default=0x7fff, ipoib, mtu=5 : ALL=full;`"), std::string::npos) << why;
 }
 
-}  // namespace
+}  // namespace reconcilers_ipoib_test
 }  // namespace rdmactl

@@ -15,7 +15,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_link_type_test {
 
 constexpr const char* kBootId = "/proc/sys/kernel/random/boot_id";
 constexpr const char* kStagingFile = "/var/lib/rdmactl/link-type.json";
@@ -361,5 +361,5 @@ TEST_F(LinkTypeEngineTest, AfterAWarmRebootTheGuardAsksForAPowerCycleAndNeverSta
   EXPECT_TRUE(after.changes.empty());
 }
 
-}  // namespace
+}  // namespace reconcilers_link_type_test
 }  // namespace rdmactl

@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace rdmactl::reconcilers::subnet_manager {
-namespace {
+namespace reconcilers_opensm_conf_test {
 
 TEST(OpensmConfTest, ValueFollowsOpensmsReadingRules) {
   struct Case {
@@ -121,5 +121,5 @@ TEST(ShellVarsTest, SetReplacesTheLastAssignmentAndKeepsEveryOtherByte) {
   EXPECT_EQ(shell_var_remove(shell_var_set("# nothing\n", "PRIORITY", "15"), "PRIORITY"), "# nothing\n");
 }
 
-}  // namespace
+}  // namespace reconcilers_opensm_conf_test
 }  // namespace rdmactl::reconcilers::subnet_manager

@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace rdmactl::reconcilers::subnet_manager {
-namespace {
+namespace reconcilers_partitions_test {
 
 Partition parse_one(const std::string& text) {
   auto parsed = parse_partitions_conf(text);
@@ -463,5 +463,5 @@ TEST(PartitionsValidateTest, DefaultPartitionNote) {
   EXPECT_NE(default_partition_note({}), std::nullopt);
 }
 
-}  // namespace
+}  // namespace reconcilers_partitions_test
 }  // namespace rdmactl::reconcilers::subnet_manager

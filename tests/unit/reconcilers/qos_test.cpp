@@ -14,7 +14,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_qos_test {
 
 // Stands in for the netdev reconciler: the netdevs of the test host, without rtnetlink.
 class FixedNetdevs final : public Reconciler {
@@ -166,5 +166,5 @@ TEST_F(QosTest, TrustGoesThroughTheAppTrustTableWhereTheKernelHasOne) {
   EXPECT_EQ(kernel_.netdev("ens1f0np0").trust, (std::vector<uint8_t>{255}));
 }
 
-}  // namespace
+}  // namespace reconcilers_qos_test
 }  // namespace rdmactl

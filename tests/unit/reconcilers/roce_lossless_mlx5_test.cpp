@@ -24,7 +24,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_roce_lossless_mlx5_test {
 
 using nlohmann::json;
 using test::FakeMlx5Dcb;
@@ -455,5 +455,5 @@ TEST_F(RoceLosslessMlx5Test, VendorDriverConvergesThroughItsEcnFiles) {
   expect_converged_and_idle();
 }
 
-}  // namespace
+}  // namespace reconcilers_roce_lossless_mlx5_test
 }  // namespace rdmactl

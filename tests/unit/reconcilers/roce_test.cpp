@@ -14,7 +14,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_roce_test {
 
 constexpr const char* kMlx5_0 = "/sys/kernel/config/rdma_cm/mlx5_0";
 constexpr const char* kMlx5_1Port = "/sys/kernel/config/rdma_cm/mlx5_1/ports/1";
@@ -164,5 +164,5 @@ TEST_F(RoceTest, AnInfinibandPortIsNotARocePort) {
   EXPECT_EQ(plan.errors[0].message, "roce applies to RoCE ports; mlx5_0 port 1 is InfiniBand");
 }
 
-}  // namespace
+}  // namespace reconcilers_roce_test
 }  // namespace rdmactl

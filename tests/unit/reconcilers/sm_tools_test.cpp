@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace rdmactl::reconcilers::subnet_manager {
-namespace {
+namespace reconcilers_sm_tools_test {
 
 TEST(SminfoParserTest, ReadsTheReportedSm) {
   struct Case {
@@ -116,5 +116,5 @@ TEST(SystemctlParserTest, IsActiveFollowsTheExitCode) {
   EXPECT_FALSE(parse_is_active("", 1));
 }
 
-}  // namespace
+}  // namespace reconcilers_sm_tools_test
 }  // namespace rdmactl::reconcilers::subnet_manager

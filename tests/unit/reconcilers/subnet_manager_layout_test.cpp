@@ -18,7 +18,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_subnet_manager_layout_test {
 
 using nlohmann::json;
 
@@ -268,5 +268,5 @@ TEST_F(LayoutTest, OneSpecGivesAMasterAndAStandbyOnTwoNodes) {
   EXPECT_TRUE(plan(standby).errors.empty());
 }
 
-}  // namespace
+}  // namespace reconcilers_subnet_manager_layout_test
 }  // namespace rdmactl

@@ -22,7 +22,7 @@
 #include "tests/unit/reconcilers/fixture_host.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_subnet_manager_test {
 
 using nlohmann::json;
 
@@ -533,5 +533,5 @@ TEST_F(SubnetManagerTest, APortThatIsNotInfinibandOrNotThereIsAnError) {
   EXPECT_NE(d.errors[0].message.find("has no port 2"), std::string::npos) << d.errors[0].message;
 }
 
-}  // namespace
+}  // namespace reconcilers_subnet_manager_test
 }  // namespace rdmactl

@@ -15,7 +15,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace reconcilers_sysctl_test {
 
 using reconcilers::SysctlOptions;
 
@@ -357,5 +357,5 @@ TEST_F(SysctlTest, AnotherEnginesObservationStillRefusesTheKey) {
             "(no /proc/sys/kernel/core_pattern)");
 }
 
-}  // namespace
+}  // namespace reconcilers_sysctl_test
 }  // namespace rdmactl

@@ -16,7 +16,7 @@
 #include "agent/report/format.h"
 
 namespace rdmactl {
-namespace {
+namespace report_control_bytes_test {
 
 using nlohmann::json;
 
@@ -243,5 +243,5 @@ TEST(ControlBytes, YamlOfCleanValuesIsUnchanged) {
   EXPECT_EQ(json_to_yaml(value), std::string(out.c_str()) + "\n");
 }
 
-}  // namespace
+}  // namespace report_control_bytes_test
 }  // namespace rdmactl

@@ -11,7 +11,7 @@
 #include "agent/state/state.h"
 
 namespace rdmactl {
-namespace {
+namespace report_firmware_views_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -125,5 +125,5 @@ TEST(PromFirmware, EachFunctionsVersionsAndWhetherAnImageWaits) {
   EXPECT_THAT(none.text(), Not(HasSubstr("rdmactl_firmware"))) << "no adapter, no series";
 }
 
-}  // namespace
+}  // namespace report_firmware_views_test
 }  // namespace rdmactl

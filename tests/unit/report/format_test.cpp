@@ -17,7 +17,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace report_format_test {
 
 Report sample_report() {
   Report r;
@@ -395,5 +395,5 @@ TEST(Format, JunitCasesComeFromEveryComparedField) {
       << xml;
 }
 
-}  // namespace
+}  // namespace report_format_test
 }  // namespace rdmactl

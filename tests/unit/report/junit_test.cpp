@@ -16,7 +16,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace report_junit_test {
 
 // The 1-based line of the n-th (0-based) line of `file` that contains `text`.
 int line_of(const std::string& file, const std::string& text, int nth = 0) {
@@ -135,5 +135,5 @@ TEST(Junit, FleetClassnamesHaveNoDots) {
   EXPECT_TRUE(dup->failed);
 }
 
-}  // namespace
+}  // namespace report_junit_test
 }  // namespace rdmactl

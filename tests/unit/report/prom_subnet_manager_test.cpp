@@ -8,7 +8,7 @@
 #include "agent/state/state.h"
 
 namespace rdmactl {
-namespace {
+namespace report_prom_subnet_manager_test {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -52,5 +52,5 @@ TEST(PromSubnetManager, NoMasterIsZeroAndAnSmNotAskedAboutIsLeftOut) {
   EXPECT_THAT(metrics(not_asked), Not(HasSubstr("rdmactl_subnet_manager")));
 }
 
-}  // namespace
+}  // namespace report_prom_subnet_manager_test
 }  // namespace rdmactl

@@ -9,7 +9,7 @@
 #include <string>
 
 namespace rdmactl {
-namespace {
+namespace report_prom_test {
 
 std::string selftest_text(const nlohmann::json& selftest, double timestamp) {
   PromText out;
@@ -130,5 +130,5 @@ TEST(Prom, PortCountersAreNamedAfterNodeExportersInfinibandCollector) {
   EXPECT_NE(prom.find("rdmactl_port_rate_bytes_per_second" + labels + " 1.25e+10\n"), std::string::npos) << prom;
 }
 
-}  // namespace
+}  // namespace report_prom_test
 }  // namespace rdmactl

@@ -12,7 +12,7 @@
 #include "agent/safety/netns_identity.h"
 
 namespace rdmactl {
-namespace {
+namespace safety_journal_identity_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -165,5 +165,5 @@ TEST(JournalMatch, AnIpoibHardwareAddressIsNotTheIdentity) {
   EXPECT_THAT(m.gone, IsEmpty());
 }
 
-}  // namespace
+}  // namespace safety_journal_identity_test
 }  // namespace rdmactl

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 namespace rdmactl {
-namespace {
+namespace selftest_loopback_test {
 
 PortState roce_port() {
   PortState p;
@@ -139,5 +139,5 @@ TEST(RunLoopback, RejectsOptionsOutOfRange) {
   EXPECT_EQ(r.error().kind, ErrorKind::kUsage);
 }
 
-}  // namespace
+}  // namespace selftest_loopback_test
 }  // namespace rdmactl

@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace rdmactl {
-namespace {
+namespace selftest_peer_test {
 
 TEST(PeerAddress, Forms) {
   struct Case {
@@ -328,5 +328,5 @@ TEST(PeerResult, TheClassIsInTheJsonAndText) {
             "93.1 Gb/s (expected >= 90.0), round trip 3.50 us, on class ToS 106 (DSCP 26, priority 3) passed\n");
 }
 
-}  // namespace
+}  // namespace selftest_peer_test
 }  // namespace rdmactl

@@ -8,7 +8,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace selftest_run_test {
 
 PortState port(int number, const std::string& state, const std::string& netdev) {
   PortState p;
@@ -198,5 +198,5 @@ TEST(SelftestJson, InfinibandAndSkippedHaveNulls) {
   EXPECT_EQ(t["result"], "skipped");
 }
 
-}  // namespace
+}  // namespace selftest_run_test
 }  // namespace rdmactl

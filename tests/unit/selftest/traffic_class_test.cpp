@@ -19,7 +19,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace selftest_traffic_class_test {
 
 struct Want {
   int tos;
@@ -298,5 +298,5 @@ TEST(RunSelftest, TheLoopbackResultCarriesThePortsClass) {
   EXPECT_EQ(r.traffic_class->priority, 3);
 }
 
-}  // namespace
+}  // namespace selftest_traffic_class_test
 }  // namespace rdmactl

@@ -9,7 +9,7 @@
 #include <limits>
 
 namespace rdmactl {
-namespace {
+namespace selftest_verdict_test {
 
 using Outcome = SelftestResult::Outcome;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -110,5 +110,5 @@ TEST(FormatGbps, SmallFiguresKeepTheirDigits) {
   EXPECT_EQ(format_gbps(0), "0");
 }
 
-}  // namespace
+}  // namespace selftest_verdict_test
 }  // namespace rdmactl

@@ -11,7 +11,7 @@
 #include "agent/selftest/peer.h"
 
 namespace rdmactl {
-namespace {
+namespace selftest_write_bandwidth_test {
 
 TEST(BandwidthMeasurement, Gbps) {
   BandwidthMeasurement m;
@@ -58,5 +58,5 @@ TEST(WriteBandwidthOptions, LoopbackAndPeerShareIbWriteBwsDefaults) {
   EXPECT_LT(kMaxPeerBandwidthDuration, PeerResponder::kMaxConnectionAge);
 }
 
-}  // namespace
+}  // namespace selftest_write_bandwidth_test
 }  // namespace rdmactl

@@ -10,7 +10,7 @@
 #include "agent/spec/spec.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_fabric_partitions_spec_test {
 
 using ::testing::HasSubstr;
 
@@ -206,5 +206,5 @@ TEST(FabricSpec, UnknownWidthsSpeedsAndCountersAreRefused) {
   }
 }
 
-}  // namespace
+}  // namespace spec_fabric_partitions_spec_test
 }  // namespace rdmactl

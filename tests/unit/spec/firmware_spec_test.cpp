@@ -10,7 +10,7 @@
 #include "agent/spec/spec.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_firmware_spec_test {
 
 using ::testing::HasSubstr;
 
@@ -131,5 +131,5 @@ nodes:
   EXPECT_EQ(merge_for_node(*spec, "other").interfaces[0].firmware.version, "22.39.1002");
 }
 
-}  // namespace
+}  // namespace spec_firmware_spec_test
 }  // namespace rdmactl

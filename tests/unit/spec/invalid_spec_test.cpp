@@ -9,7 +9,7 @@
 #include "agent/spec/spec.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_invalid_spec_test {
 
 // Four lines; case bodies start at line 5.
 const std::string kHeader =
@@ -421,5 +421,5 @@ TEST(InvalidSpec, ReportsEveryUnknownKeyOfOneMapping) {
   EXPECT_NE(diagnostics[1].message.find("did you mean \"state\"?"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace spec_invalid_spec_test
 }  // namespace rdmactl

@@ -12,7 +12,7 @@
 #include "agent/spec/spec.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_load_spec_test {
 
 using testing::ElementsAre;
 using testing::Pair;
@@ -226,5 +226,5 @@ TEST(CanonicalPciAddress, AddsTheDomainAndLowersCase) {
   EXPECT_EQ(canonical_pci_address(" 3b:00.0"), std::nullopt);
 }
 
-}  // namespace
+}  // namespace spec_load_spec_test
 }  // namespace rdmactl

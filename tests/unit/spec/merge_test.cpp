@@ -10,7 +10,7 @@
 #include "agent/spec/spec.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_merge_test {
 
 using testing::ElementsAre;
 using testing::Pair;
@@ -249,5 +249,5 @@ TEST(Selector, KeyAndDescription) {
   EXPECT_TRUE(netdev == (Selector{Selector::Kind::kName, "ens1f0np0", 7}));  // a netdev has no port
 }
 
-}  // namespace
+}  // namespace spec_merge_test
 }  // namespace rdmactl

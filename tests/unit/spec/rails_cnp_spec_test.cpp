@@ -8,7 +8,7 @@
 #include "agent/spec/spec.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_rails_cnp_spec_test {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -147,5 +147,5 @@ TEST(SpecCnpPriority, AnEntryThatMovesPfcOntoTheCnpPriorityIsFoundAtTheEntry) {
   EXPECT_EQ(s.warnings[0].diagnostic.line, 10);
 }
 
-}  // namespace
+}  // namespace spec_rails_cnp_spec_test
 }  // namespace rdmactl

@@ -13,7 +13,7 @@
 #include "agent/spec/schema_data.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_schema_test {
 
 const std::string kSchemaPath = std::string(RDMACTL_SOURCE_DIR) + "/schemas/fabric-spec.schema.json";
 
@@ -122,5 +122,5 @@ TEST(FabricSpecSchema, EveryMappingIsClosedExceptLabelsAndAnnotations) {
   EXPECT_TRUE(metadata.at("annotations").at("additionalProperties").is_object());
 }
 
-}  // namespace
+}  // namespace spec_schema_test
 }  // namespace rdmactl

@@ -31,7 +31,7 @@
 extern char** environ;
 
 namespace rdmactl {
-namespace {
+namespace spec_spec_bounds_test {
 
 using ::testing::HasSubstr;
 
@@ -209,5 +209,5 @@ TEST(StateBounds, ARecordedStateIsARegularFileOfBoundedSizeAndDepth) {
   expect_bounded(plan, baseline, "plan --state /dev/zero");
 }
 
-}  // namespace
+}  // namespace spec_spec_bounds_test
 }  // namespace rdmactl

@@ -12,7 +12,7 @@
 #include "tests/unit/test_support.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_spec_cache_test {
 
 namespace fs = std::filesystem;
 
@@ -122,5 +122,5 @@ TEST(SpecCache, TheNameTellsBuildFileAndTextApart) {
   EXPECT_NE(spec_cache_name("b1", "f", "a.yaml"), spec_cache_name("b1", "fa", ".yaml"));
 }
 
-}  // namespace
+}  // namespace spec_spec_cache_test
 }  // namespace rdmactl

@@ -27,7 +27,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace spec_spec_input_test {
 
 const std::string kMinimal =
     "apiVersion: rdmactl/v1\n"
@@ -223,5 +223,5 @@ TEST(SpecScale, HundredThousandAddressesAreCheckedInLinearTime) {
             "address 10.1.134.160/32 is also on netdev eth0 (line 100008)");
 }
 
-}  // namespace
+}  // namespace spec_spec_input_test
 }  // namespace rdmactl

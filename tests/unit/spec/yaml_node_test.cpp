@@ -9,7 +9,7 @@
 #include <string>
 
 namespace rdmactl {
-namespace {
+namespace spec_yaml_node_test {
 
 // The value of `v:` in a one-line document.
 YAML::Node value_of(const std::string& text) { return YAML::Load("v: " + text)["v"]; }
@@ -86,5 +86,5 @@ TEST(YamlNode, JoinsPathsInTheSpecSpelling) {
             "defaults.interfaces[0].qos.dscpToPriority.26");
 }
 
-}  // namespace
+}  // namespace spec_yaml_node_test
 }  // namespace rdmactl

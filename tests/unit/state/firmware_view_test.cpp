@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace rdmactl {
-namespace {
+namespace state_firmware_view_test {
 
 TEST(CompareFwVersionsTest, NumericFieldByField) {
   struct Case {
@@ -69,5 +69,5 @@ TEST(AdapterDevices, GroupsTheFunctionsOfOnePciDeviceLowestFirst) {
   EXPECT_EQ(functions[1]->pci, "0000:3b:00.1");
 }
 
-}  // namespace
+}  // namespace state_firmware_view_test
 }  // namespace rdmactl

@@ -12,7 +12,7 @@
 #include "agent/state/change.h"
 
 namespace rdmactl {
-namespace {
+namespace state_revert_plan_test {
 
 Change planned(const std::string& resource, const std::string& field, nlohmann::json from, nlohmann::json to) {
   Change c;
@@ -54,5 +54,5 @@ TEST(RevertPlan, OnlyPlannedChangesAreReverted) {
   EXPECT_EQ(revert_plan_for(applied)[0].resource, "netdev/a");
 }
 
-}  // namespace
+}  // namespace state_revert_plan_test
 }  // namespace rdmactl

@@ -10,7 +10,7 @@
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl {
-namespace {
+namespace state_state_test {
 
 using nlohmann::json;
 
@@ -377,5 +377,5 @@ TEST(HostState, SysctlNumbersRecordedByHandCompareAsText) {
   EXPECT_EQ(state->sysctl.at("net.ipv4.tcp_ecn"), "1");
 }
 
-}  // namespace
+}  // namespace state_state_test
 }  // namespace rdmactl
