@@ -1,17 +1,36 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs everything rdmactl needs to build and test on Debian 12, from Debian's packages only.
+# Installs what rdmactl needs, from Debian 12's packages only.
+#
+#   packaging/install-deps.sh           to build rdmactl (the README's first command): the
+#                                       compiler, CMake and the libraries, about 20 s on a bare machine
+#   packaging/install-deps.sh --tests   and everything tests/run.sh uses besides (GoogleTest, the
+#                                       integration tests' tools, ibsim and OpenSM, yanglint); the VM
+#                                       test's own packages come from tests/vm/setup.sh
+#
 # Idempotent and non-interactive: packages already installed are skipped; apt-get runs only when
 # something is missing. Run as root (or through sudo).
 set -euo pipefail
 
+tests=false
+case ${1:-} in
+  "") ;;
+  --tests) tests=true ;;
+  -h|--help) sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install-deps: unknown argument '$1' (--tests or nothing; --help)" >&2; exit 64 ;;
+esac
+
 packages=(
   # build
-  build-essential cmake pkg-config git
+  build-essential cmake ninja-build pkg-config git
   # libraries (use these before writing anything by hand)
   libibverbs-dev librdmacm-dev libyaml-cpp-dev libnl-3-dev libnl-route-3-dev libmnl-dev
-  libcpp-httplib-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
-  libvalijson-dev libssl-dev
+  libcpp-httplib-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libvalijson-dev libssl-dev
+  # `rdmactl fabric`: rdma-core's diag libraries
+  libibnetdisc-dev libibmad-dev libibumad-dev
+)
+test_packages=(
+  libgtest-dev libgmock-dev
   # tests: real-kernel netns tests check results with iproute2's `ip -j`
   iproute2 procps util-linux
   # integration tests: the real ansible-playbook (ansible-core 2.14), the Salt modules' Python;
@@ -22,21 +41,25 @@ packages=(
   dpkg-dev lintian help2man binutils curl systemd nodejs
   # promtool (checks the metrics), zsh (checks the completion script)
   prometheus zsh
-  # `rdmactl fabric` (rdma-core's diag libraries) and the ibsim tests: a simulated InfiniBand fabric
-  # (ibsim, its libumad2sim preload) with the real OpenSM and infiniband-diags; jq and bc for the
-  # scenario scripts
-  libibnetdisc-dev libibmad-dev libibumad-dev ibsim-utils libumad2sim0 opensm infiniband-diags jq bc
+  # the ibsim tests: a simulated InfiniBand fabric (ibsim, its libumad2sim preload) with the real
+  # OpenSM and infiniband-diags; jq and bc for the scenario scripts
+  ibsim-utils libumad2sim0 opensm infiniband-diags jq bc
   # yanglint (libyang 2.1): the SONiC output is checked against SONiC's YANG models (tests/switch/)
   libyang2-tools
 )
+if $tests; then
+  packages+=("${test_packages[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
-# npm: Debian's npm package depends on Debian's nodejs; a nodejs from elsewhere (NodeSource) brings
-# its own npm. Debian's is wanted only where there is none.
-command -v npm > /dev/null || missing+=(npm)
+# npm (the Kubernetes schema check): Debian's npm package depends on Debian's nodejs; a nodejs
+# from elsewhere (NodeSource) brings its own npm. Debian's is wanted only where there is none.
+if $tests; then
+  command -v npm > /dev/null || missing+=(npm)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs every test of rdmactl, in two builds: one with warnings as errors, one under AddressSanitizer
-# + UBSan. Both are built first; then the unit tests, golden diffs and real-kernel netns tests run
-# in each; then the Soft-RoCE VM boots ONCE and runs its checks with the first build's rdmactl and,
-# for the verbs and rdma_cm checks, again with the sanitizer build's (tests/vm/README.md).
+# + UBSan: the presets `default` and `sanitize` of CMakePresets.json. Both are built first; then
+# the unit tests, golden diffs and real-kernel netns tests run in each; then the Soft-RoCE VM boots
+# ONCE and runs its checks with the first build's rdmactl and, for the verbs and rdma_cm checks,
+# again with the sanitizer build's (tests/vm/README.md). First it installs what the tests need
+# (packaging/install-deps.sh --tests: nothing when it is all there).
 #
 # At the end it prints, per build and label (unit, golden, netns, integration, vm, ibsim), how many tests ran (passed
 # or failed; skipped and not run do not count), and the duration of each step. It fails when a test
@@ -31,10 +33,16 @@ phase_end() {  # WHAT
   durations+=("$(printf '%-40s %s' "$1" "$(mmss $((SECONDS - phase_start)))")")
 }
 
-build() {  # DIR CMAKE-ARGS...
-  local dir=$1; shift
-  phase "$dir: configure and build"
-  cmake -S . -B "$dir" -DRDMACTL_WERROR=ON "$@" > "$dir.configure.log" 2>&1 ||
+build() {  # PRESET DIR CMAKE-ARGS...
+  local preset=$1 dir=$2; shift 2
+  phase "$dir: configure and build (preset $preset)"
+  # The presets build with Ninja; a directory configured by hand with another generator (Unix
+  # Makefiles) is configured anew, as CMake refuses to change the generator of a build tree.
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -qx 'CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt"; then
+    echo "$dir was configured with another generator: configuring it anew with Ninja"
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
+  cmake --preset "$preset" -B "$dir" "$@" > "$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j"$jobs"
   phase_end "$dir: build"
@@ -51,10 +59,13 @@ run_ctest() {  # NAME WHAT DIR CTEST-ARGS...
   phase_end "$dir: $what"
 }
 
-# --- build both -------------------------------------------------------------------------------
+# --- what the tests need, then both builds -----------------------------------------------------
+phase "packages (packaging/install-deps.sh --tests)"
+packaging/install-deps.sh --tests
+phase_end "packages"
 mkdir -p "$san"
-build "$plain" -DRDMACTL_VM_SANITIZE_BINARY="$(realpath "$san")/rdmactl"
-build "$san" -DRDMACTL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+build default "$plain" -DRDMACTL_VM_SANITIZE_BINARY="$(realpath "$san")/rdmactl"
+build sanitize "$san"
 
 # --- unit, golden and netns tests in each build, then the VM once with both binaries ---------
 run_ctest main "unit, golden, netns, integration tests" "$plain" -LE '^vm$'

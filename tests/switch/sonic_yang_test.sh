@@ -17,7 +17,7 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 for tool in python3 yanglint; do
-  command -v "$tool" > /dev/null || { echo "FAIL: $tool not installed (packaging/install-deps.sh)"; exit 1; }
+  command -v "$tool" > /dev/null || { echo "FAIL: $tool not installed (packaging/install-deps.sh --tests)"; exit 1; }
 done
 echo "yanglint: $(yanglint -v)"
 work=$(mktemp -d "${TMPDIR:-/tmp}/sonic-yang-test.XXXXXX")
