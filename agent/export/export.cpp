@@ -22,7 +22,7 @@ void emit_netdev_fields(YAML::Emitter& out, const NetdevState& n) {
   out << YAML::EndSeq;
 }
 
-std::string in_quotes(std::string_view text) { return "\"" + escape_for_display(text) + "\""; }
+std::string export_quoted(std::string_view text) { return "\"" + escape_for_display(text) + "\""; }
 
 // The running firmware, pinned (policy validate: a plan only reports), on the first interface of
 // each adapter. Only where this rdmactl observed it (`firmware`) and no other image waits on flash:
@@ -83,7 +83,7 @@ std::string export_spec(const HostState& state, std::vector<std::string>* left_o
       exported.insert(n->name);
       // The netdev is selected by the device's name, never its own: only the device's must fit.
       if (const auto problem = spec_text_problem(d.name)) {
-        skipped.push_back("the netdev " + in_quotes(n->name) + " of RDMA device " + in_quotes(d.name) + " port " +
+        skipped.push_back("the netdev " + export_quoted(n->name) + " of RDMA device " + export_quoted(d.name) + " port " +
                           std::to_string(p.port) + ": the device's name " + *problem);
         continue;
       }
@@ -99,7 +99,7 @@ std::string export_spec(const HostState& state, std::vector<std::string>* left_o
     for (const NetdevState& n : state.netdevs) {
       if (n.name == "lo") continue;
       if (const auto problem = spec_text_problem(n.name)) {
-        skipped.push_back("the netdev " + in_quotes(n.name) + ": its name " + *problem);
+        skipped.push_back("the netdev " + export_quoted(n.name) + ": its name " + *problem);
         continue;
       }
       body << YAML::BeginMap << YAML::Key << "name" << YAML::Value << n.name;
@@ -113,9 +113,9 @@ std::string export_spec(const HostState& state, std::vector<std::string>* left_o
   for (const auto& [key, value] : state.sysctl) {
     // Tabs pass in a value: the kernel prints vectors with them (tcp_rmem), and the spec takes them.
     if (const auto problem = spec_text_problem(key)) {
-      skipped.push_back("the sysctl " + in_quotes(key) + ": its key " + *problem);
+      skipped.push_back("the sysctl " + export_quoted(key) + ": its key " + *problem);
     } else if (const auto value_problem = spec_text_problem(value, /*allow_tab=*/true)) {
-      skipped.push_back("the sysctl " + key + ": its value " + in_quotes(value) + " " + *value_problem);
+      skipped.push_back("the sysctl " + key + ": its value " + export_quoted(value) + " " + *value_problem);
     } else {
       sysctl.emplace(key, value);
     }

@@ -211,7 +211,7 @@ Result<IeeeReply> parse_reply(const nlmsghdr* message) {
 }
 
 // talk() returns a reply handler's error as it is: name the request and netdev in it.
-Error prefixed(const std::string& what, Error error) {
+Error dcb_prefixed(const std::string& what, Error error) {
   error.message = what + ": " + error.message;
   return error;
 }
@@ -248,13 +248,13 @@ Result<void> talk_set(MnlSocket& socket, MnlMessage& request, const std::string&
       request,
       [cmd, &status, &what](const nlmsghdr* reply) -> Result<void> {
         if (Result<void> shape = expect_reply(reply, RTM_SETDCB, cmd); !shape) {
-          return prefixed(what, shape.error());
+          return dcb_prefixed(what, shape.error());
         }
         const nlattr* top[kTopTableSize] = {};
         if (Result<void> parsed =
                 parse_attributes(reply, sizeof(dcbmsg), kStatusReplyPolicy, top);
             !parsed) {
-          return prefixed(what, parsed.error());
+          return dcb_prefixed(what, parsed.error());
         }
         status = mnl_attr_get_u8(top[DCB_ATTR_IEEE]);
         return ok();
@@ -279,7 +279,7 @@ Result<IeeeReply> get_reply(MnlSocket& socket, const std::string& ifname) {
       request,
       [&reply, &what](const nlmsghdr* message) -> Result<void> {
         Result<IeeeReply> parsed = parse_reply(message);
-        if (!parsed) return prefixed(what, parsed.error());
+        if (!parsed) return dcb_prefixed(what, parsed.error());
         reply = std::move(*parsed);
         return ok();
       },

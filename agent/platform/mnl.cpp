@@ -106,7 +106,7 @@ struct MnlExchange {
   std::optional<Error> failure;  // set by a callback that returns MNL_CB_ERROR
 };
 
-Error prefixed(std::string_view what, Error error) {
+Error mnl_prefixed(std::string_view what, Error error) {
   error.message = std::string(what) + ": " + error.message;
   return error;
 }
@@ -135,7 +135,7 @@ Error kernel_error(std::string_view what, int err_no, const std::string& text) {
   return make_errno_error(std::move(message), err_no);
 }
 
-int on_data(const nlmsghdr* msg, void* arg) {
+int mnl_on_data(const nlmsghdr* msg, void* arg) {
   auto* ex = static_cast<MnlExchange*>(arg);
   if (ex->on_reply == nullptr || !*ex->on_reply) return MNL_CB_OK;
   Result<void> handled = (*ex->on_reply)(msg);
@@ -147,7 +147,7 @@ int on_data(const nlmsghdr* msg, void* arg) {
 }
 
 // NLMSG_ERROR: error 0 is the ack that ends a request; anything else is the kernel refusing it.
-int on_error(const nlmsghdr* msg, void* arg) {
+int mnl_on_error(const nlmsghdr* msg, void* arg) {
   auto* ex = static_cast<MnlExchange*>(arg);
   if (msg->nlmsg_len < mnl_nlmsg_size(sizeof(nlmsgerr))) {
     ex->failure = bad_message(ex->what, "truncated NLMSG_ERROR");
@@ -168,7 +168,7 @@ int on_error(const nlmsghdr* msg, void* arg) {
 
 // NLMSG_DONE ends a dump; its int payload is negative when the dump failed part way (or, on
 // current kernels, at its start), with the ext-ack TLVs after it.
-int on_done(const nlmsghdr* msg, void* arg) {
+int mnl_on_done(const nlmsghdr* msg, void* arg) {
   auto* ex = static_cast<MnlExchange*>(arg);
   if (msg->nlmsg_len >= mnl_nlmsg_size(sizeof(int))) {
     int status = 0;
@@ -198,12 +198,12 @@ Error libmnl_error(std::string_view what, int err, const nlmsghdr* msg) {
 int run_datagram(const uint8_t* data, size_t size, uint32_t port_id, MnlExchange& ex) {
   // Indexed by control message type; NOOP and OVERRUN (never sent by the kernel) are ignored.
   // Not const: libmnl 1.0.4 takes a non-const array.
-  mnl_cb_t control_callbacks[NLMSG_MIN_TYPE] = {nullptr, nullptr, on_error, on_done};
+  mnl_cb_t control_callbacks[NLMSG_MIN_TYPE] = {nullptr, nullptr, mnl_on_error, mnl_on_done};
   const auto* msg = reinterpret_cast<const nlmsghdr*>(data);
   int remaining = static_cast<int>(size);
   while (mnl_nlmsg_ok(msg, remaining)) {
     if (msg->nlmsg_seq == ex.seq) {
-      const int rc = mnl_cb_run2(msg, msg->nlmsg_len, ex.seq, port_id, on_data, &ex,
+      const int rc = mnl_cb_run2(msg, msg->nlmsg_len, ex.seq, port_id, mnl_on_data, &ex,
                                  control_callbacks, NLMSG_MIN_TYPE);
       if (rc == MNL_CB_ERROR) {
         if (!ex.failure) ex.failure = libmnl_error(ex.what, errno, msg);
@@ -399,12 +399,12 @@ Result<void> MnlSocket::talk(MnlMessage& request, const ReplyHandler& on_reply,
   ex.on_reply = &on_reply;
 
   if (Result<void> sent = transport_->send(request.bytes()); !sent) {
-    return prefixed(what, sent.error());
+    return mnl_prefixed(what, sent.error());
   }
   const uint32_t port = transport_->port_id();
   while (true) {
     Result<size_t> got = transport_->receive(receive_buffer_);
-    if (!got) return prefixed(what, got.error());
+    if (!got) return mnl_prefixed(what, got.error());
     const int rc = run_datagram(receive_buffer_.data(), *got, port, ex);
     if (rc == MNL_CB_STOP) return ok();
     if (rc == MNL_CB_ERROR) return std::move(*ex.failure);

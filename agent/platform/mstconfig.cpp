@@ -38,7 +38,6 @@ std::vector<std::string_view> mstconfig_words(std::string_view s) {
   return words;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 Error parse_error(std::string message) {
   return make_error(ErrorKind::kPlatform, "unexpected mstconfig output: " + std::move(message));
@@ -95,15 +94,15 @@ Result<MstconfigQuery> parse_mstconfig_query(std::string_view text) {
     }
     in_table = false;
     if (line.empty()) continue;
-    if (starts_with(line, "-E-") && first_tool_error.empty()) first_tool_error = line;
-    if (starts_with(line, "Device type:")) {
+    if (line.starts_with("-E-") && first_tool_error.empty()) first_tool_error = line;
+    if (line.starts_with("Device type:")) {
       query.device_type = trim_mstconfig(line.substr(12));
-    } else if (starts_with(line, "Device #")) {
+    } else if (line.starts_with("Device #")) {
       // `mstconfig -d` names one device: several tables would leave the caller guessing.
       if (++devices > 1) return parse_error(where + ": the output describes several devices, expected one");
-    } else if (starts_with(line, "Device:")) {
+    } else if (line.starts_with("Device:")) {
       query.device = trim_mstconfig(line.substr(7));
-    } else if (starts_with(line, "Configurations:")) {
+    } else if (line.starts_with("Configurations:")) {
       const std::vector<std::string_view> columns = mstconfig_words(line.substr(15));
       if (columns != std::vector<std::string_view>{"Default", "Current", "Next", "Boot"}) {
         return parse_error(where + ": expected the columns Default, Current and Next Boot (mstconfig -e q)");

@@ -65,24 +65,24 @@ std::string ext_ack_message(const nlmsghdr* hdr, size_t tlv_offset) {
   return std::string(text, strnlen(text, static_cast<size_t>(nla_len(tb[NLMSGERR_ATTR_MSG]))));
 }
 
-int on_seq_check(nl_msg* msg, void* arg) {
+int nl_on_seq_check(nl_msg* msg, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   return nlmsg_hdr(msg)->nlmsg_seq == ex->seq ? NL_OK : NL_SKIP;
 }
 
-int on_valid(nl_msg* msg, void* arg) {
+int nl_on_valid(nl_msg* msg, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   if (ex->on_message != nullptr) (*ex->on_message)(msg);
   return NL_OK;
 }
 
-int on_ack(nl_msg*, void* arg) {
+int nl_on_ack(nl_msg*, void* arg) {
   static_cast<Exchange*>(arg)->done = true;
   return NL_STOP;
 }
 
 // NLMSG_DONE carries an int: negative when the dump failed part way, followed by ext-ack TLVs.
-int on_finish(nl_msg* msg, void* arg) {
+int nl_on_finish(nl_msg* msg, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   const nlmsghdr* hdr = nlmsg_hdr(msg);
   if (hdr->nlmsg_len >= NLMSG_LENGTH(sizeof(int))) {
@@ -97,12 +97,12 @@ int on_finish(nl_msg* msg, void* arg) {
   return NL_STOP;
 }
 
-int on_dump_interrupted(nl_msg*, void* arg) {
+int nl_on_dump_interrupted(nl_msg*, void* arg) {
   static_cast<Exchange*>(arg)->interrupted = true;
   return NL_OK;  // keep reading: the rest of the dump must be drained before the retry
 }
 
-int on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
+int nl_on_error(sockaddr_nl*, nlmsgerr* err, void* arg) {
   auto* ex = static_cast<Exchange*>(arg);
   // libnl hands over the payload; the header with NLM_F_ACK_TLVS/NLM_F_CAPPED sits just before it.
   const auto* hdr = reinterpret_cast<const nlmsghdr*>(reinterpret_cast<const char*>(err) - NLMSG_HDRLEN);
@@ -172,12 +172,12 @@ Exchange talk(nl_sock* sock, nl_msg* request, const MessageHandler* on_message) 
     ex.nl_error = NLE_NOMEM;
     return ex;
   }
-  nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, on_seq_check, &ex);
-  nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &ex);
-  nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, &ex);
-  nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, &ex);
-  nl_cb_set(cb, NL_CB_DUMP_INTR, NL_CB_CUSTOM, on_dump_interrupted, &ex);
-  nl_cb_err(cb, NL_CB_CUSTOM, on_error, &ex);
+  nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, nl_on_seq_check, &ex);
+  nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, nl_on_valid, &ex);
+  nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, nl_on_ack, &ex);
+  nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, nl_on_finish, &ex);
+  nl_cb_set(cb, NL_CB_DUMP_INTR, NL_CB_CUSTOM, nl_on_dump_interrupted, &ex);
+  nl_cb_err(cb, NL_CB_CUSTOM, nl_on_error, &ex);
 
   count_request(nlmsg_hdr(request));
   const int sent = nl_send_auto(sock, request);  // fills in seq and NLM_F_REQUEST|NLM_F_ACK

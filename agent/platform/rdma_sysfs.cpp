@@ -170,18 +170,18 @@ std::string read_port_netdev(const HostFs& fs, const std::string& dev_dir, int p
 }
 
 // "4: ACTIVE" -> "ACTIVE"; text in another form is kept as read so that it still shows.
-std::string port_state_name(const std::string& text) {
+std::string sysfs_port_state_name(const std::string& text) {
   auto name = parse_port_state(text);
   return name ? *name : text;
 }
 
-PortState read_port(const HostFs& fs, const std::string& dev_dir, int port) {
+PortState read_sysfs_port(const HostFs& fs, const std::string& dev_dir, int port) {
   const std::string port_dir = dev_dir + "/ports/" + std::to_string(port);
   PortState state;
   state.port = port;
   state.link_layer = read_optional(fs, port_dir + "/link_layer");
-  state.state = port_state_name(read_optional(fs, port_dir + "/state"));
-  state.phys_state = port_state_name(read_optional(fs, port_dir + "/phys_state"));
+  state.state = sysfs_port_state_name(read_optional(fs, port_dir + "/state"));
+  state.phys_state = sysfs_port_state_name(read_optional(fs, port_dir + "/phys_state"));
   state.rate = read_optional(fs, port_dir + "/rate");
   state.rate_gbps = parse_rate_gbps(state.rate).value_or(0);
   // Ethernet ports have lid files too (reading 0x0): LIDs mean something only on InfiniBand.
@@ -318,7 +318,7 @@ Result<DeviceState> read_rdma_device(const HostFs& fs, const std::string& name) 
   device.pci = read_pci_address(fs, dev_dir);
   if (!device.pci.empty()) device.pcie = read_pcie_link(fs, dev_dir);
   for (const int port : numeric_entries(*port_names)) {
-    device.ports.push_back(read_port(fs, dev_dir, port));
+    device.ports.push_back(read_sysfs_port(fs, dev_dir, port));
   }
   return device;
 }

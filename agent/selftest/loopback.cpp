@@ -35,11 +35,11 @@ bool has_address(const std::vector<std::string>& cidrs, const std::string& ip) {
                      [&](const std::string& cidr) { return cidr.substr(0, cidr.find('/')) == ip; });
 }
 
-std::string port_name(const DeviceState& device, const PortState& port) {
+std::string loopback_port_name(const DeviceState& device, const PortState& port) {
   return device.name + "/" + std::to_string(port.port);
 }
 
-const char* port_state_name(ibv_port_state state) {
+const char* verbs_port_state_name(ibv_port_state state) {
   switch (state) {
     case IBV_PORT_NOP: return "NOP";
     case IBV_PORT_DOWN: return "DOWN";
@@ -139,7 +139,7 @@ Result<verbs::QpEndpoint> port_endpoint(const verbs::Context& context, const Por
                                         const ibv_port_attr& port_attr, const GidChoice& gid_choice,
                                         const std::string& where) {
   if (port_attr.state != IBV_PORT_ACTIVE) {
-    return make_error(ErrorKind::kPlatform, std::string("the port is ") + port_state_name(port_attr.state) + " now, not ACTIVE", where);
+    return make_error(ErrorKind::kPlatform, std::string("the port is ") + verbs_port_state_name(port_attr.state) + " now, not ACTIVE", where);
   }
   verbs::QpEndpoint endpoint;
   endpoint.lid = port_attr.lid;
@@ -275,7 +275,7 @@ LatencyFigures summarize_latency(std::vector<double> samples) {
 }
 
 Result<SelftestResult> run_loopback(const DeviceState& device, const PortState& port, const LoopbackOptions& o) {
-  const std::string where = port_name(device, port);
+  const std::string where = loopback_port_name(device, port);
   if (o.message_bytes == 0 || o.queue_depth == 0 || o.signal_every == 0 || o.latency_bytes == 0 ||
       2 * o.latency_bytes > o.message_bytes) {
     return make_error(ErrorKind::kUsage, "loopback options out of range", where);

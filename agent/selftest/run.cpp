@@ -9,7 +9,7 @@
 namespace rdmactl {
 namespace {
 
-std::string port_name(const PortRef& ref) { return ref.device->name + "/" + std::to_string(ref.port->port); }
+std::string port_ref_name(const PortRef& ref) { return ref.device->name + "/" + std::to_string(ref.port->port); }
 
 SelftestResult port_result(const PortRef& ref) {
   SelftestResult r;
@@ -66,7 +66,7 @@ PortSelection select_ports(const HostState& state, const NodeSpec* spec) {
       continue;
     }
     const std::string state_text = ref.port->state.empty() ? "in an unknown state" : ref.port->state;
-    states += (states.empty() ? "" : ", ") + port_name(ref) + " " + state_text;
+    states += (states.empty() ? "" : ", ") + port_ref_name(ref) + " " + state_text;
     // Only ports the spec names are reported one by one: an unused second port of a dual-port
     // adapter is normally DOWN and says nothing about this host's health.
     if (named_by_spec) {

@@ -231,7 +231,7 @@ std::optional<std::string> closest_key(const std::string& key, const std::vector
   return words.empty() ? std::nullopt : std::optional<std::string>(words.front());
 }
 
-std::string in_quotes(const std::string& text) { return "\"" + escape_for_display(text) + "\""; }
+std::string structure_quoted(const std::string& text) { return "\"" + escape_for_display(text) + "\""; }
 
 // The number after `prefix` in valijson's texts like "Elements at indexes #0 and #2 ...".
 std::optional<std::size_t> number_after(const std::string& text, const std::string& prefix) {
@@ -254,7 +254,6 @@ std::string quoted_name(const std::string& text) {
   return text.substr(open + 1, close - open - 1);
 }
 
-bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Turns valijson's errors into located, worded problems, one per problem.
 class StructureReporter {
@@ -267,37 +266,37 @@ class StructureReporter {
     // Wrappers that valijson adds around every nested failure, and the summaries of the selectors'
     // oneOf (the only oneOf in the schema), which the semantic pass words as "no selector" or
     // "two selectors".
-    if (starts_with(text, "Failed to validate")) return;
+    if (text.starts_with("Failed to validate")) return;
     const std::optional<Target> target = locate(root_, schema_, error.context);
     if (!target) {
       add_problem(Position{}, context_text(error.context), text);
       return;
     }
-    if (starts_with(text, "Object contains a property that could not be validated")) {
+    if (text.starts_with("Object contains a property that could not be validated")) {
       unknown_keys(*target);
-    } else if (starts_with(text, "Missing required property")) {
+    } else if (text.starts_with("Missing required property")) {
       missing_required(*target, quoted_name(text));
-    } else if (starts_with(text, "Missing dependency")) {
+    } else if (text.starts_with("Missing dependency")) {
       missing_dependency(*target, quoted_name(text));
-    } else if (starts_with(text, "Value type not permitted")) {
+    } else if (text.starts_with("Value type not permitted")) {
       at_value(*target,
                "expected " + expected_types(target->schema) + ", got " + got_phrase(target->value, target->schema),
                false, true);
-    } else if (starts_with(text, "Failed to match against any enum values")) {
+    } else if (text.starts_with("Failed to match against any enum values")) {
       not_in_enum(*target);
-    } else if (starts_with(text, "Failed to match expected value set by 'const'")) {
+    } else if (text.starts_with("Failed to match expected value set by 'const'")) {
       at_value(*target,
                "must be " + keyword_text(*target, "const") + ", not " + describe_yaml_value(target->value));
-    } else if (starts_with(text, "Expected number")) {
+    } else if (text.starts_with("Expected number")) {
       out_of_range(*target, text);
-    } else if (starts_with(text, "Elements at indexes")) {
+    } else if (text.starts_with("Elements at indexes")) {
       duplicate_item(*target, text);
-    } else if (starts_with(text, "Array should contain") || starts_with(text, "String should be")) {
+    } else if (text.starts_with("Array should contain") || text.starts_with("String should be")) {
       size_limit(*target, text);
-    } else if (starts_with(text, "Object should have no fewer than")) {
+    } else if (text.starts_with("Object should have no fewer than")) {
       const std::size_t n = number_after(text, "no fewer than ").value_or(1);
       at_value(*target, n == 1 ? "must not be empty" : "must have at least " + std::to_string(n) + " entries");
-    } else if (starts_with(text, "Failed to match regex")) {
+    } else if (text.starts_with("Failed to match regex")) {
       pattern_mismatch(*target);
     } else {
       at_value(*target, text);
@@ -359,13 +358,13 @@ class StructureReporter {
       if (!has_named_properties(target.schema)) {
         // Keys of maps like sysctl and dscpToPriority follow a pattern; the semantic pass says
         // what is wrong with one.
-        add_problem(position_of(it->first), path, in_quotes(*key) + " is not a valid key here", true);
+        add_problem(position_of(it->first), path, structure_quoted(*key) + " is not a valid key here", true);
         continue;
       }
       std::string message =
-          "unknown key " + in_quotes(*key) + " (expected one of: " + join_words(allowed, ", ") + ")";
+          "unknown key " + structure_quoted(*key) + " (expected one of: " + join_words(allowed, ", ") + ")";
       if (auto suggestion = closest_key(*key, allowed))
-        message += "; did you mean " + in_quotes(*suggestion) + "?";
+        message += "; did you mean " + structure_quoted(*suggestion) + "?";
       add_problem(position_of(it->first), path, std::move(message));
     }
   }
@@ -377,7 +376,7 @@ class StructureReporter {
     const auto required = target.schema->find("required");
     if (required == target.schema->end()) return;
     if (std::find(required->begin(), required->end(), name) == required->end()) return;
-    add_problem(position_of(target.value), target.path, "missing required key " + in_quotes(name));
+    add_problem(position_of(target.value), target.path, "missing required key " + structure_quoted(name));
   }
 
   void missing_dependency(const Target& target, const std::string& needed) {
@@ -392,7 +391,7 @@ class StructureReporter {
       if (needs == dependencies->end() || !needs->is_array()) continue;
       if (std::find(needs->begin(), needs->end(), needed) == needs->end()) continue;
       add_problem(position_of(it->first), join_key(target.path, *key),
-                  in_quotes(*key) + " is only allowed together with " + in_quotes(needed));
+                  structure_quoted(*key) + " is only allowed together with " + structure_quoted(needed));
     }
   }
 
@@ -417,11 +416,11 @@ class StructureReporter {
 
   void out_of_range(const Target& target, const std::string& text) {
     const std::string value = target.value.Scalar();
-    if (starts_with(text, "Expected number less than or equal to")) {
+    if (text.starts_with("Expected number less than or equal to")) {
       at_value(target, value + " is above the maximum " + keyword_text(target, "maximum"));
-    } else if (starts_with(text, "Expected number less than")) {
+    } else if (text.starts_with("Expected number less than")) {
       at_value(target, value + " must be less than " + keyword_text(target, "exclusiveMaximum"));
-    } else if (starts_with(text, "Expected number greater than or equal to")) {
+    } else if (text.starts_with("Expected number greater than or equal to")) {
       at_value(target, value + " is below the minimum " + keyword_text(target, "minimum"));
     } else {
       at_value(target, value + " must be greater than " + keyword_text(target, "exclusiveMinimum"));
@@ -430,7 +429,7 @@ class StructureReporter {
 
   // minItems, maxItems, minLength, maxLength.
   void size_limit(const Target& target, const std::string& text) {
-    const bool is_list = starts_with(text, "Array");
+    const bool is_list = text.starts_with("Array");
     if (text.find("no fewer than ") != std::string::npos) {
       const std::size_t n = number_after(text, "no fewer than ").value_or(1);
       if (n == 1) {

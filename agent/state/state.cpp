@@ -124,7 +124,7 @@ json netdev_to_json(const NetdevState& n) {
   return out;
 }
 
-void read_port(StateReader& r, PortState& p) {
+void read_port_json(StateReader& r, PortState& p) {
   r.get("port", p.port);
   r.get("linkLayer", p.link_layer);
   r.get("state", p.state);
@@ -163,7 +163,7 @@ void read_device(StateReader& r, DeviceState& d) {
   pcie.get("maxWidth", d.pcie.max_width);
   r.each("ports", [&](StateReader& p) {
     PortState port;
-    read_port(p, port);
+    read_port_json(p, port);
     d.ports.push_back(std::move(port));
   });
 }
