@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -51,7 +52,7 @@ std::map<int, std::vector<int>> dscps_by_priority(const SwitchQos& qos) {
 
 bool contains(const std::vector<int>& values, int v) { return std::find(values.begin(), values.end(), v) != values.end(); }
 
-Classes classes_of(const SwitchQos& qos, const SwitchOptions& o, const std::vector<int>& tcs) {
+Result<Classes> classes_of(const SwitchQos& qos, const SwitchOptions& o, const std::vector<int>& tcs) {
   Classes c;
   c.rdma = qos.lossy() ? qos.ecn : qos.lossless;
   if (qos.cnp_priority && !contains(c.rdma, *qos.cnp_priority)) c.strict = qos.cnp_priority;
@@ -59,7 +60,24 @@ Classes classes_of(const SwitchQos& qos, const SwitchOptions& o, const std::vect
   for (const int tc : tcs) {
     if (!contains(c.rdma, tc) && tc != c.strict.value_or(-1)) others.push_back(tc);
   }
-  share(c.weight, c.rdma, others.empty() ? 100 : o.lossless_bandwidth);
+  // Each DWRR queue gets at least 1 % and one port's add up to 100: EOS refuses a `bandwidth
+  // percent` sum above 100, and NVUE's bw-percent and SONiC's weights are read the same way. A
+  // share too small to give each of its queues 1 % is refused, never rounded up past 100.
+  const int rdma_count = static_cast<int>(c.rdma.size());
+  const int other_count = static_cast<int>(others.size());
+  const std::string given = "--lossless-bandwidth " + std::to_string(o.lossless_bandwidth);
+  if (other_count > 0 && o.lossless_bandwidth < rdma_count) {
+    return make_error(ErrorKind::kUsage, given + " cannot give each of the " + std::to_string(rdma_count) +
+                                             " RoCE classes (" + list_text(c.rdma, ",") +
+                                             ") 1 % of a port: give at least " + std::to_string(rdma_count));
+  }
+  if (other_count > 0 && 100 - o.lossless_bandwidth < other_count) {
+    return make_error(ErrorKind::kUsage, given + " leaves " + std::to_string(100 - o.lossless_bandwidth) + " % for the " +
+                                             std::to_string(other_count) + " other queues (" + list_text(others, ",") +
+                                             "), each of which needs 1 %: give at most " +
+                                             std::to_string(100 - other_count));
+  }
+  share(c.weight, c.rdma, other_count == 0 ? 100 : o.lossless_bandwidth);
   share(c.weight, others, 100 - o.lossless_bandwidth);
   return c;
 }
@@ -146,6 +164,17 @@ Result<void> check_port(const std::string& vendor, const std::string& option, co
   return ok();
 }
 
+// The ports a name check_port took stands for: each port of a range (swp1-4, swp1s0-3,
+// Ethernet1-32, Ethernet3/1-4: the last number counts), or the name itself.
+std::vector<std::string> ports_of(const std::string& port) {
+  static const std::regex kRange(R"(^(.*?)([0-9]+)-([0-9]+)$)");
+  std::smatch m;
+  if (!std::regex_match(port, m, kRange)) return {port};
+  std::vector<std::string> out;
+  for (int n = std::stoi(m[2].str()); n <= std::stoi(m[3].str()); ++n) out.push_back(m[1].str() + std::to_string(n));
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, const SwitchOptions& o) {
@@ -203,12 +232,22 @@ Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, 
   if (o.ports.empty() && o.uplinks.empty()) {
     return make_error(ErrorKind::kUsage, "--ports or --uplinks: the switch ports that carry RoCE are needed");
   }
-  std::set<std::string> seen;
+  // Each port once, ranges expanded: a port in both lists would get its configuration twice, the
+  // reader of the output would not know which it is, and the user meant one of them.
+  std::map<std::string, std::pair<std::string, std::string>> seen;  // port -> (option, as given)
   for (const auto& [option, list] : {std::pair{"--ports", &o.ports}, std::pair{"--uplinks", &o.uplinks}}) {
     for (const std::string& port : *list) {
       if (auto checked = check_port(o.vendor, option, port); !checked) return checked.error();
-      if (!seen.insert(port).second) {
-        return make_error(ErrorKind::kUsage, std::string(option) + ": \"" + port + "\" is given twice");
+      for (const std::string& one : ports_of(port)) {
+        const auto [first, fresh] = seen.try_emplace(one, option, port);
+        if (fresh) continue;
+        if (first->second.first == option) {
+          return make_error(ErrorKind::kUsage, std::string(option) + ": " + one + " is given twice (as \"" +
+                                                   first->second.second + "\" and \"" + port + "\")");
+        }
+        return make_error(ErrorKind::kUsage, one + " is in both " + first->second.first + " (as \"" +
+                                                 first->second.second + "\") and " + option + " (as \"" + port +
+                                                 "\"): a port is a host port or an uplink");
       }
     }
   }

@@ -30,7 +30,8 @@ struct Classes {
 bool contains(const std::vector<int>& values, int v);
 
 // tcs: the traffic classes that carry traffic on the switch (the RoCE and CNP ones among them).
-Classes classes_of(const SwitchQos& qos, const SwitchOptions& o, const std::vector<int>& tcs);
+// kUsage when --lossless-bandwidth cannot give every DWRR queue at least 1 % within 100.
+Result<Classes> classes_of(const SwitchQos& qos, const SwitchOptions& o, const std::vector<int>& tcs);
 
 std::vector<int> all_but(const std::vector<int>& keep, int from, int to);
 

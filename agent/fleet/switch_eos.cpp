@@ -80,7 +80,9 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
     }
     queues.pop_back();
   }
-  const Classes c = classes_of(qos, o, queues);
+  auto classes = classes_of(qos, o, queues);
+  if (!classes) return classes.error();
+  const Classes& c = *classes;
   const char* queue_word = sand ? "tx-queue" : "uc-tx-queue";
   std::ostringstream out;
   out << header(spec, qos, o, "!");

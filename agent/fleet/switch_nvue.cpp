@@ -102,7 +102,9 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
   std::vector<int> special = rdma;
   if (qos.cnp_priority) special.push_back(*qos.cnp_priority);
   const int lossy_tc = all_but(special, 0, 7).front();
-  const Classes c = classes_of(qos, o, {lossy_tc});
+  auto classes = classes_of(qos, o, {lossy_tc});
+  if (!classes) return classes.error();
+  const Classes& c = *classes;
   auto tc_of = [&](int sp) { return contains(special, sp) ? sp : lossy_tc; };
   std::ostringstream out;
   out << header(spec, qos, o, "#");

@@ -121,7 +121,9 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
 Result<std::string> sonic(const SwitchQos& qos, const SwitchOptions& o, int mtu) {
   if (auto checked = check_headroom(qos, o); !checked) return checked.error();
   std::vector<int> queues = {0, 1, 2, 3, 4, 5, 6, 7};
-  const Classes c = classes_of(qos, o, queues);
+  auto classes = classes_of(qos, o, queues);
+  if (!classes) return classes.error();
+  const Classes& c = *classes;
   json db = json::object();
   sonic_maps(db, qos);
   sonic_profiles(db, o, c);

@@ -557,7 +557,8 @@ TEST_F(SwitchConfig, PortsAreTheVendorsPortNames) {
   twice.uplinks = {"swp1"};
   auto dup = render(spec, twice);
   ASSERT_FALSE(dup);
-  EXPECT_EQ(dup.error().message, "--uplinks: \"swp1\" is given twice");
+  EXPECT_EQ(dup.error().message,
+            "swp1 is in both --ports (as \"swp1\") and --uplinks (as \"swp1\"): a port is a host port or an uplink");
 
   // The names and ranges of the vendors' own examples pass.
   EXPECT_THAT(config("nvue", {"swp1s0-3", "swp49"}), HasSubstr("nv set interface swp1s0-3 link mtu 9216\n"));
