@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "agent/core/text.h"
 #include "agent/spec/semantic_internal.h"
 
 namespace rdmactl::semantic_detail {
@@ -113,7 +114,18 @@ FirmwareSpec SpecReader::read_firmware(const Field& map) {
   firmware.version = string_of(member(map, "version"));
   firmware.policy = string_of(member(map, "policy"));
   firmware.activation = string_of(member(map, "activation"));
-  if (auto images = string_of(member(map, "images"))) {
+  if (auto images_field = member(map, "images"); images_field && string_of(images_field)) {
+    // A path is handed to open(2), mstflint and the audit log: a NUL would cut it short (the
+    // directory searched is not the one written), a newline splits a log line. No directory
+    // name needs a control character, so any is refused, as in names.
+    const std::string path = *string_of(images_field);
+    if (const auto at = first_control_byte(path)) {
+      report(images_field->position(), images_field->path,
+             "firmware.images " + in_quotes(path) + " has the control character " +
+                 byte_text(static_cast<unsigned char>(path[*at])) + ": give the directory's path without one");
+    }
+  }
+  if (auto images = string_of(member(map, "images")); images && !first_control_byte(*images)) {
     // Relative to the spec file, as Ansible and Salt push a spec and its images side by side.
     const size_t slash = file_.rfind('/');
     if (!images->empty() && images->front() != '/' && slash != std::string::npos) {

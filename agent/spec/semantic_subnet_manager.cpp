@@ -3,6 +3,7 @@
 // takes them (names, P_Keys, members and rates, each defined once).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
@@ -101,7 +102,15 @@ std::optional<PartitionSpec> SpecReader::read_partition(const Field& item) {
   p.mtu = int_of(member(item, "mtu"), 256, 4096);
   p.sl = int_of(member(item, "sl"), 0, 15);
   if (auto rate = member(item, "rate")) {
-    if (const auto gbps = yaml_number(rate->value); gbps && *gbps > 0) {
+    const auto gbps = yaml_number(rate->value);
+    if (gbps && (std::isnan(*gbps) || std::isinf(*gbps)) && !(*gbps < 0)) {
+      // .nan passes the schema's exclusiveMinimum (no comparison with NaN holds) and .inf has no
+      // code: both are YAML numbers, neither is a rate (-.inf is the schema's: below 0).
+      report(rate->position(), rate->path,
+             "rate " + rate->value.Scalar() + " is not a rate in Gb/s: give one OpenSM has a code for (2.5, 5, 10, "
+                                              "14, 20, 25, 28, 30, 40, 50, 56, 60, 80, 100, 112, 120, 168, 200, 300, "
+                                              "400, 600)");
+    } else if (gbps && *gbps > 0) {
       if (is_partition_rate(*gbps)) {
         p.rate = *gbps;
       } else {
@@ -126,6 +135,14 @@ std::vector<PartitionMemberSpec> SpecReader::read_partition_members(const Field&
       char* end = nullptr;
       const unsigned long long guid = std::strtoull(who.c_str() + 2, &end, 16);
       if (who.size() < 3 || who.size() > 18 || *end != '\0') continue;  // the schema's pattern
+      if (guid == 0) {
+        // osm_prtn_config.c partition_add_port: `if (!guid || *end) return -1`, "PARSE ERROR: bad
+        // PortGUID", and OpenSM drops the whole partitions.conf for its default partition.
+        report(m.key_position(), m.path,
+               "member " + in_quotes(who) + " is GUID 0, which no port has: OpenSM refuses it (bad PortGUID) and "
+               "drops the whole partitions.conf; give the port's GUID (ibstat, Port GUID)");
+        continue;
+      }
       char text[24];
       std::snprintf(text, sizeof text, "0x%016llx", guid);
       who = text;
