@@ -72,6 +72,17 @@ std::optional<std::string> opensm_conf_value(std::string_view text, std::string_
   return value;
 }
 
+int opensm_conf_line(std::string_view text, std::string_view key) {
+  int number = 0;
+  int found = 0;
+  for (const Line& l : split_lines(text)) {
+    ++number;
+    const std::string_view line = text.substr(l.begin, l.end - l.begin);
+    if (sets_key(line, words_of(line), key)) found = number;
+  }
+  return found;
+}
+
 std::string opensm_conf_set(std::string_view text, std::string_view key, std::string_view value) {
   std::string out;
   out.reserve(text.size() + key.size() + value.size() + 2);

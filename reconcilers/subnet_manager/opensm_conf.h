@@ -17,6 +17,8 @@ namespace rdmactl::reconcilers::subnet_manager {
 
 // The value of `key` as OpenSM would read it (its last occurrence); std::nullopt when no line sets it.
 std::optional<std::string> opensm_conf_value(std::string_view text, std::string_view key);
+// The 1-based number of the line opensm_conf_value takes the value from; 0 when no line sets it.
+int opensm_conf_line(std::string_view text, std::string_view key);
 
 // `text` with the value of every line that sets `key` replaced by `value` (leading blanks, the
 // separator and anything after the value kept); when no line sets it, "key value\n" is appended

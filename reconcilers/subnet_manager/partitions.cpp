@@ -96,7 +96,7 @@ class Parser {
       size_t nl = text.find('\n', begin);
       const size_t end = nl == std::string_view::npos ? text.size() : nl;
       ++lineno;
-      if (auto error = parse_line(text.substr(begin, end - begin), lineno)) return *error;
+      if (auto error = parse_line(text.substr(begin, end - begin), lineno, begin)) return *error;
       begin = nl == std::string_view::npos ? text.size() : nl + 1;
     }
     // The last definition may end at the end of the file without ';' (nothing flushes it, and
@@ -120,7 +120,8 @@ class Parser {
 
   void warn(int line, std::string message) { out_.warnings.push_back({line, std::move(message)}); }
 
-  std::optional<Error> parse_line(std::string_view line, int lineno) {
+  // `offset`: where the line starts in the text (a definition's bytes: Partition::begin, end).
+  std::optional<Error> parse_line(std::string_view line, int lineno, size_t offset) {
     if (line.size() > kOpensmLineMax) {
       return fail(lineno, printf_string("line %d: longer than OpenSM's %zu-byte line buffer", lineno, kOpensmLineMax));
     }
@@ -141,7 +142,12 @@ class Parser {
       }
       const std::string_view chunk = line.substr(pos, terminated ? semi - pos : std::string_view::npos);
       bool bare_mgid = false;
+      const bool opens = !current_;
       if (auto error = parse_chunk(chunk, lineno, bare_mgid)) return error;
+      if (current_) {
+        if (opens) current_->begin = offset + pos;
+        current_->end = offset + (terminated ? semi + 1 : pos + trim_opensm(chunk).size());
+      }
       any_definition_ = true;
       if (!terminated) return std::nullopt;
       if (bare_mgid && !trim_opensm(line.substr(semi + 1)).empty()) {
@@ -462,6 +468,67 @@ std::string render_partitions_conf(std::string_view existing, const std::vector<
   for (std::string_view line : kept) out.append(line).append("\n");
   if (!wanted.empty()) out += "\n";
   for (const Partition& p : wanted) out += render_partition(p) + "\n";
+  return out;
+}
+
+namespace {
+
+// The bytes of a definition edit_partitions_conf removes, with its line when nothing else (another
+// definition, a comment) is left on it.
+void erase_definition(std::string& text, size_t begin, size_t end) {
+  const size_t line_begin = begin == 0 ? 0 : text.rfind('\n', begin - 1) + 1;  // npos + 1 is 0
+  size_t line_end = text.find('\n', end);
+  line_end = line_end == std::string::npos ? text.size() : line_end + 1;
+  const auto blank = [](std::string_view s) { return s.find_first_not_of(" \t\r\n") == std::string_view::npos; };
+  const std::string_view view(text);
+  if (blank(view.substr(line_begin, begin - line_begin)) && blank(view.substr(end, line_end - end))) {
+    text.erase(line_begin, line_end - line_begin);
+  } else {
+    text.erase(begin, end - begin);
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> edit_partitions_conf(std::string_view existing, const std::vector<Partition>& wanted) {
+  auto parsed = parse_partitions_conf(existing);
+  if (!parsed) return std::nullopt;
+  const std::vector<Partition>& have = parsed->partitions;
+  // Each definition of the file against the wanted one of its P_Key (or, without one, its name).
+  struct Edit {
+    size_t begin, end;
+    std::optional<std::string> text;  // nullopt: removed
+  };
+  std::vector<Edit> edits;
+  std::vector<bool> placed(wanted.size(), false);
+  for (const Partition& p : have) {
+    size_t match = wanted.size();
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (p.pkey ? wanted[i].pkey == p.pkey : (!p.name.empty() && wanted[i].name == p.name)) {
+        match = i;
+        break;
+      }
+    }
+    if (match == wanted.size() || placed[match]) {
+      edits.push_back({p.begin, p.end, std::nullopt});  // not wanted, or a second definition OpenSM merged
+      continue;
+    }
+    placed[match] = true;
+    if (!(p == wanted[match])) edits.push_back({p.begin, p.end, render_partition(wanted[match])});
+  }
+  std::string out(existing);
+  for (auto e = edits.rbegin(); e != edits.rend(); ++e) {
+    if (e->text) {
+      out.replace(e->begin, e->end - e->begin, *e->text);
+    } else {
+      erase_definition(out, e->begin, e->end);
+    }
+  }
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (placed[i]) continue;
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out += render_partition(wanted[i]) + "\n";
+  }
   return out;
 }
 

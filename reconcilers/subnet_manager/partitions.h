@@ -79,6 +79,10 @@ struct Partition {
   std::vector<PartitionMember> members;  // in file order
   std::vector<PartitionMulticastGroup> mgroups;
   int line = 0;  // 1-based line of the definition in the parsed text; 0 when not from a file
+  // Its bytes in the parsed text: from its name to its ';' (or the last member of a last
+  // definition without one), comments inside a multi-line definition included.
+  size_t begin = 0;
+  size_t end = 0;
 
   // The line a definition sits on is not part of what it means.
   bool operator==(const Partition& other) const {
@@ -121,6 +125,15 @@ std::string render_partition(const Partition& partition);
 // file without comments gets a one-line header. Rendering its own output again gives the same bytes.
 // An empty `wanted` gives a file without definitions, which OpenSM treats as absent.
 std::string render_partitions_conf(std::string_view existing, const std::vector<Partition>& wanted);
+
+// `existing` with `wanted` as its definitions, every other byte kept: a definition equal to the
+// wanted one of its P_Key (by name when it has none) stays as written, one that differs is
+// replaced in place by render_partition (the comments inside a multi-line definition go with
+// it), one not wanted is removed (with its line when nothing else is on it), and wanted ones the
+// file lacks are appended in order. Comments, inline ones included, blank lines, other
+// definitions and their layout stay byte for byte. std::nullopt when OpenSM would drop `existing`
+// (render_partitions_conf then keeps its comment lines).
+std::optional<std::string> edit_partitions_conf(std::string_view existing, const std::vector<Partition>& wanted);
 
 // IB MTU codes (ib_types.h IB_MTU_LEN_256 = 1 .. IB_MTU_LEN_4096 = 5) <-> bytes.
 std::optional<uint32_t> mtu_code_from_bytes(int bytes);

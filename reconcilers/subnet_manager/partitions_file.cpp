@@ -3,13 +3,17 @@
 // written with its comments kept.
 #include "reconcilers/subnet_manager/subnet_manager_internal.h"
 
-#include <filesystem>
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "agent/core/json_text.h"
+#include "agent/core/text.h"
 #include "reconcilers/common/resource.h"
+#include "reconcilers/subnet_manager/rooted_file.h"
 
 namespace rdmactl::reconcilers::subnet_manager_detail {
 
@@ -42,18 +46,54 @@ std::vector<Partition> spec_partitions(const std::vector<PartitionSpec>& specs) 
   return out;
 }
 
+// The file's definitions and the spec's, in any order: with every P_Key given and none twice
+// (validate_partitions), OpenSM makes the same partitions whatever their order, and apply keeps the
+// file's order (edit_partitions_conf) rather than move lines an unrelated change does not touch.
+bool same_definitions(const json& current, const json& desired) {
+  if (!current.is_array() || !desired.is_array()) return current == desired;
+  std::vector<json> a(current.begin(), current.end());
+  std::vector<json> b(desired.begin(), desired.end());
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return a == b;
+}
+
 }  // namespace
 
 // Where OpenSM reads its partitions: opensm.conf's partition_config_file, else the package's default
 // (osm_subnet.c: OSM_DEFAULT_PARTITION_CONFIG_FILE, /etc/opensm/partitions.conf as Debian and DOCA
-// build it; Fedora and RHEL build with --with-opensm-conf-sub-dir=rdma, /etc/rdma/partitions.conf).
-std::string partitions_file(const HostFs& fs, const Layout& layout) {
+// build it; Fedora and RHEL build with --with-opensm-conf-sub-dir=rdma, /etc/rdma/partitions.conf),
+// resolved under --root as chroot would (rooted_file.h): `..` never climbs above the root, links
+// are followed inside it. A value that is no file there (relative, a directory, a link loop) is an
+// error naming opensm.conf's line and the value: rdmactl writes nowhere else.
+Result<std::string> partitions_file(const HostFs& fs, const Layout& layout) {
+  std::string declared = layout.kind == LayoutKind::kRhel ? "/etc/rdma/partitions.conf" : "/etc/opensm/partitions.conf";
+  std::string where = "OpenSM's default partitions file " + declared;
   if (fs.exists(layout.config_file)) {
     if (auto text = fs.read_file(layout.config_file)) {
-      if (auto value = opensm_conf_value(*text, kPartitionFileKey)) return *value;
+      if (auto value = opensm_conf_value(*text, kPartitionFileKey)) {
+        declared = *value;
+        where = std::string(layout.config_file) + ":" + std::to_string(opensm_conf_line(*text, kPartitionFileKey)) +
+                ": " + kPartitionFileKey + " " + escape_for_display(declared);
+      }
     }
   }
-  return layout.kind == LayoutKind::kRhel ? "/etc/rdma/partitions.conf" : "/etc/opensm/partitions.conf";
+  const std::string under = fs.root() == "/" ? std::string() : " under --root " + fs.root();
+  if (declared.empty() || declared.front() != '/') {
+    return sm_error(ErrorKind::kPlatform, where + ": not an absolute path (OpenSM would open it relative to its working "
+                                                  "directory): give the partitions file's full path");
+  }
+  auto resolved = resolve_in_root(fs.root(), declared);
+  if (!resolved) {
+    return sm_error(ErrorKind::kPlatform, where + ": cannot be resolved" + under + ": " + resolved.error().to_string());
+  }
+  struct stat st {};
+  if (::stat(fs.path(*resolved).c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return sm_error(ErrorKind::kPlatform, where + ": is " + *resolved + under + ", " +
+                                              (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+                                              ", not a partitions file: rdmactl writes it nowhere else");
+  }
+  return resolved;
 }
 
 // The spec's partitions against partitions.conf's (config_changes asks only where OpenSM may run).
@@ -66,10 +106,14 @@ void partition_changes(const SubnetManagerSpec& sm, const json& local, bool runn
                                                                "): " + problems.front().message));
     return;
   }
+  if (local.contains("partitionsFileError")) {
+    out.errors.push_back(sm_error(ErrorKind::kPlatform, local["partitionsFileError"].get<std::string>()));
+    return;
+  }
   const json current = local.value("partitions", json());
   const json desired = partitions_json(wanted);
   out.compared(kResource, "partitions", kName);
-  if (current != desired) {
+  if (!same_definitions(current, desired)) {
     Change change = make_change(kResource, "partitions", current, desired, kName, running);
     change.via = local.value("partitionsFile", std::string("partitions.conf"));
     std::string note;
@@ -85,22 +129,29 @@ void partition_changes(const SubnetManagerSpec& sm, const json& local, bool runn
 // `Default=0x7fff,ipoib : ALL=full;`), or, when OpenSM would drop it, why, and its text (what a
 // revert puts back).
 void SubnetManagerReconciler::observe_partitions(const HostFs& fs, const Layout& layout, json& local, json& unknown) {
-  const std::string file = partitions_file(fs, layout);
-  local["partitionsFile"] = file;
   local["partitions"] = nullptr;
-  if (!fs.exists(file)) return;
-  auto text = fs.read_file(file);
+  auto file = partitions_file(fs, layout);
+  if (!file) {
+    local["partitionsFile"] = nullptr;
+    local["partitionsFileError"] = file.error().message;
+    return;
+  }
+  local["partitionsFile"] = *file;
+  auto text = read_in_root(fs.root(), *file);
   if (!text) {
     unknown["partitions"] = text.error().to_string();
     return;
   }
-  auto parsed = parse_partitions_conf(*text);
+  // The file's bytes as they are (null: no file): what a revert puts back, byte for byte.
+  local["partitionsText"] = *text ? json(**text) : json(nullptr);
+  if (!*text) return;
+  auto parsed = parse_partitions_conf(**text);
   if (!parsed) {
     const Error& e = parsed.error();
     const int line = e.diagnostics.empty() ? 0 : e.diagnostics.front().line;
-    local["partitionsError"] = file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + e.message +
+    local["partitionsError"] = *file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + e.message +
                                ": OpenSM drops the whole file and runs its default partition";
-    local["partitions"] = *text;  // a string: the file as it is
+    local["partitions"] = **text;  // a string: the file as it is
     return;
   }
   local["partitions"] = partitions_json(parsed->partitions);
@@ -109,18 +160,35 @@ void SubnetManagerReconciler::observe_partitions(const HostFs& fs, const Layout&
 // partitions.conf: a list becomes the file's definitions (its comments kept), a string is written
 // as it is (the revert of an unreadable file), null removes it (the revert of a file rdmactl made).
 Result<void> SubnetManagerReconciler::apply_partitions(const HostFs& fs, const HostState& state, const Change& change) {
-  const std::string file = state.subnet_manager["local"].value("partitionsFile", partitions_file(fs, *layout_));
-  const bool exists = fs.exists(file);
-  std::string text;
-  if (exists) {
-    auto read = fs.read_file(file);
-    if (!read) return read.error();
-    text = std::move(read).value();
+  auto file = partitions_file(fs, *layout_);
+  if (!file) return file.error();
+  const json& local = state.subnet_manager["local"];
+  // A revert (back to what observe saw) puts back the file's own bytes, not a rendering of its
+  // definitions, and reads them back: a rollback is reported only once the bytes are the same.
+  if (local.contains("partitionsText") && change.desired == local.value("partitions", json()) &&
+      local.value("partitionsFile", json()) == json(*file)) {
+    const json& before = local["partitionsText"];
+    if (auto r = before.is_string() ? replace_in_root(fs.root(), *file, before.get<std::string>())
+                                    : remove_in_root(fs.root(), *file);
+        !r) {
+      return r;
+    }
+    auto now = read_in_root(fs.root(), *file);
+    if (!now) return now.error();
+    const bool same = before.is_string() ? *now && **now == before.get<std::string>() : !*now;
+    if (!same) {
+      return make_error(ErrorKind::kVerification,
+                        *file + " does not hold the bytes it held before apply after they were written back", change.resource);
+    }
+    return restart_if_due(state, change);
   }
+  auto read = read_in_root(fs.root(), *file);
+  if (!read) return read.error();
+  const bool exists = read->has_value();
+  const std::string text = exists ? **read : std::string();
   if (change.desired.is_null()) {
-    std::error_code ec;
-    if (exists && !std::filesystem::remove(fs.path(file), ec) && ec) {
-      return make_errno_error("remove " + fs.path(file), ec.value(), change.resource);
+    if (exists) {
+      if (auto r = remove_in_root(fs.root(), *file); !r) return r;
     }
   } else {
     std::string updated;
@@ -134,7 +202,8 @@ Result<void> SubnetManagerReconciler::apply_partitions(const HostFs& fs, const H
       }
       auto wanted = parse_partitions_conf(definitions);
       if (!wanted) return make_error(ErrorKind::kPlatform, "partitions: " + wanted.error().message, change.resource);
-      updated = render_partitions_conf(text, wanted->partitions);
+      // The definitions that change are rewritten in place; every other byte stays.
+      updated = edit_partitions_conf(text, wanted->partitions).value_or(render_partitions_conf(text, wanted->partitions));
       // What OpenSM will read: never a file it would drop.
       if (auto check = parse_partitions_conf(updated); !check) {
         return make_error(ErrorKind::kPlatform, "the partitions.conf rdmactl made would be dropped by OpenSM: " +
@@ -144,11 +213,7 @@ Result<void> SubnetManagerReconciler::apply_partitions(const HostFs& fs, const H
       return make_error(ErrorKind::kPlatform, "not partitions: " + json_text(change.desired), change.resource);
     }
     if (updated != text || !exists) {
-      unsigned mode = 0644;
-      std::error_code ec;
-      const auto status = std::filesystem::status(fs.path(file), ec);
-      if (exists && !ec) mode = static_cast<unsigned>(status.permissions() & std::filesystem::perms::mask);
-      if (auto r = fs.replace_file(file, updated, mode); !r) return r;
+      if (auto r = replace_in_root(fs.root(), *file, updated); !r) return r;
     }
   }
   return restart_if_due(state, change);

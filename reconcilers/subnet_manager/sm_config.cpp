@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
 #include <iterator>
 #include <optional>
 #include <sstream>
@@ -17,6 +16,7 @@
 #include "agent/core/json_text.h"
 #include "agent/state/port_guid.h"
 #include "reconcilers/common/resource.h"
+#include "reconcilers/subnet_manager/rooted_file.h"
 
 namespace rdmactl::reconcilers::subnet_manager_detail {
 
@@ -162,13 +162,13 @@ Result<void> SubnetManagerReconciler::apply_config(const HostFs& fs, const HostS
     return make_error(ErrorKind::kPlatform, "not a value for " + at.describe() + ": " + json_text(change.desired),
                       change.resource);
   }
-  const bool exists = fs.exists(at.file);
-  std::string text;
-  if (exists) {
-    auto read = fs.read_file(at.file);
-    if (!read) return read.error();
-    text = std::move(read).value();
-  }
+  // Resolved under --root as chroot would, and written without following a link out of it.
+  auto file = resolve_in_root(fs.root(), at.file);
+  if (!file) return file.error();
+  auto read = read_in_root(fs.root(), *file);
+  if (!read) return read.error();
+  const bool exists = read->has_value();
+  const std::string text = exists ? **read : std::string();
   std::string updated;
   if (at.shell) {
     updated = value ? shell_var_set(text, at.key, *value) : shell_var_remove(text, at.key);
@@ -181,12 +181,8 @@ Result<void> SubnetManagerReconciler::apply_config(const HostFs& fs, const HostS
                    "defaults for every other option",
                    at.file);
     }
-    // replace_file writes a new inode: keep the file's permissions (some sites keep sm_key secret).
-    unsigned mode = 0644;
-    std::error_code ec;
-    const auto status = std::filesystem::status(fs.path(at.file), ec);
-    if (exists && !ec) mode = static_cast<unsigned>(status.permissions() & std::filesystem::perms::mask);
-    if (auto r = fs.replace_file(at.file, updated, mode); !r) return r;
+    // A new inode with the old one's permissions (some sites keep sm_key secret).
+    if (auto r = replace_in_root(fs.root(), *file, updated); !r) return r;
   }
   return restart_if_due(state, change);
 }

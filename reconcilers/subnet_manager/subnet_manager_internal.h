@@ -55,7 +55,7 @@ std::string not_installed();
 std::vector<std::string> ports_guids(const json& ports);
 
 // partitions_file.cpp
-std::string partitions_file(const HostFs& fs, const Layout& layout);
+Result<std::string> partitions_file(const HostFs& fs, const Layout& layout);
 void partition_changes(const SubnetManagerSpec& sm, const json& local, bool running, DiffResult& out);
 
 // sm_service.cpp

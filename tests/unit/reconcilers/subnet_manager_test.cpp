@@ -180,7 +180,7 @@ TEST_F(SubnetManagerTest, ShowObservesTheServiceTheConfigAndTheMissingMaster) {
   EXPECT_EQ(sm["local"], json::parse(R"({"layout": "doca", "service": "opensmd", "installed": true, "enabled": false,
       "active": false, "unitFileState": "disabled", "priority": 0, "priorityFrom": "/etc/opensm/opensm.conf sm_priority",
       "guid": "0x0000000000000000", "portFrom": "/etc/opensm/opensm.conf guid", "configFile": "/etc/opensm/opensm.conf",
-      "configExists": true, "partitionsFile": "/etc/opensm/partitions.conf", "partitions": null})"));
+      "configExists": true, "partitionsFile": "/etc/opensm/partitions.conf", "partitionsText": null, "partitions": null})"));
   EXPECT_TRUE(sm["master"].is_null());
   EXPECT_EQ(sm["masterReason"], "sminfo: query (asked through mlx5_0 port 1)");
   EXPECT_FALSE(sm.contains("missingTools"));
@@ -406,8 +406,9 @@ TEST_F(SubnetManagerTest, PartitionsBecomeTheFilesDefinitionsWithItsCommentsAndO
                 R"(partitions: ["Default=0x7fff, ipoib : ALL=full;"] -> ["Default=0x7fff, ipoib, mtu=5 : ALL=full;",)"
                 R"("storage=0x0a12, rate=17 : ALL_SWITCHES=full, 0x0002c90300001234=both, SELF=limited;"] (applied))"}));
   EXPECT_FALSE(report.rolled_back);
+  // Default's definition is rewritten where it stands; storage, new, is appended.
   EXPECT_EQ(tree_.read(kPartitions), std::string(kPartitionsHeader) +
-                                         "\nDefault=0x7fff, ipoib, mtu=5 : ALL=full;\n"
+                                         "Default=0x7fff, ipoib, mtu=5 : ALL=full;\n"
                                          "storage=0x0a12, rate=17 : ALL_SWITCHES=full, 0x0002c90300001234=both, SELF=limited;\n");
   EXPECT_EQ(count_of(calls(), "systemctl restart opensmd"), 1u) << "once, after the last of priority and partitions";
   const std::string written = tree_.read(kPartitions);
