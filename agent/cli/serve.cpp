@@ -15,7 +15,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -48,6 +50,7 @@ struct ServeOptions {
   std::string token_file;
   std::string interval = "10m";
   std::string fabric_interval;  // empty: no fabric scan
+  std::string fabric_timeout;   // empty: kDefaultFabricScanTimeout, or the interval when shorter
   bool dry_run = false;
   bool allow_firmware = false;
   bool no_rdma_responder = false;
@@ -173,7 +176,26 @@ Result<void> add_fabric_monitor(const ServeOptions& opts, std::optional<FabricMo
                         "every port of the subnet",
                         "--fabric-interval");
     }
-    fabric_monitor.emplace(fabric::DiscoverOptions{}, *every, opts.spec);
+    // A scan of a 1,192-node subnet takes 0.6 s; one still running after a minute is stalled (a
+    // fabric that stopped answering, a hung libibumad) and is killed.
+    constexpr std::chrono::seconds kDefaultFabricScanTimeout{60};
+    std::chrono::milliseconds deadline = std::min<std::chrono::milliseconds>(kDefaultFabricScanTimeout, *every);
+    if (!opts.fabric_timeout.empty()) {
+      auto timeout = parse_duration(opts.fabric_timeout);
+      if (!timeout) return Error{timeout.error().kind, timeout.error().message, "--fabric-timeout"};
+      if (*timeout < std::chrono::seconds(1) || *timeout > *every) {
+        return make_error(ErrorKind::kUsage,
+                          "\"" + opts.fabric_timeout + "\": a scan's timeout is at least 1s and at most the "
+                          "--fabric-interval (" + opts.fabric_interval + ")",
+                          "--fabric-timeout");
+      }
+      deadline = *timeout;
+    }
+    FabricMonitorSettings monitor;
+    monitor.interval = *every;
+    monitor.deadline = deadline;
+    monitor.spec_path = opts.spec;
+    fabric_monitor.emplace(std::move(monitor));
     settings.extra_metrics = [&fabric_monitor] { return fabric_monitor->metrics(); };
   }
   return ok();
@@ -358,7 +380,13 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("--fabric-interval", opts->fabric_interval,
                   "With -f: scan the InfiniBand subnet from this node's port this often (at least 10s) and export "
                   "rdmactl_fabric_* in /metrics: links by width and speed, SMs, error counters, findings per check "
-                  "(against the spec's fabric:). Off by default: one or two nodes per fabric are enough")
+                  "(against the spec's fabric:). Off by default: one or two nodes per fabric are enough. Each scan is "
+                  "a child process (rdmactl fabric --format prom): one that crashes, fails or outlasts "
+                  "--fabric-timeout is a failed scan (rdmactl_fabric_scan_success 0 and a warning), never the agent's end")
+      ->type_name("DURATION");
+  sub->add_option("--fabric-timeout", opts->fabric_timeout,
+                  "With --fabric-interval: kill a scan still running after this long and count it failed "
+                  "(default 60s, or the interval when shorter; at least 1s, at most the interval)")
       ->type_name("DURATION");
   sub->add_flag("--dry-run", opts->dry_run, "Plan only, never apply: report drift (GitOps) in /v1/status and /metrics");
   sub->add_flag("--allow-firmware", opts->allow_firmware,

@@ -40,6 +40,9 @@ export LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$HERE/lsan-libib
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdmactl-ibsim.XXXXXX")
 FAB=$WORK/fabric
 cleanup() {
+  [ -n "${SERVE_PID:-}" ] && kill -TERM "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null || true
+  # serve-stall stops ibsim (SIGSTOP): a stopped process would keep a TERM pending for ever.
+  [ -s "$FAB/ibsim.pid" ] && kill -CONT "$(cat "$FAB/ibsim.pid")" 2>/dev/null || true
   [ -d "$FAB" ] && "$F" stop "$FAB" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
@@ -101,6 +104,43 @@ for expr in sys.argv[2:]:
         print("not true:", expr, "\nsummary:", r.get("summary"), file=sys.stderr)
         sys.exit(1)
 EOF
+}
+
+# serve_start ARGS...: `BINARY serve` as the viewer node with a minimal spec, --dry-run, on a free
+# port (PORT), log in serve.log; SERVE_PID is timeout's, which passes a TERM on to serve.
+serve_start() {
+  printf 'apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: ibsim-serve}\n' >spec.yaml
+  # A free port (serve takes no port 0): the kernel's pick for a socket closed at once.
+  PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  timeout 110 "$F" run "$FAB" "$VIEWER" -- "$BIN" serve -f "$WORK/spec.yaml" --dry-run --listen "127.0.0.1:$PORT" \
+    --no-rdma-responder --no-link-events "$@" >serve.log 2>&1 &
+  SERVE_PID=$!
+}
+serve_stop() {
+  kill -TERM "$SERVE_PID" 2>/dev/null || true
+  wait "$SERVE_PID" 2>/dev/null || true
+  SERVE_PID=
+}
+# serve_pid: the agent's own pid (timeout's child).
+serve_pid() { pgrep -P "$SERVE_PID" | head -1; }
+# metrics_wait LINE SECONDS: GET /metrics until it has LINE (metrics.txt: the last answer).
+metrics_wait() {
+  local i
+  for ((i = 0; i < $2 * 5; i++)); do
+    python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$PORT/metrics', timeout=5).read().decode())" \
+      >metrics.txt 2>/dev/null && grep -qx "$1" metrics.txt && return 0
+    kill -0 "$SERVE_PID" 2>/dev/null || fail "serve is gone; its log: $(tail -20 serve.log)"
+    sleep 0.2
+  done
+  fail "no '$1' in /metrics within $2 s; serve.log: $(tail -20 serve.log)"
+}
+# serve_has_no_child: no scan is left running and none is a zombie between two scans.
+serve_has_no_child() {
+  local pid kids
+  pid=$(serve_pid)
+  [ -n "$pid" ] || fail "serve is gone"
+  kids=$(cat /proc/"$pid"/task/*/children 2>/dev/null | tr -s ' \n' ' ')
+  [ -z "${kids// /}" ] || fail "serve has children between scans: $kids ($(ps -o pid,stat,args -p "${kids// /,}" 2>/dev/null))"
 }
 
 expect_rc() { [ "$RC" -eq "$1" ] || fail "exit code $RC, expected $1; stderr: $(cat "$2.err" 2>/dev/null)"; }
@@ -323,6 +363,51 @@ EOF
     elif under_ci; then
       fail "promtool not found (CI must lint the metrics)"
     fi
+    ;;
+  serve-crash)
+    # Every scan crashes (scan_fault_preload.cpp, segv: umad_init raises SIGSEGV), as the scan in a
+    # thread of libumad2sim.so once took the agent down: each is a failed scan, named in a warning,
+    # and the agent answers on. ASan's SEGV handler is off so that the sanitizer build crashes as
+    # the plain one does, on the signal (ASan would turn it into exit code 1).
+    [ -r "${RDMACTL_SCAN_FAULT_PRELOAD:-}" ] || fail "RDMACTL_SCAN_FAULT_PRELOAD (tests/ibsim/CMakeLists.txt) not set"
+    start
+    LD_PRELOAD=$RDMACTL_SCAN_FAULT_PRELOAD RDMACTL_TEST_SCAN_FAULT=segv ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0 \
+      serve_start --fabric-interval 10s
+    metrics_wait 'rdmactl_fabric_scan_success 0' 40
+    grep -q 'fabric scan failed (killed by signal 11 (SIGSEGV))' serve.log || fail "no warning naming the crash: $(cat serve.log)"
+    sleep 1
+    serve_has_no_child
+    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/healthz', timeout=5)" ||
+      fail "/healthz after the crash: $(tail -20 serve.log)"
+    grep -q '^rdmactl_reconciles_total' metrics.txt || fail "the agent's own metrics are missing"
+    if command -v promtool >/dev/null; then
+      promtool check metrics <metrics.txt || fail "promtool check metrics"
+    fi
+    serve_stop
+    ;;
+  serve-stall)
+    # The fabric stalls (ibsim stopped with SIGSTOP) under a scan that has connected and is about
+    # to discover (scan_fault_preload.cpp, mark-discovery: it marks the moment and waits 2 s), and
+    # resumes (SIGCONT). The scan, whose MADs are never answered (umad2sim has no MAD timeout), is
+    # killed at --fabric-timeout and is a failed scan; the next scan after the resume succeeds.
+    [ -r "${RDMACTL_SCAN_FAULT_PRELOAD:-}" ] || fail "RDMACTL_SCAN_FAULT_PRELOAD (tests/ibsim/CMakeLists.txt) not set"
+    start
+    LD_PRELOAD=$RDMACTL_SCAN_FAULT_PRELOAD RDMACTL_TEST_SCAN_FAULT=mark-discovery RDMACTL_TEST_SCAN_MARK=$WORK/scan-mark \
+      serve_start --fabric-interval 10s --fabric-timeout 5s
+    metrics_wait 'rdmactl_fabric_scan_success 1' 40
+    rm -f "$WORK/scan-mark"
+    for _ in $(seq 150); do [ -e "$WORK/scan-mark" ] && break; sleep 0.1; done
+    [ -e "$WORK/scan-mark" ] || fail "no second scan within 15 s: $(tail -5 serve.log)"
+    kill -STOP "$(cat "$FAB/ibsim.pid")"
+    metrics_wait 'rdmactl_fabric_scan_success 0' 30
+    grep -q 'fabric scan failed (still running after 5s: killed)' serve.log || fail "no warning naming the deadline: $(cat serve.log)"
+    sleep 1
+    serve_has_no_child
+    kill -CONT "$(cat "$FAB/ibsim.pid")"
+    metrics_wait 'rdmactl_fabric_scan_success 1' 40
+    grep -qx 'rdmactl_fabric_links 10' metrics.txt || fail "metrics after the resume: $(grep rdmactl_fabric metrics.txt)"
+    grep -q 'fabric scan succeeded again' serve.log || fail "no note of the recovery: $(cat serve.log)"
+    serve_stop
     ;;
   select-port)
     start
