@@ -33,7 +33,20 @@ int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
   discover.ca = options.ca;
   discover.port = options.port;
   auto scan = fabric::discover_fabric(discover);
-  if (!scan) return report_error(scan.error());
+  if (!scan) {
+    // Each format still reports the failure, so that a textfile collector gets
+    // rdmactl_fabric_scan_success 0 instead of an empty file (README, "The InfiniBand fabric").
+    const int code = report_error(scan.error());
+    const std::string error = scan.error().to_string();
+    switch (*format) {
+      case Format::kJson: std::cout << json_text(fabric::fabric_failed_json(error, discover), 2) << "\n"; break;
+      case Format::kJunit: std::cout << fabric::render_fabric_failed_junit(error, discover); break;
+      case Format::kProm: std::cout << fabric::render_fabric_failed_prom(); break;
+      default: break;
+    }
+    std::cout << std::flush;
+    return *format == Format::kProm ? kExitOk : code;
+  }
   const std::vector<fabric::FabricFinding> findings = fabric::check_fabric(*scan, expect);
 
   switch (*format) {
@@ -76,13 +89,17 @@ void register_fabric(CLI::App& app, const GlobalOptions& global, Command& comman
       "  unresponsive-node  a LinkUp port whose peer does not answer (missing from the scan)\n"
       "  node-description   a node description left at its default (empty, \"... Mellanox Technologies\")\n"
       "  node-count         other than fabric.switches / fabric.cas\n\n"
-      "Exit codes: 0 healthy, 2 findings (prom: always 0, the metrics carry them), 1 the subnet could not\n"
-      "be scanned (no InfiniBand port, libibumad failure), 64 usage, 65 an invalid -f SPEC.\n\n"
+      "Exit codes: 0 healthy, 2 findings, 1 the subnet could not be scanned (no InfiniBand port,\n"
+      "libibumad failure: the error on standard error; json says \"scanSuccess\": false with the error,\n"
+      "junit has one failing case naming it), 64 usage, 65 an invalid -f SPEC. prom exits 0 whenever it\n"
+      "wrote the metrics: findings and a failed scan (rdmactl_fabric_scan_success 0) are in them, so\n"
+      "`> FILE.tmp && mv FILE.tmp FILE` publishes every run.\n\n"
       "Examples:\n"
       "  rdmactl fabric\n"
       "  rdmactl fabric --ca mlx5_0 --port 1 --format json > fabric.json\n"
       "  rdmactl fabric -f fabric.yaml --format junit > fabric-junit.xml\n"
-      "  rdmactl fabric --format prom > /var/lib/prometheus/node-exporter/rdmactl_fabric.prom");
+      "  rdmactl fabric --format prom > /var/lib/prometheus/node-exporter/rdmactl_fabric.prom.tmp \\\n"
+      "    && mv /var/lib/prometheus/node-exporter/rdmactl_fabric.prom.tmp /var/lib/prometheus/node-exporter/rdmactl_fabric.prom");
   sub->callback([opts, &global, &command] {
     command = [opts, &global] { return run_fabric(*opts, global); };
   });

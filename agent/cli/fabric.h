@@ -19,8 +19,9 @@ struct FabricOptions {
 };
 
 // Scans, checks and prints the report to standard output. Returns the exit code: 0 healthy,
-// 2 findings (prom: always 0, its metrics carry the findings), 1 the subnet could not be scanned,
-// 64 a wrong --format, 65 an invalid spec.
+// 2 findings, 1 the subnet could not be scanned (json and junit still print a report of the
+// failure), 64 a wrong --format, 65 an invalid spec; prom 0 whenever it printed the metrics (the
+// findings, or rdmactl_fabric_scan_success 0 for a scan that failed).
 int run_fabric(const FabricOptions& options, const GlobalOptions& global);
 
 }  // namespace rdmactl::cli

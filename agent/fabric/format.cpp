@@ -24,13 +24,10 @@ const char* type_name(NodeType t) {
   return "ca";
 }
 
-// Text from the wire, safe for JSON and terminals.
-std::string shown(const std::string& raw) { return escape_for_display(raw); }
-
 nlohmann::json end_json(const FabricScan& scan, const PortRef& ref) {
   const FabricNode& n = scan.nodes[ref.node];
   const FabricPort* p = port_at(scan, ref);
-  nlohmann::json out = {{"guid", guid_text(n.guid)}, {"description", shown(n.description)}, {"port", ref.port}};
+  nlohmann::json out = {{"guid", guid_text(n.guid)}, {"description", n.description}, {"port", ref.port}};
   if (p) {
     out["lid"] = p->lid;
     out["state"] = port_state_name(p->state);
@@ -51,17 +48,17 @@ std::string link_speed(const FabricPort& a, const FabricPort& b) {
 }
 
 nlohmann::json finding_json(const FabricFinding& f) {
-  nlohmann::json node = {{"description", shown(f.node_description)},
+  nlohmann::json node = {{"description", f.node_description},
                          {"guid", guid_text(f.node_guid)},
                          {"port", f.port >= 0 ? nlohmann::json(f.port) : nlohmann::json(nullptr)}};
   nlohmann::json peer = nullptr;
   if (f.has_peer) {
-    peer = {{"description", shown(f.peer_description)},
+    peer = {{"description", f.peer_description},
             {"guid", guid_text(f.peer_guid)},
             {"port", f.peer_port >= 0 ? nlohmann::json(f.peer_port) : nlohmann::json(nullptr)}};
   }
   return {{"check", f.check},   {"severity", f.severity},       {"node", node},
-          {"peer", peer},       {"message", shown(f.message)}, {"fix", shown(f.fix)}};
+          {"peer", peer},       {"message", f.message}, {"fix", f.fix}};
 }
 
 struct Counts {
@@ -99,7 +96,8 @@ std::string guid_text(uint64_t guid) {
 nlohmann::json fabric_json(const FabricScan& scan, const std::vector<FabricFinding>& findings) {
   nlohmann::json out = {{"apiVersion", "rdmactl/v1"},
                         {"kind", "FabricReport"},
-                        {"source", {{"ca", shown(scan.ca)}, {"port", scan.ca_port}, {"guid", guid_text(scan.local_guid)}}}};
+                        {"scanSuccess", true},
+                        {"source", {{"ca", scan.ca}, {"port", scan.ca_port}, {"guid", guid_text(scan.local_guid)}}}};
   out["nodes"] = nlohmann::json::array();
   for (const FabricNode& n : scan.nodes) {
     nlohmann::json ports = nlohmann::json::array();
@@ -121,7 +119,7 @@ nlohmann::json fabric_json(const FabricScan& scan, const std::vector<FabricFindi
     }
     out["nodes"].push_back({{"guid", guid_text(n.guid)},
                             {"type", type_name(n.type)},
-                            {"description", shown(n.description)},
+                            {"description", n.description},
                             {"lid", n.lid},
                             {"numPorts", n.num_ports},
                             {"ports", std::move(ports)}});
@@ -146,7 +144,7 @@ nlohmann::json fabric_json(const FabricScan& scan, const std::vector<FabricFindi
                             {"lid", sm.lid},
                             {"priority", sm.answered ? nlohmann::json(sm.priority) : nlohmann::json(nullptr)},
                             {"state", sm.answered ? nlohmann::json(sm_state_name(sm.state)) : nlohmann::json(nullptr)},
-                            {"node", {{"guid", guid_text(n.guid)}, {"description", shown(n.description)}}},
+                            {"node", {{"guid", guid_text(n.guid)}, {"description", n.description}}},
                             {"port", sm.port.port}};
     if (!sm.answered) entry["error"] = sm.error;
     out["subnetManagers"].push_back(std::move(entry));
@@ -232,6 +230,36 @@ std::string render_fabric_junit(const FabricScan& scan, const std::vector<Fabric
   return junit_document({JunitSuite{xml.str(), tests, failures, 0, 0, scan.seconds}});
 }
 
+nlohmann::json fabric_failed_json(const std::string& error, const DiscoverOptions& options) {
+  return {{"apiVersion", "rdmactl/v1"},
+          {"kind", "FabricReport"},
+          {"scanSuccess", false},
+          {"error", error},
+          {"source",
+           {{"ca", options.ca.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.ca)},
+            {"port", options.port > 0 ? nlohmann::json(options.port) : nlohmann::json(nullptr)}}}};
+}
+
+std::string render_fabric_failed_junit(const std::string& error, const DiscoverOptions& options) {
+  std::string from = options.ca.empty() ? "the first active InfiniBand port" : options.ca;
+  if (!options.ca.empty() && options.port > 0) from += "/" + std::to_string(options.port);
+  const std::string timestamp = junit_timestamp(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()));
+  std::ostringstream xml;
+  xml << "  <testsuite name=\"" << junit_escape("rdmactl fabric " + from) << "\" timestamp=\"" << timestamp
+      << "\" tests=\"1\" failures=\"1\" errors=\"0\" skipped=\"0\" time=\"0.000\">\n"
+      << "    <testcase classname=\"fabric scan\" name=\"" << junit_escape("scan from " + from) << "\" time=\"0\">\n"
+      << "      <failure message=\"" << junit_escape(error) << "\" type=\"scan-failed\"/>\n"
+      << "    </testcase>\n  </testsuite>\n";
+  return junit_document({JunitSuite{xml.str(), 1, 1, 0, 0, 0}});
+}
+
+std::string render_fabric_failed_prom() {
+  PromText out;
+  prom_build_info(out);
+  prom_fabric_failed(out);
+  return out.text();
+}
+
 void prom_fabric_failed(PromText& out) {
   out.family("rdmactl_fabric_scan_success", "gauge", "1 when the last fabric scan ran, 0 when it failed.");
   out.sample("rdmactl_fabric_scan_success", {}, 0);
@@ -296,14 +324,6 @@ std::string render_fabric_prom(const FabricScan& scan, const std::vector<FabricF
 std::string fabric_metrics(const FabricScan& scan, const FabricExpectation* expect) {
   PromText out;
   prom_fabric(out, scan, check_fabric(scan, expect));
-  return out.text();
-}
-
-std::string scan_fabric_metrics(const DiscoverOptions& options, const FabricExpectation* expect) {
-  auto scan = discover_fabric(options);
-  if (scan) return fabric_metrics(*scan, expect);
-  PromText out;
-  prom_fabric_failed(out);
   return out.text();
 }
 

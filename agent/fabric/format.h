@@ -2,10 +2,13 @@
 // `rdmactl fabric`'s outputs: text (a person reads the findings and their fixes), json (nodes,
 // links, subnetManagers, findings, summary), junit (one test case per finding, and one passing case
 // per check without findings) and prom (Prometheus text exposition, agent/report/prom.h). Node
-// descriptions come from the wire (any 64 bytes): every output shows control bytes and bytes that
-// are not UTF-8 escaped (agent/core/text.h escape_for_display).
+// descriptions come from the wire (any 64 bytes): text and junit show control bytes and bytes that
+// are not UTF-8 as display escapes (agent/core/text.h escape_for_display, "\x1b"); the JSON carries
+// the raw strings, and json_text (agent/core/json_text.h) writes them as `show --format json` does
+// (README "Names with control bytes": "\u001b", U+FFFD for a byte that is not UTF-8).
 //
-// fabric_metrics() is what the agent's /metrics exports on its interval (`serve`).
+// A scan that failed has its own report in each format but text (whose report is the error on
+// standard error): fabric_failed_json, render_fabric_failed_junit, render_fabric_failed_prom.
 #pragma once
 
 #include <string>
@@ -23,7 +26,15 @@ namespace rdmactl::fabric {
 // "0x0000000000100001", as ibnetdiscover prints GUIDs.
 std::string guid_text(uint64_t guid);
 
+// "scanSuccess": true, and the scan. Strings are raw: write it with json_text.
 nlohmann::json fabric_json(const FabricScan& scan, const std::vector<FabricFinding>& findings);
+// A scan that failed: {"apiVersion", "kind": "FabricReport", "scanSuccess": false, "error",
+// "source": {"ca", "port"} (null where the options left them to libibumad)}; no nodes, links or
+// findings, since nothing was scanned.
+nlohmann::json fabric_failed_json(const std::string& error, const DiscoverOptions& options);
+// A scan that failed: one suite with one failing case (classname "fabric scan") whose message is
+// the error.
+std::string render_fabric_failed_junit(const std::string& error, const DiscoverOptions& options);
 std::string render_fabric_text(const FabricScan& scan, const std::vector<FabricFinding>& findings);
 std::string render_fabric_junit(const FabricScan& scan, const std::vector<FabricFinding>& findings);
 
@@ -36,15 +47,15 @@ std::string render_fabric_junit(const FabricScan& scan, const std::vector<Fabric
 void prom_fabric(PromText& out, const FabricScan& scan, const std::vector<FabricFinding>& findings);
 // A scan that failed: rdmactl_fabric_scan_success 0 (the other families are left out).
 void prom_fabric_failed(PromText& out);
+// The whole exposition of `fabric --format prom` when the scan failed: build info and
+// rdmactl_fabric_scan_success 0.
+std::string render_fabric_failed_prom();
 // The whole exposition of `fabric --format prom`: build info and prom_fabric.
 std::string render_fabric_prom(const FabricScan& scan, const std::vector<FabricFinding>& findings);
 
-// For the agent (`serve`): the metrics of a scan, its findings checked against `expect` (may be
-// null). Families as prom_fabric, without rdmactl_build_info (the agent writes its own).
+// The metrics of a scan, its findings checked against `expect` (may be null). Families as
+// prom_fabric, without rdmactl_build_info. (The agent runs `fabric --format prom` as a child
+// process instead: agent/daemon/fabric_monitor.h.)
 std::string fabric_metrics(const FabricScan& scan, const FabricExpectation* expect = nullptr);
-// Scans now and returns fabric_metrics of the scan, or rdmactl_fabric_scan_success 0 when the scan
-// failed (no InfiniBand port: a RoCE-only host exports just that). A scan of a 1000-node subnet takes
-// seconds (tests/bench/fabric_bench.sh): the agent runs it on its own timer, not per /metrics request.
-std::string scan_fabric_metrics(const DiscoverOptions& options, const FabricExpectation* expect = nullptr);
 
 }  // namespace rdmactl::fabric

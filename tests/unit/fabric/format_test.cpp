@@ -24,6 +24,7 @@ TEST(FabricJson, Shape) {
   const nlohmann::json j = fabric_json(b.scan, findings);
   EXPECT_EQ(j["apiVersion"], "rdmactl/v1");
   EXPECT_EQ(j["kind"], "FabricReport");
+  EXPECT_EQ(j["scanSuccess"], true);  // false in the report of a scan that failed (fabric_command_test)
   EXPECT_EQ(j["source"]["ca"], "mlx5_0");
   EXPECT_EQ(j["source"]["guid"], "0x0000000000100001");
   ASSERT_EQ(j["nodes"].size(), 9u);
@@ -90,15 +91,29 @@ TEST(FabricJson, NodeFindingHasNullPortAndPeer) {
   EXPECT_TRUE(j["findings"][0]["peer"].is_null());
 }
 
-TEST(FabricJson, DescriptionsWithControlBytesAreEscaped) {
+// JSON carries the raw description and its writer escapes it as `show --format json` does (README,
+// "Names with control bytes"): a control character as \u001b, a byte that is not UTF-8 as U+FFFD.
+// The display escapes (\x1b) are the text format's, not JSON's.
+TEST(FabricJson, DescriptionsWithControlBytesAreJsonEscapes) {
   auto b = fat_tree();
-  b.scan.nodes[8].description = std::string("evil\x1b[2J\xff") + "node";
+  const std::string raw = std::string("evil\x1b[2J\xff") + "node";
+  const std::string decoded = "evil\x1b[2J\xEF\xBF\xBDnode";  // what a JSON reader gets back
+  b.scan.nodes[8].description = raw;
+  b.port(2, 3).state = 2;  // a port-state finding with node06 (nodes[8]) as its peer
   const auto findings = check_fabric(b.scan, nullptr);
   const std::string text = json_text(fabric_json(b.scan, findings), 2);
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
-  EXPECT_NE(text.find("evil\\\\x1b[2J\\\\xffnode"), std::string::npos) << text.substr(0, 400);
+  EXPECT_EQ(text.find("\\x1b"), std::string::npos) << "a display escape in JSON: " << text.substr(0, 400);
+  // The same bytes as show's JSON writer makes of the string.
+  const std::string shown = json_text(nlohmann::json(raw));
+  EXPECT_NE(text.find(shown.substr(1, shown.size() - 2)), std::string::npos) << shown;
+  EXPECT_NE(text.find("evil\\u001b[2J\xEF\xBF\xBDnode"), std::string::npos);
   const nlohmann::json back = nlohmann::json::parse(text);
-  EXPECT_EQ(back["nodes"][8]["description"], "evil\\x1b[2J\\xffnode");
+  EXPECT_EQ(back["nodes"][8]["description"], decoded);
+  ASSERT_EQ(back["findings"].size(), 1u);
+  EXPECT_EQ(back["findings"][0]["peer"]["description"], decoded);
+  const std::string link_text = back["links"].dump();
+  EXPECT_NE(link_text.find("evil\\u001b[2J"), std::string::npos) << link_text;
 }
 
 TEST(FabricText, HealthyAndFindings) {
