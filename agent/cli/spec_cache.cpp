@@ -93,6 +93,9 @@ Result<FabricSpec> load_spec_cached(const std::string& path, const std::string& 
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
       return std::move(*spec);
     }
+    // Same build, same spec, same name: anything but the bytes written is damage (the disk, a
+    // hand), worth a word. The entry is written again below.
+    spdlog::warn("spec cache: {}/{} is damaged: not used, loading the spec", dir, entry_name);
   } else if (!stored) {
     spdlog::debug("spec cache: {}", stored.error().to_string());
   }

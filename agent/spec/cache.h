@@ -8,7 +8,8 @@
 // with the same three reads it back instead of loading the YAML.
 //
 // The cache never changes an answer: a spec that does not load is never kept (its problems are
-// found again), a file that cannot be read, parsed or converted is a miss, and a directory that
+// found again), a file that cannot be read, parsed or converted, or whose content does not match
+// the SHA-256 it carries (a bit flipped on disk), is a miss, and a directory that
 // cannot be made or written (a user without root, a read-only /var) only means no cache. The
 // directory is rdmactl's own (own_files.h: 0700, owned by root or this user, no links followed)
 // and must be writable by no one else.

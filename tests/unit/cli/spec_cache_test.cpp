@@ -68,6 +68,26 @@ TEST_F(SpecCacheDir, ABrokenEntryIsAMissAndIsReplaced) {
   EXPECT_TRUE(*back == *spec);
 }
 
+TEST_F(SpecCacheDir, AnEntryWithAFlippedBitIsAMissAndIsReplaced) {
+  auto first = cli::load_spec_cached(spec_path, dir);
+  ASSERT_TRUE(first.has_value()) << first.error().to_string();
+  const std::string kept = tree.read(entry().substr(tree.root().size()));
+  // The MTU, 9000, as the entry writes it (zigzag 18000 as LEB128): one bit off reads as 9001.
+  const std::size_t at = kept.find("\xd0\x8c\x01");
+  ASSERT_NE(at, std::string::npos);
+  for (const std::size_t position : {at, kept.size() / 2, kept.size() - 1}) {
+    std::string damaged = kept;
+    damaged[position] = static_cast<char>(damaged[position] ^ 0x02);
+    std::ofstream(entry(), std::ios::trunc | std::ios::binary) << damaged;
+    auto spec = cli::load_spec_cached(spec_path, dir);
+    ASSERT_TRUE(spec.has_value()) << spec.error().to_string();
+    EXPECT_TRUE(*spec == *first) << "byte " << position << ": MTU "
+                                 << spec->defaults.interfaces.at(0).mtu.value_or(0);
+    // The damaged entry is gone: what is there now is the spec as loaded.
+    EXPECT_EQ(tree.read(entry().substr(tree.root().size())), kept) << "byte " << position;
+  }
+}
+
 TEST_F(SpecCacheDir, ALinkInTheCacheIsNotFollowed) {
   fs::create_directories(dir);
   fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);

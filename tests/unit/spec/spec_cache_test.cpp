@@ -122,5 +122,59 @@ TEST(SpecCache, TheNameTellsBuildFileAndTextApart) {
   EXPECT_NE(spec_cache_name("b1", "f", "a.yaml"), spec_cache_name("b1", "fa", ".yaml"));
 }
 
+// The entry of a spec that sets MTU 9000, its text and name.
+struct SpecCacheEntry {
+  FabricSpec spec;
+  std::string bytes;
+};
+SpecCacheEntry mtu_9000_entry() {
+  auto spec = load_spec_text(
+      "apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: bits}\n"
+      "defaults:\n  interfaces:\n    - {name: eth0, mtu: 9000, addresses: [10.0.0.1/24]}\n",
+      "f.yaml");
+  EXPECT_TRUE(spec.has_value()) << spec.error().to_string();
+  if (!spec) return {};
+  std::string bytes = spec_cache_bytes(*spec, "f.yaml");
+  return {std::move(*spec), std::move(bytes)};
+}
+
+TEST(SpecCache, AFlippedBitInTheMtuIsAMissNotMtu9001) {
+  const SpecCacheEntry entry = mtu_9000_entry();
+  ASSERT_FALSE(entry.bytes.empty());
+  // 9000 as the entry writes an int: zigzag 18000, LEB128 d0 8c 01. Its lowest bit flipped but one
+  // (d2 8c 01) reads as 9001.
+  const std::string mtu = "\xd0\x8c\x01";
+  const std::size_t at = entry.bytes.find(mtu);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(entry.bytes.find(mtu, at + 1), std::string::npos) << "the MTU is the entry's one 9000";
+  std::string flipped = entry.bytes;
+  flipped[at] = static_cast<char>(flipped[at] ^ 0x02);
+  const auto back = spec_from_cache_bytes(flipped, "f.yaml", entry.spec.text);
+  EXPECT_FALSE(back.has_value()) << "read back with MTU "
+                                 << (back ? back->defaults.interfaces.at(0).mtu.value_or(0) : 0);
+  // The entry as written is still a hit.
+  const auto intact = spec_from_cache_bytes(entry.bytes, "f.yaml", entry.spec.text);
+  ASSERT_TRUE(intact.has_value());
+  EXPECT_TRUE(*intact == entry.spec);
+}
+
+TEST(SpecCache, EveryFlippedBitOfAnEntryIsAMiss) {
+  const SpecCacheEntry entry = mtu_9000_entry();
+  ASSERT_FALSE(entry.bytes.empty());
+  std::size_t different = 0;
+  std::string first;
+  for (std::size_t i = 0; i < entry.bytes.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = entry.bytes;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      if (spec_from_cache_bytes(flipped, "f.yaml", entry.spec.text).has_value()) {
+        if (different++ == 0) first = "byte " + std::to_string(i) + " bit " + std::to_string(bit);
+      }
+    }
+  }
+  EXPECT_EQ(different, 0u) << "of " << entry.bytes.size() * 8 << " single-bit flips were read as a spec, the first at "
+                           << first;
+}
+
 }  // namespace spec_spec_cache_test
 }  // namespace rdmactl
