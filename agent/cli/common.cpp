@@ -5,7 +5,11 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <streambuf>
 
 #include "agent/cli/spec_cache.h"
 #include "agent/core/json_text.h"
@@ -33,6 +37,91 @@ void keep_freed_memory_for_this_run() {
   // 4,096 netdevs (perf stat, 8 runs each). Not for serve, which should give memory back.
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
+namespace {
+
+// std::cout's buffer (capture_standard_output): written to descriptor 1 when full, at each flush and
+// at the end; the first write error is kept, and what follows it is dropped.
+class CommonStdoutBuffer : public std::streambuf {
+ public:
+  CommonStdoutBuffer() { setp(buffer_, buffer_ + sizeof buffer_); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  // A large block (a plan of thousands of netdevs) goes out as it is, not through the buffer.
+  std::streamsize xsputn(const char* text, std::streamsize n) override {
+    if (n < epptr() - pptr()) {
+      std::memcpy(pptr(), text, static_cast<std::size_t>(n));
+      pbump(static_cast<int>(n));
+      return n;
+    }
+    if (!drain() || !write_all(text, static_cast<std::size_t>(n))) return 0;
+    return n;
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const std::size_t n = static_cast<std::size_t>(pptr() - pbase());
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return write_all(buffer_, n);
+  }
+  bool write_all(const char* at, std::size_t n) {
+    if (error_ != 0) return false;
+    while (n > 0) {
+      const ssize_t written = ::write(STDOUT_FILENO, at, n);
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) {
+        error_ = written < 0 ? errno : EIO;
+        return false;
+      }
+      at += written;
+      n -= static_cast<std::size_t>(written);
+    }
+    return true;
+  }
+
+  char buffer_[64 * 1024];
+  int error_ = 0;
+};
+
+CommonStdoutBuffer* common_stdout_buffer = nullptr;
+
+}  // namespace
+
+void capture_standard_output() {
+  if (common_stdout_buffer != nullptr) return;
+  // Never freed: std::cout is flushed once more when the program exits, after main's locals and
+  // this file's statics may be gone.
+  common_stdout_buffer = new CommonStdoutBuffer;
+  std::cout.rdbuf(common_stdout_buffer);
+  // On a terminal, each output at once, as stdio's line buffering showed it (selftest's progress).
+  if (::isatty(STDOUT_FILENO) != 0) std::cout.setf(std::ios::unitbuf);
+}
+
+int finish_standard_output(int code) {
+  std::cout.flush();
+  int error = common_stdout_buffer != nullptr ? common_stdout_buffer->error() : 0;
+  if (error == 0 && std::cout.bad()) error = EIO;  // without capture_standard_output: no errno kept
+  // Anything written through stdio, and what closing the descriptor says (NFS reports a failed
+  // write at close). A standard output that was closed to begin with is no error while nothing
+  // was written to it (gnulib's close_stream).
+  const bool stdio_failed = std::ferror(stdout) != 0;
+  errno = 0;
+  if (std::fclose(stdout) != 0 && error == 0 && (stdio_failed || errno != EBADF)) error = errno != 0 ? errno : EIO;
+  if (error == 0 && stdio_failed) error = EIO;
+  if (error == 0) return code;
+  std::cerr << "rdmactl: cannot write to standard output: " << std::strerror(error) << "\n";
+  return code == kExitOk ? kExitFailed : code;
 }
 
 Result<FabricSpec> load_spec_through_cache(const GlobalOptions& global, const std::string& path) {

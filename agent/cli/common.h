@@ -90,6 +90,17 @@ int print_spec_error(const Error& error, Format format, const std::string& file)
 // "message"}]}: a spec's problems as validate --format json and plan --format json print them.
 nlohmann::json spec_error_json(const Error& error, const std::string& file);
 
+// Standard output, which carries every report, script and state file: a write that fails there
+// (a full disk, a reader gone with SIGPIPE ignored) must fail the run, or `switch-config > f` cut
+// short looks like success. Before the command line is parsed, capture_standard_output() gives
+// std::cout a buffer that writes descriptor 1 itself and keeps the first error (stdio's is lost
+// in errno by the time anyone asks). After the command, finish_standard_output(code) flushes and
+// closes standard output and returns `code`, or 1 in its place when that was 0 and something
+// written there was lost, saying so on standard error: "rdmactl: cannot write to standard output:
+// No space left on device". A command that already failed keeps its code.
+void capture_standard_output();
+int finish_standard_output(int code);
+
 // Prints an error to stderr as "rdmactl: <where>: <message>" and returns its exit code.
 int report_error(const Error& error);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmactl: declarative configuration of RDMA hosts. The entry point parses the command line
-// (CLI11), sets up logging and runs one command.
+// (CLI11), sets up logging and runs one command; whatever the command, output lost on its way to
+// standard output fails the run (finish_standard_output).
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
@@ -14,7 +15,9 @@
 #include "agent/core/logging.h"
 #include "agent/platform/command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int main_run(int argc, char** argv) {
   using namespace rdmactl::cli;
   GlobalOptions global;
   Command command;
@@ -42,4 +45,11 @@ int main(int argc, char** argv) {
   // for every command (serve's LiveHost builds its Platform without open_host).
   rdmactl::set_tool_root(global.root);
   return command();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  rdmactl::cli::capture_standard_output();  // before --help or a usage error writes anything
+  return rdmactl::cli::finish_standard_output(main_run(argc, argv));
 }
