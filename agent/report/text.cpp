@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The text format: the drift report a person reads (plan and apply) and `show`'s view of a host.
-// Names and values come from the host, so everything is escaped for display once, at the end.
+// Names and values come from the host, so everything is escaped for display once, at the end; in
+// the drift report, each field that may hold a line feed is escaped where it joins its line.
 #include "agent/report/format_internal.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "agent/core/json_text.h"
@@ -33,6 +35,24 @@ std::string show_value(const json& value) {
 namespace {
 
 using report_detail::show_value;
+
+// A field of one line of the drift report: a line feed in it is shown as "\n", not as a line of its
+// own. A netdev name cannot hold one (dev_valid_name refuses isspace()), but a file name can, and
+// a firmware image's reaches the burn's `via` and the errors that list the images
+// (reconcilers/firmware: scan_images, choose_image). Tabs stay, as in every text form: the kernel
+// prints vector sysctl values with them. The final escape_lines_for_display leaves this as it is.
+std::string text_one_line(std::string_view field) {
+  std::string out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t tab = field.find('\t', start);
+    out += escape_for_display(field.substr(start, tab - start));  // to the end when tab is npos
+    if (tab == std::string_view::npos) return out;
+    out += '\t';
+    start = tab + 1;
+  }
+}
+std::string text_value_one_line(const json& value) { return text_one_line(show_value(value)); }
 
 // A map of small integers (a DSCP table) -> "0-7: 0, 8-15: 1": consecutive keys with one value
 // become a range; nullopt when the value is not such a map.
@@ -91,29 +111,32 @@ void render_changes(std::ostream& out, const std::vector<Change>& changes, bool 
     it->second.push_back(&c);
   }
   for (const std::string& resource : resources) {
-    out << indent << resource << "\n";
+    out << indent << text_one_line(resource) << "\n";
     for (const Change* change : changes_of[resource]) {
       const Change& c = *change;
       if (auto rows = show_map_change(c.current, c.desired)) {
-        out << indent << "  ~ " << c.field << ": " << *rows;
+        out << indent << "  ~ " << text_one_line(c.field) << ": " << text_one_line(*rows);
       } else {
-        out << indent << "  ~ " << c.field << ": " << show_value(c.current) << " -> " << show_value(c.desired);
+        out << indent << "  ~ " << text_one_line(c.field) << ": " << text_value_one_line(c.current) << " -> "
+            << text_value_one_line(c.desired);
       }
       std::string notes = plan && c.status == ChangeStatus::kPlanned ? "" : change_status_name(c.status);
       if (c.disruptive) notes += std::string(notes.empty() ? "" : ", ") + "disruptive";
       if (c.requires_) notes += std::string(notes.empty() ? "" : ", ") + "requires " + *c.requires_;
       if (!c.via.empty()) notes += std::string(notes.empty() ? "" : ", ") + "via " + c.via;
-      if (!notes.empty()) out << "  (" << notes << ")";
+      if (!notes.empty()) out << "  (" << text_one_line(notes) << ")";
       out << "\n";
-      if (!c.note.empty()) out << indent << "    " << c.note << "\n";
-      if (!c.error.empty()) out << indent << "    " << c.error << "\n";
+      if (!c.note.empty()) out << indent << "    " << text_one_line(c.note) << "\n";
+      if (!c.error.empty()) out << indent << "    " << text_one_line(c.error) << "\n";
     }
   }
 }
 
 // What the run did first about an interrupted run's journal (Report::recovery).
 void render_recovery(std::ostream& out, const Recovery& r) {
-  const std::string who = r.interrupted.empty() ? std::string("(its journal could not be read)") : r.interrupted;
+  const std::string who =
+      r.interrupted.empty() ? std::string("(its journal could not be read)") : text_one_line(r.interrupted);
+  const std::string reason = text_one_line(r.reason);
   out << "  Before this run: ";
   if (r.outcome == "rolled-back") {
     out << "rolled back what the interrupted run " << who << " changed\n";
@@ -122,12 +145,12 @@ void render_recovery(std::ostream& out, const Recovery& r) {
   } else if (r.outcome == "dropped") {
     out << "the interrupted run " << who << " had been confirmed: its journal was dropped\n";
   } else if (r.outcome == "set-aside") {
-    out << "the journal of the interrupted run " << who << " was set aside, not replayed: " << r.reason << "\n";
+    out << "the journal of the interrupted run " << who << " was set aside, not replayed: " << reason << "\n";
   } else {
-    out << "the interrupted run " << who << " could not be rolled back: " << r.reason << "\n";
+    out << "the interrupted run " << who << " could not be rolled back: " << reason << "\n";
   }
   render_changes(out, r.changes, false, "    ");
-  for (const std::string& note : r.notes) out << "    note: " << note << "\n";
+  for (const std::string& note : r.notes) out << "    note: " << text_one_line(note) << "\n";
 }
 
 }  // namespace
@@ -137,12 +160,12 @@ namespace report_detail {
 std::string render_text(const Report& report) {
   std::ostringstream out;
   const bool plan = report.kind == "Plan";
-  out << (plan ? "Plan" : "Apply") << " for node " << report.node;
+  out << (plan ? "Plan" : "Apply") << " for node " << text_one_line(report.node);
   if (!report.spec_file.empty()) {
-    out << " (spec " << report.spec_file << ", sha256 " << report.spec_sha256.substr(0, 12) << ")";
+    out << " (spec " << text_one_line(report.spec_file) << ", sha256 " << report.spec_sha256.substr(0, 12) << ")";
   }
   out << "\n";
-  for (const Error& e : report.errors) out << "  error: " << e.to_string() << "\n";
+  for (const Error& e : report.errors) out << "  error: " << text_one_line(e.to_string()) << "\n";
   if (report.recovery) render_recovery(out, *report.recovery);
   render_changes(out, report.changes, plan, "  ");
   const size_t n = report.changes.size();
@@ -164,28 +187,31 @@ std::string render_text(const Report& report) {
   if (report.rolled_back) {
     // A rollback is a failure (exit 1): say why it happened.
     const std::string why = report.rollback_reason();
-    out << "Rolled back, because " << (why.empty() ? "of a failure" : why) << "\n";
+    out << "Rolled back, because " << (why.empty() ? "of a failure" : text_one_line(why)) << "\n";
   }
   if (!report.side_effects.empty()) {
     out << "Side effects: the kernel changed " << report.side_effects.size()
         << " thing(s) the spec does not name with these changes:\n";
-    for (const std::string& effect : report.side_effects) out << "  " << effect << "\n";
+    for (const std::string& effect : report.side_effects) out << "  " << text_one_line(effect) << "\n";
   }
   if (report.pending_reboot) out << "A reboot is needed for changes staged in firmware.\n";
   if (report.selftest.is_object()) {
-    out << "Self-test " << report.selftest.value("result", "?") << ": " << report.selftest.value("reason", "") << "\n";
+    out << "Self-test " << text_one_line(report.selftest.value("result", "?")) << ": "
+        << text_one_line(report.selftest.value("reason", "")) << "\n";
     for (const auto& t : report.selftest.value("tests", nlohmann::json::array())) {
       const std::string what = t.value("test", "") == "peer" ? "peer " + t.value("peer", "")
                                                              : t.value("test", "") + " " + t.value("device", "") + "/" +
                                                                    std::to_string(t.value("port", 0));
-      out << "  " << what << ": " << t.value("result", "?");
+      out << "  " << text_one_line(what) << ": " << text_one_line(t.value("result", "?"));
       if (t.contains("bandwidthGbps") && t["bandwidthGbps"].is_number()) {
         out << ", " << t["bandwidthGbps"].get<double>() << " Gb/s";
         if (t.contains("expectedGbps") && t["expectedGbps"].is_number()) {
           out << " (expected >= " << t["expectedGbps"].get<double>() << ")";
         }
       }
-      if (!t.value("reason", "").empty() && t.value("result", "") != "passed") out << ": " << t.value("reason", "");
+      if (!t.value("reason", "").empty() && t.value("result", "") != "passed") {
+        out << ": " << text_one_line(t.value("reason", ""));
+      }
       out << "\n";
     }
   }
