@@ -35,6 +35,7 @@ const char* error_kind_name(ErrorKind kind) {
     case ErrorKind::kPlatform: return "platform";
     case ErrorKind::kVerification: return "verification";
     case ErrorKind::kTimeout: return "timeout";
+    case ErrorKind::kInterrupted: return "interrupted";
   }
   return "platform";
 }

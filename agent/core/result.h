@@ -23,6 +23,7 @@ enum class ErrorKind {
   kPlatform,      // the kernel or a tool failed (netlink, sysfs, a command)
   kVerification,  // applied, but observing again shows drift
   kTimeout,
+  kInterrupted,   // a signal (SIGTERM, SIGINT, SIGHUP) asked the run to stop before this step
 };
 
 // One located problem in a spec: file:line:column, the field path and what is wrong.

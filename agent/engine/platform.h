@@ -8,6 +8,8 @@
 // again).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -55,6 +57,17 @@ class Platform {
   void set_progress_hook(ProgressHook hook) { progress_hook_ = std::move(hook); }
   void progress(const Change& change, const std::string& message) const;
 
+  // The signal that asked this run to stop (SIGTERM, SIGINT, SIGHUP; 0: none), for a reconciler
+  // whose write has steps that must not start once it has (a firmware burn is not followed by a
+  // reset). Set by the writer's session (agent/safety/session.h), null otherwise.
+  void set_interrupt(const std::atomic<int>* signal) { interrupt_ = signal; }
+  int interrupt_signal() const { return interrupt_ != nullptr ? interrupt_->load() : 0; }
+
+  // How long a write may wait for a lock another run holds (a firmware operation on the same
+  // adapter): the writer's --lock-timeout.
+  void set_lock_timeout(std::chrono::milliseconds timeout) { lock_timeout_ = timeout; }
+  std::chrono::milliseconds lock_timeout() const { return lock_timeout_; }
+
   // The snapshot the engine took before this apply's first write (or recovery loaded from a
   // journal), while it applies and rolls back; null otherwise. A reconciler's write back of an
   // observed value (a revert) restores its netdev from it: what its own write disturbed beyond the
@@ -73,6 +86,8 @@ class Platform {
   std::optional<std::vector<DeviceState>> rdma_devices_;
   const Snapshot* snapshot_before_ = nullptr;
   ProgressHook progress_hook_;
+  const std::atomic<int>* interrupt_ = nullptr;
+  std::chrono::milliseconds lock_timeout_{std::chrono::seconds(120)};
 };
 
 }  // namespace rdmactl

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,9 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <thread>
+
+#include "agent/core/fd.h"
 
 extern char** environ;
 
@@ -118,40 +122,55 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, std::chr
 
 Result<CommandResult> run_command_streaming(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
                                             const OutputHandler& on_output) {
-  if (argv.empty()) return make_error(ErrorKind::kUsage, "run_command: empty argv");
-  const std::string program = find_program(argv[0]);
-  if (program.empty()) {
-    return make_error(ErrorKind::kNotFound, argv[0] + " was not found in " + tool_search_path_text(), argv[0], ENOENT);
-  }
-  Pipe out, err;
-  if (::pipe2(out.fds, O_CLOEXEC) != 0 || ::pipe2(err.fds, O_CLOEXEC) != 0) {
-    return make_errno_error("cannot create a pipe for " + argv[0], errno);
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err.fds[1], STDERR_FILENO);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  // The path found above, not posix_spawnp: under a tool root, PATH must not decide.
-  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return make_errno_error("cannot run " + describe_command(argv), rc, argv[0]);
-  out.close_end(1);
-  err.close_end(1);
+  CommandOptions options;
+  options.deadline = deadline;
+  options.on_output = on_output;
+  return run_command_with(argv, options);
+}
 
+namespace {
+
+// The tool's signal state: nothing blocked, every signal (but SIGKILL and SIGSTOP, which cannot be
+// changed) at SIG_DFL. exec resets caught signals itself, but keeps the mask and SIG_IGN.
+struct CommandSpawnAttributes {
+  posix_spawnattr_t attr;
+  CommandSpawnAttributes() {
+    posix_spawnattr_init(&attr);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attr, &none);
+    sigset_t all;
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  }
+  ~CommandSpawnAttributes() { posix_spawnattr_destroy(&attr); }
+  CommandSpawnAttributes(const CommandSpawnAttributes&) = delete;
+  CommandSpawnAttributes& operator=(const CommandSpawnAttributes&) = delete;
+};
+
+}  // namespace
+
+namespace {
+
+// A spawned tool: how its output is read, and its end.
+struct CommandChild {
+  pid_t pid = 0;
   CommandResult result;
-  const auto until = std::chrono::steady_clock::now() + deadline;
   bool timed_out = false;
+};
+
+// Pipes: read as the tool writes, until both ends close (the tool and whatever it started ended).
+void command_read_pipes(CommandChild& child, Pipe& out, Pipe& err, std::chrono::steady_clock::time_point until,
+                        const OutputHandler& on_output) {
   pollfd fds[2] = {{out.fds[0], POLLIN, 0}, {err.fds[0], POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      timed_out = true;
+      child.timed_out = true;
       break;
     }
     const int ready = ::poll(fds, 2, static_cast<int>(left.count()));
@@ -162,7 +181,7 @@ Result<CommandResult> run_command_streaming(const std::vector<std::string>& argv
       char buffer[4096];
       const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
       if (n > 0) {
-        (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+        (i == 0 ? child.result.out : child.result.err).append(buffer, static_cast<size_t>(n));
         if (on_output) on_output(std::string_view(buffer, static_cast<size_t>(n)), i == 1);
       } else if (n == 0 || errno != EINTR) {
         fds[i].fd = -1;
@@ -170,19 +189,102 @@ Result<CommandResult> run_command_streaming(const std::vector<std::string>& argv
       }
     }
   }
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+}
+
+// Files (memfds): read at this run's own offsets while the tool writes at its own, until it exits.
+// A tool writing into a file gets no SIGPIPE and no EPIPE when rdmactl is gone.
+constexpr std::chrono::milliseconds kCommandFilePoll{50};
+
+void command_read_files(CommandChild& child, const UniqueFd (&files)[2], std::chrono::steady_clock::time_point until,
+                        const OutputHandler& on_output, int& status, bool& reaped) {
+  off_t offsets[2] = {0, 0};
+  auto drain = [&] {
+    for (int i = 0; i < 2; ++i) {
+      char buffer[4096];
+      for (ssize_t n; (n = ::pread(files[i].get(), buffer, sizeof buffer, offsets[i])) > 0;) {
+        offsets[i] += n;
+        (i == 0 ? child.result.out : child.result.err).append(buffer, static_cast<size_t>(n));
+        if (on_output) on_output(std::string_view(buffer, static_cast<size_t>(n)), i == 1);
+      }
+    }
+  };
+  for (;;) {
+    drain();
+    const pid_t done = ::waitpid(child.pid, &status, WNOHANG);
+    if (done == child.pid) {
+      reaped = true;
+      drain();
+      return;
+    }
+    if (done < 0 && errno != EINTR) return;
+    if (std::chrono::steady_clock::now() >= until) {
+      child.timed_out = true;
+      return;
+    }
+    std::this_thread::sleep_for(kCommandFilePoll);
   }
-  if (timed_out) {
+}
+
+}  // namespace
+
+Result<CommandResult> run_command_with(const std::vector<std::string>& argv, const CommandOptions& options) {
+  const std::chrono::milliseconds deadline = options.deadline;
+  if (argv.empty()) return make_error(ErrorKind::kUsage, "run_command: empty argv");
+  const std::string program = find_program(argv[0]);
+  if (program.empty()) {
+    return make_error(ErrorKind::kNotFound, argv[0] + " was not found in " + tool_search_path_text(), argv[0], ENOENT);
+  }
+  Pipe out, err;
+  UniqueFd files[2];
+  if (options.output_to_files) {
+    files[0] = UniqueFd(::memfd_create("rdmactl-tool-stdout", MFD_CLOEXEC));
+    files[1] = UniqueFd(::memfd_create("rdmactl-tool-stderr", MFD_CLOEXEC));
+    if (!files[0].valid() || !files[1].valid()) return make_errno_error("cannot create the output files of " + argv[0], errno);
+  } else if (::pipe2(out.fds, O_CLOEXEC) != 0 || ::pipe2(err.fds, O_CLOEXEC) != 0) {
+    return make_errno_error("cannot create a pipe for " + argv[0], errno);
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, options.output_to_files ? files[0].get() : out.fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, options.output_to_files ? files[1].get() : err.fds[1], STDERR_FILENO);
+  // dup2 onto itself clears FD_CLOEXEC in the child only (POSIX.1-2024, glibc 2.29 and later).
+  if (options.inherit_fd >= 0) posix_spawn_file_actions_adddup2(&actions, options.inherit_fd, options.inherit_fd);
+  const CommandSpawnAttributes attributes;
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  CommandChild child;
+  // The path found above, not posix_spawnp: under a tool root, PATH must not decide.
+  const int rc = ::posix_spawn(&child.pid, program.c_str(), &actions, &attributes.attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return make_errno_error("cannot run " + describe_command(argv), rc, argv[0]);
+  if (options.on_started) options.on_started(static_cast<int>(child.pid));
+  out.close_end(1);
+  err.close_end(1);
+
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  int status = 0;
+  bool reaped = false;
+  if (options.output_to_files) {
+    command_read_files(child, files, until, options.on_output, status, reaped);
+  } else {
+    command_read_pipes(child, out, err, until, options.on_output);
+  }
+  if (child.timed_out) ::kill(child.pid, SIGKILL);
+  if (!reaped) {
+    while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (child.timed_out) {
     return make_error(ErrorKind::kTimeout,
                       describe_command(argv) + " did not finish within " +
                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(deadline).count()) +
                           " s and was killed",
                       argv[0]);
   }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
+  child.result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return std::move(child.result);
 }
 
 }  // namespace rdmactl

@@ -60,6 +60,29 @@ using OutputHandler = std::function<void(std::string_view chunk, bool is_stderr)
 Result<CommandResult> run_command_streaming(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
                                             const OutputHandler& on_output);
 
+// How one tool runs, beyond its argv.
+struct CommandOptions {
+  std::chrono::milliseconds deadline = kCommandDeadline;
+  OutputHandler on_output;  // may be empty
+  // A descriptor the tool inherits, open across its exec (every other of rdmactl's is close-on-exec):
+  // a lock on what the tool writes, which it then holds for as long as it runs, even when rdmactl
+  // dies first (agent/platform/firmware_lock.h). -1: none.
+  int inherit_fd = -1;
+  // Told the tool's pid as soon as it runs, before its output is read.
+  std::function<void(int pid)> on_started;
+  // The tool writes its output into files (memfds) rdmactl reads as they grow, not into pipes: a
+  // tool that must finish once started (a burn, an adapter reset) gets no SIGPIPE or EPIPE from a
+  // reader that is gone when rdmactl is killed (mstflint's handler of SIGPIPE aborts the burn,
+  // flint.cpp TerminationHandler; mstfwreset, a Python program, raises BrokenPipeError half-way).
+  // The run ends when the tool exits (not when every holder of its output closes it).
+  bool output_to_files = false;
+};
+
+// run_command with options. Every tool starts with no signal blocked and every signal at its
+// default disposition, whatever rdmactl's own threads block or ignore (serve blocks SIGTERM, SIGINT
+// and SIGHUP in its workers and ignores SIGPIPE): a tool a signal should stop, stops.
+Result<CommandResult> run_command_with(const std::vector<std::string>& argv, const CommandOptions& options);
+
 // "mstconfig -d 0000:3b:00.0 -e q": argv as a person would type it, for messages.
 std::string describe_command(const std::vector<std::string>& argv);
 

@@ -50,8 +50,16 @@ bool is_burn_stage(std::string_view stage) {
 
 // Runs argv; kNotFound gets the install hint for `tool`.
 Result<CommandResult> run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
-                               const OutputHandler& on_output = nullptr) {
-  auto result = run_command_streaming(argv, deadline, on_output);
+                               const OutputHandler& on_output = nullptr, const FirmwareToolGuard& guard = {}) {
+  CommandOptions options;
+  options.deadline = deadline;
+  options.on_output = on_output;
+  options.inherit_fd = guard.lock_fd;
+  options.on_started = guard.on_started;
+  // A tool that writes the adapter runs to its end, rdmactl alive or not (the lock it inherited
+  // keeps every other run off the adapter until then).
+  options.output_to_files = guard.lock_fd >= 0;
+  auto result = run_command_with(argv, options);
   if (!result) {
     Error e = result.error();
     if (e.kind == ErrorKind::kNotFound) e.message = mstflint_missing(argv[0]);
@@ -77,8 +85,10 @@ Error tool_failed(const std::vector<std::string>& argv, const CommandResult& res
 // Runs a tool that changes the device (burn, reset): errors name `pci`, a non-zero exit is
 // tool_failed's.
 Result<void> run_change(const std::vector<std::string>& argv, const std::string& pci,
-                        std::chrono::milliseconds deadline, const OutputHandler& on_output = nullptr) {
-  auto result = run_tool(argv, deadline, on_output);
+                        std::chrono::milliseconds deadline, const OutputHandler& on_output,
+                        const FirmwareToolGuard& guard) {
+  if (guard.before_start) guard.before_start(argv);
+  auto result = run_tool(argv, deadline, on_output, guard);
   if (!result) {
     Error e = result.error();
     e.where = pci;
@@ -286,16 +296,17 @@ Result<FwResetQuery> mstfwreset_query(const std::string& pci) {
 }
 
 Result<void> mstflint_burn(const std::string& pci, const std::string& image, std::chrono::milliseconds deadline,
-                           const std::function<void(int percent)>& progress) {
+                           const std::function<void(int percent)>& progress, const FirmwareToolGuard& guard) {
   const std::vector<std::string> argv = {"mstflint", "-d", pci, "-i", image, "-y", "burn"};
   FlintProgressReader reader(progress);
   // Progress is on stdout (printf in advProgressFunc, flushed each time); -E- lines too (reportErr).
   return run_change(argv, pci, deadline, [&reader](std::string_view chunk, bool is_stderr) {
     if (!is_stderr) reader.feed(chunk);
-  });
+  }, guard);
 }
 
-Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline) {
+Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline,
+                              const FirmwareToolGuard& guard) {
   // mstfwreset.py: add_argument('--level', type=int, choices=CmdRegMfrl.reset_levels()) = 0, 3, 4.
   if (level != 0 && level != 3 && level != 4) {
     return make_error(ErrorKind::kUsage,
@@ -304,7 +315,7 @@ Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::mi
   }
   const std::vector<std::string> argv = {"mstfwreset", "-d", pci, "--level", std::to_string(level), "-y", "reset"};
   // main(): "-E- Firmware reset failed, retry operation or reboot machine." comes with exit 1 too.
-  return run_change(argv, pci, deadline);
+  return run_change(argv, pci, deadline, nullptr, guard);
 }
 
 }  // namespace rdmactl

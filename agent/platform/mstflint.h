@@ -106,6 +106,14 @@ Result<FlintQuery> mstflint_query_image(const std::string& path);
 // `mstfwreset -d <pci> q`.
 Result<FwResetQuery> mstfwreset_query(const std::string& pci);
 
+// What a tool that writes an adapter (burn, reset) runs under: the adapter's firmware lock, which the
+// tool inherits and holds while it runs (firmware_lock.h), and the record of it in that lock.
+struct FirmwareToolGuard {
+  int lock_fd = -1;                                                  // -1: none
+  std::function<void(const std::vector<std::string>& argv)> before_start;  // just before it starts
+  std::function<void(int pid)> on_started;                           // once it runs
+};
+
 // `mstflint -d <pci> -i <image> -y burn`: the image is written to flash and waits for a reset
 // (mstfwreset_reset, or a reboot) to be loaded. A refusal is a kPlatform Error whose message is the
 // tool's own -E- text, e.g. "PSID mismatch. The PSID on flash (MT_0000000228) differs from the PSID in
@@ -113,7 +121,7 @@ Result<FwResetQuery> mstfwreset_query(const std::string& pci);
 // is the PCI address. kTimeout when `deadline` passes (the tool is killed). `progress` (may be empty)
 // is called with 0..100 as the tool prints it, from the calling thread.
 Result<void> mstflint_burn(const std::string& pci, const std::string& image, std::chrono::milliseconds deadline,
-                           const std::function<void(int percent)>& progress);
+                           const std::function<void(int percent)>& progress, const FirmwareToolGuard& guard = {});
 
 // `mstfwreset -d <pci> --level N -y reset`: loads the image on flash. Level 0 (live-patch) and 3
 // (driver restart and PCI reset: the netdevs and RDMA devices of the adapter disappear and come back)
@@ -121,6 +129,7 @@ Result<void> mstflint_burn(const std::string& pci, const std::string& image, std
 // (mstfwreset.py resetFlow -> rebootMachine): the machine reboots, this process with it.
 // Errors: kUsage for a level other than 0, 3, 4 (nothing is run); kPlatform with the tool's -E- text,
 // e.g. "Reset-level '0' is not supported in the current state of this device."; kTimeout.
-Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline);
+Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline,
+                              const FirmwareToolGuard& guard = {});
 
 }  // namespace rdmactl

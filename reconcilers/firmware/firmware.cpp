@@ -4,6 +4,8 @@
 #include "reconcilers/firmware/firmware.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,9 +24,12 @@
 #include <tuple>
 #include <vector>
 
+#include "agent/core/fd.h"
 #include "agent/core/json_text.h"
+#include "agent/platform/firmware_lock.h"
 #include "agent/platform/devlink.h"
 #include "agent/platform/mstflint.h"
+#include "agent/platform/write_all.h"
 #include "agent/state/firmware.h"
 #include "reconcilers/common/resource.h"
 
@@ -198,6 +203,42 @@ nlohmann::json scan_images(const std::string& dir) {
   }
   out["found"] = std::move(found);
   if (!unreadable.empty()) out["unreadable"] = std::move(unreadable);
+  return out;
+}
+
+// A private copy of a firmware image: a memfd the image is read into once, named for the tools by
+// its /proc path (rdmactl burns as root, and the tools run while it does).
+struct FirmwareImageCopy {
+  UniqueFd fd;
+  std::string path;
+};
+
+// Images are tens of MB; a file much larger is not one.
+constexpr off_t kFirmwareImageMaxBytes = off_t{1} << 30;
+
+Result<FirmwareImageCopy> firmware_image_copy(const std::string& image) {
+  UniqueFd in(::open(image.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (!in.valid()) return make_errno_error("cannot open the image", errno, image);
+  struct stat st {};
+  if (::fstat(in.get(), &st) != 0) return make_errno_error("cannot stat the image", errno, image);
+  if (!S_ISREG(st.st_mode) || st.st_size > kFirmwareImageMaxBytes) {
+    return make_error(ErrorKind::kPlatform, "not a firmware image file (not a regular file, or over 1 GiB)", image);
+  }
+  UniqueFd copy(::memfd_create("rdmactl-firmware-image", MFD_CLOEXEC));
+  if (!copy.valid()) return make_errno_error("cannot make a private copy of the image", errno, image);
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(in.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_errno_error("cannot read the image", errno, image);
+    if (n == 0) break;
+    if (const int err = write_all(copy.get(), std::string_view(buffer, static_cast<size_t>(n))); err != 0) {
+      return make_errno_error("cannot copy the image", err, image);
+    }
+  }
+  FirmwareImageCopy out;
+  out.path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(copy.get());
+  out.fd = std::move(copy);
   return out;
 }
 
@@ -429,15 +470,49 @@ class FirmwareReconciler final : public Reconciler {
     if (pci.empty() || wanted.empty()) {
       return make_error(ErrorKind::kPlatform, "a firmware change without its plan (pci, version)", change.resource);
     }
-    if (const std::string image = d.value("image", ""); !image.empty()) {
-      if (auto burnt = burn(platform, change, pci, image, wanted); !burnt) return burnt;
-    }
+    // One burn or reset per adapter on this host, whatever the namespace, for as long as the tool
+    // runs (it inherits the lock): an orphaned burn is waited for, never joined by a second one.
+    auto lock = FirmwareLock::acquire(
+        adapter_of_pci(pci), platform.lock_timeout(), "rdmactl " + change.resource + " " + wanted,
+        [&](const std::string& holder) { platform.progress(change, "waiting: " + holder); },
+        [&] { return platform.interrupt_signal(); });
+    if (!lock) return located(lock.error(), change, "");
+    FirmwareToolGuard guard;
+    guard.lock_fd = lock->fd();
+    guard.before_start = [&](const std::vector<std::string>& argv) { lock->record(argv, 0); };
+    guard.on_started = [&](int pid) { lock->started(pid); };
     const nlohmann::json activation = d.value("activation", nlohmann::json::object());
     const std::string tool = activation.value("tool", "reboot");
+    bool burn_needed = !d.value("image", "").empty();
+    if (lock->waited()) {
+      // Another run's operation ended while this one waited: what it left is adopted, not redone.
+      auto now = query_now(platform, pci);
+      if (now && same_version(now->running, wanted) && (tool != "reboot" || same_version(now->stored, wanted))) {
+        platform.progress(change, "the adapter runs " + wanted + " already (the operation waited for did it)");
+        return ok();
+      }
+      if (now && burn_needed && same_version(now->stored, wanted)) {
+        platform.progress(change, "the flash holds " + wanted + " already (the operation waited for burnt it): not burnt again");
+        burn_needed = false;
+      }
+    }
+    if (burn_needed) {
+      if (auto burnt = burn(platform, change, pci, d.value("image", ""), wanted, guard); !burnt) return burnt;
+    }
     if (tool == "reboot") return ok();
+    // An operator's Ctrl-C or a service stop during the burn: the image stays on flash (a burn is
+    // never undone), and no reset follows it (every port of the adapter would go down).
+    if (const int signal = platform.interrupt_signal(); signal != 0) {
+      const char* name = ::sigabbrev_np(signal);
+      return make_error(ErrorKind::kInterrupted,
+                        std::string("SIG") + (name != nullptr ? name : std::to_string(signal).c_str()) +
+                            " arrived during the burn: the image of " + wanted + " is on flash but was not activated (no "
+                            "reset was run); it loads at the next reboot, or with `mstfwreset -d " + pci + " reset`",
+                        change.resource);
+    }
     platform.progress(change, "activating " + wanted + " (" + change.note + ")");
     if (tool == "mstfwreset") {
-      if (auto reset = mstfwreset_reset(pci, activation.value("level", 3), kResetDeadline); !reset) {
+      if (auto reset = mstfwreset_reset(pci, activation.value("level", 3), kResetDeadline, guard); !reset) {
         return located(reset.error(), change, "the image of " + wanted + " is on flash, but mstfwreset failed: ");
       }
     } else if (tool == "devlink") {
@@ -503,17 +578,37 @@ class FirmwareReconciler final : public Reconciler {
   }
 
   static Result<void> burn(Platform& platform, const Change& change, const std::string& pci, const std::string& image,
-                           const std::string& wanted) {
+                           const std::string& wanted, const FirmwareToolGuard& guard) {
+    // What is burnt is what is checked: the image is read once into a private copy, the copy is
+    // queried (its PSID and version must be the plan's), and the copy is burnt. A file swapped or
+    // rewritten at `image` after this point reaches nothing.
+    auto copy = firmware_image_copy(image);
+    if (!copy) return located(copy.error(), change, "");
+    auto named = [&](Error e, const std::string& prefix) {
+      for (size_t at; (at = e.message.find(copy->path)) != std::string::npos;) e.message.replace(at, copy->path.size(), image);
+      return located(std::move(e), change, prefix);
+    };
+    auto checked = mstflint_query_image(copy->path);
+    if (!checked) return named(checked.error(), "checking " + image + " before the burn: ");
+    std::string psid;
+    if (auto now = query_now(platform, pci); now) psid = now->psid;
+    if (!same_version(checked->fw_version, wanted) || (!psid.empty() && !checked->psid.empty() && checked->psid != psid)) {
+      return make_error(ErrorKind::kVerification,
+                        image + " is not the image that was planned any more: it holds " + checked->fw_version + " for " +
+                            (checked->psid.empty() ? std::string("no PSID") : checked->psid) + ", the plan burns " + wanted +
+                            (psid.empty() ? std::string() : " for " + psid) + "; nothing was burnt (plan again)",
+                        change.resource);
+    }
     platform.progress(change, "burning " + image + " onto " + pci + " (" + json_plain_text(change.current) + " -> " + wanted +
                                   "); this takes minutes");
     int last = -1;
-    auto burnt = mstflint_burn(pci, image, kBurnDeadline, [&](int percent) {
+    auto burnt = mstflint_burn(pci, copy->path, kBurnDeadline, [&](int percent) {
       // Every tenth: a line a person can follow and the audit log can keep.
       if (percent / 10 == last / 10 && percent != 100) return;
       last = percent;
       platform.progress(change, "burn " + std::to_string(percent) + "%");
-    });
-    if (!burnt) return located(burnt.error(), change, "burning " + image + ": ");
+    }, guard);
+    if (!burnt) return named(burnt.error(), "burning " + image + ": ");
     platform.progress(change, "burnt; reading the flash back");
     return read_back(platform, change, pci, wanted, /*running=*/false, std::chrono::seconds(0));
   }
