@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/common.h"
+#include "agent/core/json_text.h"
 #include "agent/core/utc_time.h"
 #include "agent/daemon/agent.h"
 #include "agent/safety/host_lock.h"
@@ -143,16 +144,32 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptio
     }
   }
   report.rolled_back = true;
+  // Firmware burnt or activated stays (no revert exists): "every change" would be a lie.
+  const std::size_t kept = mark_kept_firmware(report.changes);
+  std::string what = "every change was reverted";
+  if (kept > 0) {
+    what = "every change was reverted but the firmware, which is never rolled back:";
+    for (const Change& c : report.changes) {
+      if (never_rolled_back(c) && (c.status == ChangeStatus::kApplied || c.status == ChangeStatus::kPendingReboot)) {
+        what += " " + c.resource + " keeps " + json_plain_text(c.desired) +
+                (c.status == ChangeStatus::kPendingReboot ? " (on flash, for the next reboot)" : "");
+      }
+    }
+  }
   if (!stopped.empty()) {
     report.errors.push_back(make_error(ErrorKind::kPlatform, "stopped by " + stopped +
-                                                                 " while waiting for `rdmactl confirm`: every change was reverted"));
+                                                                 " while waiting for `rdmactl confirm`: " + what));
   } else {
     report.errors.push_back(make_error(ErrorKind::kTimeout, "not confirmed (rdmactl confirm) within " +
                                                                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(within).count()) +
-                                                                " s: every change was reverted"));
+                                                                " s: " + what));
   }
   for (const Error& e : reverted.errors) report.errors.push_back(e);
-  if (reverted.count(ChangeStatus::kFailed) == 0 && reverted.count(ChangeStatus::kApplied) == 0) (void)remove_journal(fs);
+  // The journal goes once everything that can be reverted was: kept firmware is not a failure.
+  const bool all_back = std::none_of(reverted.changes.begin(), reverted.changes.end(), [](const Change& c) {
+    return !never_rolled_back(c) && (c.status == ChangeStatus::kFailed || c.status == ChangeStatus::kApplied);
+  });
+  if (all_back) (void)remove_journal(fs);
   return false;
 }
 
@@ -209,8 +226,13 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   if (opts.check) return run_check(engine, **platform, *spec, node_spec, node, *format, started);
 
   install_interrupt_handlers();
-  auto lock = HostLock::acquire(*lock_timeout, this_command_line());
+  auto lock = HostLock::acquire(*lock_timeout, this_command_line(), &interrupt_signal());
   if (!lock) return report_error(lock.error());
+  // What every namespace shares (firmware, RDMA devices, the subnet manager) is locked host-wide,
+  // by the engine, before its first write of it; a firmware operation per adapter waits as long.
+  std::optional<HostLock> host_wide_lock;
+  guard_host_wide(engine, host_wide_lock, *lock_timeout);
+  (*platform)->set_lock_timeout(*lock_timeout);
   const AuditLog audit((*platform)->fs(), node, cli_user(), this_command_line());
   engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
     audit.record(c, action, r);

@@ -30,6 +30,7 @@
 #include "agent/daemon/http_api.h"
 #include "agent/daemon/live_host.h"
 #include "agent/platform/netlink.h"
+#include "agent/safety/session.h"
 #include "agent/selftest/run.h"
 #include "agent/selftest/verdict.h"
 
@@ -221,7 +222,12 @@ int wait_for_stop_signal(const sigset_t& stop_signals, Agent& agent) {
   int signal = 0;
   for (;;) {
     sigwait(&stop_signals, &signal);
-    if (signal != SIGHUP) break;
+    if (signal != SIGHUP) {
+      // A reconcile in progress stops at its next step and rolls back, as apply does on a signal:
+      // a service stop is never followed by a new write, nor a burn by an adapter reset.
+      interrupt_signal().store(signal);
+      break;
+    }
     spdlog::info("SIGHUP: reading the spec again");
     agent.request_reconcile("SIGHUP");
   }
@@ -314,8 +320,9 @@ int run_serve(const GlobalOptions& global, const ServeOptions& opts) {
 // serve --help's footer: the triggers, the HTTP API's endpoints, the responder, examples.
 std::string serve_footer() {
   return
-      "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second, or when a\n"
-      "reconcile in progress has finished); SIGHUP reads the spec again (a reconcile), never stops it.\n\n"
+      "Runs in the foreground until SIGINT or SIGTERM (it stops within about a second; a reconcile in\n"
+      "progress stops at its next step and rolls back, and a firmware burn in progress ends without a\n"
+      "reset); SIGHUP reads the spec again (a reconcile), never stops it.\n\n"
       "With -f SPEC, serve is the agent: it reconciles at start-up, when the spec file changes (inotify\n"
       "on its directory: a rename, a ConfigMap's ..data swap, a git checkout; polled every 2 s too),\n"
       "when links or addresses of its namespace change (a netlink notification, debounced: drift made\n"

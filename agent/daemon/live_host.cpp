@@ -77,7 +77,8 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
   outcome.report.kind = "ApplyReport";
   outcome.report.node = node_;
   const HostFs fs(root_);
-  auto lock = HostLock::acquire(kAgentLockWait, this_command_line() + " (reconcile: " + request.trigger + ")");
+  auto lock = HostLock::acquire(kAgentLockWait, this_command_line() + " (reconcile: " + request.trigger + ")",
+                                &interrupt_signal());
   if (!lock) {
     Error e = lock.error();
     e.message = "not reconciling: " + e.message + "; the next trigger (timer, spec change, POST /v1/reconcile) tries again";
@@ -91,9 +92,12 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
   engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
     audit.record(c, action, r);
   });
+  std::optional<HostLock> host_wide_lock;  // taken by the engine before a host-wide write
+  guard_host_wide(engine, host_wide_lock, kAgentLockWait);
   RecoveryOutcome recovered;
   {
     Platform platform{HostFs(root_)};
+    platform.set_lock_timeout(kAgentLockWait);
     recovered = recover_interrupted(engine, platform, false);
   }
   if (recovered.blocking) {
@@ -113,6 +117,7 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
     return observed;
   }
   Platform platform{HostFs(root_)};
+  platform.set_lock_timeout(kAgentLockWait);
   arm_engine(engine, platform, request.spec, node_, audit);
   outcome.report = engine.apply(platform, request.node_spec, node_);
   outcome.report.recovery = std::move(recovered.recovery);

@@ -119,6 +119,12 @@ Report Engine::plan(const NodeSpec& spec, const HostState& state) const {
   return report;
 }
 
+Result<bool> Engine::guard_host_wide(const std::vector<Change>& changes) const {
+  if (!host_wide_guard_) return false;
+  if (std::none_of(changes.begin(), changes.end(), [](const Change& c) { return host_wide(c); })) return false;
+  return host_wide_guard_();
+}
+
 std::optional<Error> Engine::interrupted() const {
   if (interrupt_ == nullptr) return std::nullopt;
   const int signal = interrupt_->load();

@@ -58,6 +58,12 @@ class Engine {
   // revert plan) and the observed host: the journal. An error stops apply before any write.
   using BeforeFirstWrite = std::function<Result<void>(const Report& report, const HostState& before)>;
   void set_before_first_write(BeforeFirstWrite hook) { before_first_write_ = std::move(hook); }
+  // Called before the first write of a host-wide resource (change.h host_wide: an adapter's
+  // firmware and parameters, RDMA devices, the subnet manager), by apply and by recover: the
+  // host-wide lock, which two runs in two network namespaces share. An error stops before any write;
+  // true: it waited for another run, and apply plans again from the host as that run left it.
+  using HostWideGuard = std::function<Result<bool>()>;
+  void set_host_wide_guard(HostWideGuard guard) { host_wide_guard_ = std::move(guard); }
   // A signal number set by a handler (0: none). Checked before each change and before verify:
   // apply then stops, rolls back and reports which signal interrupted it.
   void set_interrupt(const std::atomic<int>* signal) { interrupt_ = signal; }
@@ -110,6 +116,8 @@ class Engine {
       Platform& platform, const std::function<std::vector<Difference>(std::vector<Difference>)>& keep,
       bool reuse_pass);
 
+  // The host-wide guard, when `changes` has a host-wide one still to write (or revert).
+  Result<bool> guard_host_wide(const std::vector<Change>& changes) const;
   // The signal that interrupted apply, as an error; nullopt when none has.
   std::optional<Error> interrupted() const;
   void observe_write(const Change& change, std::string_view action, const Result<void>& result) const {
@@ -120,6 +128,7 @@ class Engine {
   std::chrono::milliseconds verify_delay_ = kVerifyDelay;
   WriteObserver observer_;
   BeforeFirstWrite before_first_write_;
+  HostWideGuard host_wide_guard_;
   const std::atomic<int>* interrupt_ = nullptr;
   bool snapshots_ = false;
   bool firmware_writes_ = true;

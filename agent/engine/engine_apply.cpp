@@ -225,6 +225,35 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
     spdlog::info("no drift: nothing to apply");
     return report;
   }
+  // Host-wide resources (firmware, RDMA devices, the subnet manager) are another namespace's too.
+  auto held = guard_host_wide(report.changes);
+  if (!held) {
+    Error e = held.error();
+    e.message = "nothing applied: " + e.message;
+    report.errors.push_back(std::move(e));
+    return report;
+  }
+  if (*held) {
+    // Another run held them: the plan is made again from what it left (an adapter it burnt and
+    // reset is not burnt again, an OpenSM file it wrote is not written over blindly).
+    spdlog::info("another run changed what every namespace shares while this one waited: planning again");
+    before = observe(platform, &spec, node);
+    if (!before) {
+      report.errors.push_back(before.error());
+      return report;
+    }
+    observed_ = *before;
+    DiffResult again = diff(spec, *before);
+    locate_in_spec(spec, *before, again.changes);
+    report.changes = std::move(again.changes);
+    report.errors = std::move(again.errors);
+    report.checked = std::move(again.checked);
+    if (!report.errors.empty()) return report;
+    if (report.changes.empty()) {
+      spdlog::info("no drift after the wait: nothing to apply");
+      return report;
+    }
+  }
   // Firmware first, alone: a burn cannot be rolled back, and an activation by reset restarts the
   // driver of every port of the adapter (netdevs, addresses and DCB come back as the driver makes
   // them), so the rest of the plan is made again from what the host is after it.
@@ -299,16 +328,32 @@ Result<std::optional<HostState>> Engine::apply_firmware(Platform& platform, cons
       activated = activated || !change.requires_;
       continue;
     }
+    const Error& error = batch.results[k].error();
+    if (error.kind == ErrorKind::kInterrupted) {
+      // Burnt, then stopped before the activation: the image waits on flash for a reboot.
+      change.status = ChangeStatus::kPendingReboot;
+      change.note += (change.note.empty() ? "" : "; ") + error.message;
+      report.pending_reboot = true;
+      spdlog::warn("{}: {}", describe(change), error.message);
+      continue;
+    }
     failed = true;
     change.status = ChangeStatus::kFailed;
-    change.error = batch.results[k].error().to_string() + " (firmware is never rolled back; nothing else was changed)";
+    change.error = error.to_string() + " (firmware is never rolled back; nothing else was changed)";
     spdlog::error("{}: {}", describe(change), change.error);
   }
-  if (failed) return make_error(ErrorKind::kPlatform, "firmware failed");
+  // A signal during the firmware step: nothing else is applied, nothing was, so nothing is rolled
+  // back; the firmware stays as the tools left it (the changes say how).
   if (auto stop = interrupted()) {
-    report.errors.push_back(*stop);
-    return make_error(ErrorKind::kPlatform, "interrupted");
+    Error e = *stop;
+    e.kind = ErrorKind::kInterrupted;
+    const std::string signal = e.message.substr(0, e.message.find(':'));
+    e.message = signal + " during the firmware step: nothing else was applied, and no reset or reboot follows; "
+                "firmware is never rolled back (each firmware change says what its adapter has now)";
+    report.errors.push_back(std::move(e));
+    return make_error(ErrorKind::kInterrupted, "interrupted");
   }
+  if (failed) return make_error(ErrorKind::kPlatform, "firmware failed");
   if (batch.results.size() < steps.size()) return make_error(ErrorKind::kPlatform, "interrupted");
   if (!activated) return std::optional<HostState>();
   // The host after the activation: the rest of the plan is made again from it.

@@ -24,9 +24,13 @@ struct Engine::Rollback : RunContext {
   // field of a failed change never changed; and a revert's restore from the snapshot can fail on a
   // part that the comparison with the snapshot then finds as before (the kernel brought a route
   // back with its address). Only a field that does not show its old value is a failed rollback.
+  // A revert whose reconciler read its write back and found it wrong (kVerification: a file's
+  // bytes that are not the ones written back) is not restored, whatever the field's parsed value
+  // shows: the field can compare equal while the bytes differ (partitions.conf's comments).
   struct Refused {
     std::string error;
     bool was_applied = false;  // else the change's own write had failed
+    bool read_back_differs = false;
   };
   std::unordered_map<Change*, Refused> refused_reverts{};
 
@@ -96,7 +100,8 @@ std::vector<Change*> Engine::Rollback::write_reverts(const std::vector<Change*>*
       if (!result) {
         const bool applied = change->status == ChangeStatus::kApplied ||
                              (refused_reverts.count(change) && refused_reverts[change].was_applied);
-        refused_reverts[change] = Refused{result.error().to_string(), applied};
+        refused_reverts[change] =
+            Refused{result.error().to_string(), applied, result.error().kind == ErrorKind::kVerification};
         spdlog::warn("rollback of {} failed: {} (the check that follows says whether its old value stands)",
                      describe(revert), result.error().to_string());
         written.push_back(change);
@@ -167,9 +172,16 @@ void Engine::Rollback::report_not_restored(const Check& checked) {
     if (change->status == ChangeStatus::kRolledBack) change->status = ChangeStatus::kFailed;
     change->error += (change->error.empty() ? "" : "; ") + why;
   }
-  // The reverts that reported an error but whose field is back: said, not failed.
+  // The reverts that reported an error but whose field is back: said, not failed; unless the
+  // reconciler's own read-back of the revert found it wrong.
   for (auto& [change, refused] : refused_reverts) {
     if (change->status != ChangeStatus::kRolledBack) continue;
+    if (refused.read_back_differs) {
+      change->status = ChangeStatus::kFailed;
+      change->error += (change->error.empty() ? "" : "; ") + std::string("rollback failed: ") + refused.error;
+      spdlog::error("{}: rollback failed: {}", describe(*change), refused.error);
+      continue;
+    }
     change->note += (change->note.empty() ? "" : "; ") + std::string("its revert reported \"") + refused.error +
                     "\", but it shows its old value";
   }
@@ -187,6 +199,10 @@ void Engine::rollback(Platform& platform, const NodeSpec& spec, const std::strin
                       const HostState& before, Report& report) {
   report.rolled_back = true;
   spdlog::warn("rolling back {} change(s)", report.revert_plan.size());
+  // Firmware burnt or activated is kept (no revert exists): the report says so, whatever follows.
+  if (const std::size_t kept = mark_kept_firmware(report.changes); kept > 0) {
+    spdlog::warn("{} firmware change(s) are kept: firmware is never rolled back", kept);
+  }
   Rollback run{{*this, platform, spec, node, before, report}};
   for (Change& c : report.changes) run.change_of.emplace(c.resource + '\n' + c.field, &c);
 
@@ -259,6 +275,18 @@ Report Engine::recover(Platform& platform, const NodeSpec& spec, const std::stri
     if (c.status == ChangeStatus::kPlanned) c.status = c.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
   }
   report.revert_plan = std::move(revert_plan);
+  if (auto held = guard_host_wide(report.revert_plan); !held) {  // (a wait changes nothing here)
+    Error e = held.error();
+    e.message = "nothing rolled back: " + e.message;
+    report.errors.push_back(std::move(e));
+    for (Change& c : report.changes) {
+      if (c.status == ChangeStatus::kApplied && !never_rolled_back(c)) {
+        c.status = ChangeStatus::kFailed;
+        c.error = "not rolled back: the host-wide lock was not taken";
+      }
+    }
+    return report;
+  }
   // Reconcilers learn what they write through (OpenSM's layout, the spec's parts) as they observe.
   if (auto now = observe(platform, &spec, node); !now) {
     report.errors.push_back(now.error());

@@ -59,8 +59,21 @@ std::string this_command_line() {
   return out.empty() ? "rdmactl" : out;
 }
 
-Result<HostLock> HostLock::acquire(std::chrono::milliseconds timeout, const std::string& command) {
-  const std::string name = "lock-" + netns_id();
+Result<HostLock> HostLock::acquire(std::chrono::milliseconds timeout, const std::string& command,
+                                   const std::atomic<int>* interrupt) {
+  return acquire_file("lock-" + netns_id(), "this host", timeout, command, interrupt);
+}
+
+Result<HostLock> HostLock::acquire_host_wide(std::chrono::milliseconds timeout, const std::string& command,
+                                             const std::atomic<int>* interrupt) {
+  return acquire_file("lock-host", "what every network namespace of this host shares (adapter firmware and parameters, "
+                                   "RDMA devices, the subnet manager)",
+                      timeout, command, interrupt);
+}
+
+Result<HostLock> HostLock::acquire_file(const std::string& name, const std::string& what,
+                                        std::chrono::milliseconds timeout, const std::string& command,
+                                        const std::atomic<int>* interrupt) {
   const std::string path = std::string(kLockDirectory) + "/" + name;
   auto opened = open_own_file(kLockDirectory, name, O_RDWR | O_CREAT, 0644, 0755);
   if (!opened) {
@@ -77,11 +90,20 @@ Result<HostLock> HostLock::acquire(std::chrono::milliseconds timeout, const std:
       ::close(fd);
       return make_errno_error("cannot lock", err, path);
     }
+    if (const int signal = interrupt != nullptr ? interrupt->load() : 0; signal != 0) {
+      const std::string holder = holder_of(fd);
+      ::close(fd);
+      const char* abbrev = ::sigabbrev_np(signal);
+      return make_error(ErrorKind::kInterrupted,
+                        std::string("SIG") + (abbrev != nullptr ? abbrev : std::to_string(signal).c_str()) +
+                            " while waiting for the lock on " + what + " (held by " + holder + "): nothing was changed",
+                        path);
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       const std::string holder = holder_of(fd);
       ::close(fd);
       return make_error(ErrorKind::kTimeout,
-                        "another rdmactl is changing this host: " + holder +
+                        "another rdmactl is changing " + what + ": " + holder +
                             (timeout.count() == 0
                                  ? std::string("; not waiting (--lock-timeout 0)")
                                  : "; waited " +
@@ -101,16 +123,20 @@ Result<HostLock> HostLock::acquire(std::chrono::milliseconds timeout, const std:
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, identity.data(), identity.size(), 0) < 0) {
     spdlog::warn("{}: cannot record this run as the lock's holder: {}", path, std::strerror(errno));
   }
-  return HostLock(fd, path);
+  HostLock lock(fd, path);
+  lock.waited_ = told;
+  return lock;
 }
 
-HostLock::HostLock(HostLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+HostLock::HostLock(HostLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), waited_(other.waited_) {}
 
 HostLock& HostLock::operator=(HostLock&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
     path_ = std::move(other.path_);
+    waited_ = other.waited_;
   }
   return *this;
 }

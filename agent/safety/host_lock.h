@@ -13,6 +13,7 @@
 // opened without following symbolic links, and the directory must belong to root or to us.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -30,8 +31,15 @@ inline constexpr const char* kLockDirectory = "/run/rdmactl";
 class HostLock {
  public:
   // Waits up to `timeout` (0: do not wait) for the lock; then fails (kTimeout) naming the holder's
-  // pid, command and start time. `command` is what this run writes for others to read.
-  static Result<HostLock> acquire(std::chrono::milliseconds timeout, const std::string& command);
+  // pid, command and start time. `command` is what this run writes for others to read. A signal
+  // in `interrupt` (may be null; SIGTERM, SIGINT, SIGHUP) ends the wait at once (kInterrupted):
+  // nothing was changed.
+  static Result<HostLock> acquire(std::chrono::milliseconds timeout, const std::string& command,
+                                  const std::atomic<int>* interrupt = nullptr);
+  // The host-wide lock, /run/rdmactl/lock-host: what every namespace shares (change.h host_wide).
+  // Taken after the namespace's lock, never before it, so that two runs cannot wait for each other.
+  static Result<HostLock> acquire_host_wide(std::chrono::milliseconds timeout, const std::string& command,
+                                            const std::atomic<int>* interrupt = nullptr);
   HostLock(HostLock&& other) noexcept;
   HostLock& operator=(HostLock&& other) noexcept;
   HostLock(const HostLock&) = delete;
@@ -39,11 +47,17 @@ class HostLock {
   ~HostLock();
 
   const std::string& path() const { return path_; }
+  // Whether another run held it when this one asked.
+  bool waited() const { return waited_; }
 
  private:
   HostLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  static Result<HostLock> acquire_file(const std::string& name, const std::string& what,
+                                       std::chrono::milliseconds timeout, const std::string& command,
+                                       const std::atomic<int>* interrupt);
   int fd_ = -1;
   std::string path_;
+  bool waited_ = false;
 };
 
 // The command line of this process, for the lock and the journal ("rdmactl apply -f fabric.yaml").

@@ -39,6 +39,12 @@ Change change_from_json(const json& j) {
   if (j.contains("requires") && j["requires"].is_string()) c.requires_ = j["requires"].get<std::string>();
   c.via = j.value("via", "");
   c.note = j.value("note", "");
+  // A firmware change is journaled once made (apply burns and activates before it writes the
+  // journal): its status says so, and recovery keeps it. Every other change is journaled planned.
+  const std::string status = j.value("status", "planned");
+  for (ChangeStatus s : {ChangeStatus::kApplied, ChangeStatus::kPendingReboot, ChangeStatus::kFailed}) {
+    if (status == change_status_name(s)) c.status = s;
+  }
   return c;
 }
 
@@ -77,6 +83,15 @@ json to_json(const Journal& journal) {
   // change reverted, last first), which is always: a third less to write before the first write.
   if (journal.revert_plan != revert_plan_of(journal.changes)) out["revertPlan"] = changes_json(journal.revert_plan);
   out["snapshot"] = journal.snapshot;
+  // For whoever reads the file: what no rollback of it undoes (firmware burnt, or activated).
+  json kept = json::array();
+  for (const Change& c : journal.changes) {
+    if (never_rolled_back(c) && c.status != ChangeStatus::kPlanned) {
+      kept.push_back(c.resource + " " + c.field + " " + json_plain_text(c.desired) + " (" + change_status_name(c.status) +
+                     "): firmware is never rolled back");
+    }
+  }
+  if (!kept.empty()) out["neverRolledBack"] = std::move(kept);
   out["confirm"] = journal.confirm_deadline
                        ? json{{"deadline", *journal.confirm_deadline}, {"confirmed", journal.confirmed}}
                        : json(nullptr);

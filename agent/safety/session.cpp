@@ -90,6 +90,8 @@ void classify_kept(Engine& engine, Platform& platform, const Journal& journal, c
 // Why a recovery report is not a clean rollback ("" when it is).
 std::string recovery_failure(const Report& report) {
   for (const Change& c : report.changes) {
+    // Firmware is kept, never restored: not a failure of the recovery (the report says "kept").
+    if (never_rolled_back(c)) continue;
     if (c.status == ChangeStatus::kFailed || c.status == ChangeStatus::kApplied) {
       return c.resource + " " + c.field + ": " + (c.error.empty() ? std::string("not restored") : c.error);
     }
@@ -275,6 +277,17 @@ RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool kee
   return roll_back_interrupted(engine, platform, journal, spec, node_spec, std::move(recovery));
 }
 
+void guard_host_wide(Engine& engine, std::optional<HostLock>& holder, std::chrono::milliseconds timeout) {
+  engine.set_host_wide_guard([&holder, timeout]() -> Result<bool> {
+    if (holder) return false;
+    auto lock = HostLock::acquire_host_wide(timeout, this_command_line(), &interrupt_signal());
+    if (!lock) return lock.error();
+    const bool waited = lock->waited();
+    holder.emplace(std::move(*lock));
+    return waited;
+  });
+}
+
 void arm_engine(Engine& engine, Platform& platform, const FabricSpec& spec, const std::string& node,
                 const AuditLog& audit) {
   const HostFs& fs = platform.fs();
@@ -309,6 +322,7 @@ void arm_engine(Engine& engine, Platform& platform, const FabricSpec& spec, cons
   platform.set_progress_hook(
       [&audit](const Change& change, const std::string& message) { audit.record(change, "progress", ok(), message); });
   engine.set_interrupt(&interrupt_signal());
+  platform.set_interrupt(&interrupt_signal());
 }
 
 }  // namespace rdmactl

@@ -43,11 +43,37 @@ nlohmann::json to_json(const Change& change) {
   return out;
 }
 
+bool host_wide(const Change& change) {
+  const std::string& r = change.resource;
+  if (r.starts_with("pci/") || r.starts_with("rdma/") || r == "subnet-manager") return true;
+  return r.starts_with("sysctl/") && !r.starts_with("sysctl/net.");
+}
+
+bool never_rolled_back(const Change& change) { return change.reconciler == "firmware"; }
+
+std::string kept_firmware_note(const Change& change) {
+  const std::string version = change.desired.is_string() ? change.desired.get<std::string>() : change.desired.dump();
+  return "kept: firmware is never rolled back (" + version +
+         (change.status == ChangeStatus::kPendingReboot ? " waits on flash for the next reboot)" : " stays on the adapter)");
+}
+
+std::size_t mark_kept_firmware(std::vector<Change>& changes) {
+  std::size_t kept = 0;
+  for (Change& c : changes) {
+    if (!never_rolled_back(c)) continue;
+    if (c.status != ChangeStatus::kApplied && c.status != ChangeStatus::kPendingReboot) continue;
+    const std::string note = kept_firmware_note(c);
+    if (c.note.find(note) == std::string::npos) c.note += (c.note.empty() ? "" : "; ") + note;
+    ++kept;
+  }
+  return kept;
+}
+
 std::vector<Change> revert_plan_for(const std::vector<Change>& changes) {
   std::vector<Change> out;
   for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
     // Firmware is never reverted: a burnt image cannot be taken back (reconcilers/firmware).
-    if (it->status == ChangeStatus::kPlanned && it->reconciler != "firmware") out.push_back(it->reverted());
+    if (it->status == ChangeStatus::kPlanned && !never_rolled_back(*it)) out.push_back(it->reverted());
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
     if (out[i].field != "ipoib.mode") continue;

@@ -56,6 +56,23 @@ nlohmann::json to_json(const Change& change);
 // (putting back 65520 while still in datagram mode was EINVAL).
 std::vector<Change> revert_plan_for(const std::vector<Change>& changes);
 
+// A change of something every network namespace of the host shares: an adapter's firmware and
+// parameters (pci/...), an RDMA device's (rdma/...; RDMA devices are shared between namespaces in
+// the kernel's default mode), the subnet manager's files and service, a sysctl outside net.*. Two
+// runs in two namespaces would otherwise write it at once: they take the host-wide lock first.
+bool host_wide(const Change& change);
+
+// A change no rollback undoes: the firmware's (a burnt image cannot be taken back, and an activated
+// one runs). A rollback, a recovery and a revert at the end of --confirm leave it as it is, report
+// it as kept (kept_firmware_note), and never count it as a field that was not restored.
+bool never_rolled_back(const Change& change);
+// "kept: firmware is never rolled back (22.41.1000 stays on the adapter)", the note of such a change
+// after a rollback; `pending` when the image waits for a reboot.
+std::string kept_firmware_note(const Change& change);
+// Marks every firmware change of `changes` that was made (applied or pending-reboot) as kept: its
+// status stays, the note says why. Returns how many there were.
+std::size_t mark_kept_firmware(std::vector<Change>& changes);
+
 // A field a diff compared, whether or not it differed: the fields the spec manages on this node
 // (JUnit's test cases, one per field, so their number is the same run to run).
 struct CheckedField {

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -60,6 +61,10 @@ class FirmwareEndToEnd : public NetnsTest {
     fake({"add-image", images_ + "/fw-ConnectX6Dx-rel-22_41_1000.bin", kPsid, "22.41.1000"});
   }
   void TearDown() override {
+    for (pid_t pid : spawned_) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
@@ -143,6 +148,47 @@ class FirmwareEndToEnd : public NetnsTest {
     ::waitpid(pid_, nullptr, WNOHANG);
     pid_ = -1;
   }
+  // rdmactl with `args` after base_args() (or `base` when given), in the background, stdout and
+  // stderr into STATE/<log>.
+  pid_t spawn(const std::vector<std::string>& args, const std::string& log, std::vector<std::string> base = {}) {
+    std::vector<std::string> all = base.empty() ? base_args() : std::move(base);
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (const std::string& a : all) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    const std::string path = state_.root() + "/" + log;
+    posix_spawn_file_actions_addopen(&actions, 1, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 2, (path + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, RDMACTL_BINARY, &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    spawned_.push_back(pid);
+    return pid;
+  }
+  // Its exit code once it ends within `timeout`; -1 when it did not (it is then killed).
+  int wait_exit(pid_t pid, std::chrono::seconds timeout) {
+    int status = 0;
+    const bool ended = eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, timeout);
+    std::erase(spawned_, pid);
+    if (!ended) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  bool journal_left() const {
+    const std::string dir = root_.root() + "/var/lib/rdmactl";
+    if (!std::filesystem::exists(dir)) return false;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().filename().string().rfind("journal-", 0) == 0) return true;
+    }
+    return false;
+  }
+
   template <typename Fn>
   static bool eventually(Fn done, std::chrono::seconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -158,6 +204,7 @@ class FirmwareEndToEnd : public NetnsTest {
   std::string images_;
   std::string last_err_;
   pid_t pid_ = -1;
+  std::vector<pid_t> spawned_;
 };
 
 TEST_F(FirmwareEndToEnd, ActivationRebootBurnsOnceWithProgressAndExitsThreeUntilTheReboot) {
@@ -236,6 +283,176 @@ TEST_F(FirmwareEndToEnd, ServeBurnsNothingWithoutAllowFirmwareAndBurnsWithIt) {
       << state_.read("/serve.log");
   stop_serve();
   EXPECT_EQ(calls_with(" burn"), 1u);
+}
+
+// Issue 40, 1: an apply --confirm that is not confirmed reverts the MTU and keeps the firmware (it
+// cannot be rolled back), says so, and leaves no journal that would fail every later run.
+TEST_F(FirmwareEndToEnd, ConfirmTimeoutKeepsTheFirmwareRevertsTheRestAndLeavesNoJournal) {
+  const std::string spec = write_spec("reset", "      mtu: 9000\n");
+  nlohmann::json report;
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json", "--confirm", "2s"}, &report), 1) << last_err_;
+  ASSERT_EQ(report["changes"].size(), 2u) << report.dump(2);
+  EXPECT_EQ(report["changes"][0]["field"], "firmware.version");
+  EXPECT_EQ(report["changes"][0]["status"], "applied");
+  EXPECT_NE(report["changes"][0].value("note", "").find("kept: firmware is never rolled back"), std::string::npos)
+      << report.dump(2);
+  EXPECT_EQ(report["changes"][1]["status"], "rolled-back") << report.dump(2);
+  const std::string errors = report["errors"].dump();
+  EXPECT_NE(errors.find("every change was reverted but the firmware"), std::string::npos) << errors;
+  EXPECT_EQ(errors.find("every change was reverted\""), std::string::npos) << errors;
+  EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ens1f1np1"})[0]["mtu"], 1500);
+  EXPECT_NE(adapter().find("running 22.41.1000"), std::string::npos) << adapter();
+  EXPECT_FALSE(journal_left());
+  // Not wedged: the next apply sets the MTU again and converges.
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 0) << last_err_ << report.dump(2);
+  EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ens1f1np1"})[0]["mtu"], 9000);
+  EXPECT_EQ(calls_with(" burn"), 1u);
+}
+
+// Issue 40, 1: killed while waiting for `rdmactl confirm` after a burn, reset and MTU change: the
+// next run rolls the MTU back, reports the firmware kept, and is not blocked by it.
+TEST_F(FirmwareEndToEnd, AKilledConfirmWaitIsRecoveredWithTheFirmwareKept) {
+  const std::string spec = write_spec("reset", "      mtu: 9000\n");
+  const pid_t apply = spawn({"apply", "-f", spec, "--confirm", "120s"}, "apply.log");
+  ASSERT_TRUE(eventually([&] { return state_.read("/apply.log.err").find("to keep the changes") != std::string::npos; }, 60s))
+      << state_.read("/apply.log.err");
+  ::kill(apply, SIGKILL);
+  wait_exit(apply, 10s);
+  ASSERT_TRUE(journal_left());
+  nlohmann::json report;
+  ASSERT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 0) << last_err_ << report.dump(2);
+  ASSERT_TRUE(report.contains("recovery")) << report.dump(2);
+  EXPECT_EQ(report["recovery"]["outcome"], "rolled-back") << report.dump(2);
+  bool kept = false;
+  for (const nlohmann::json& c : report["recovery"]["changes"]) {
+    if (c["field"] == "firmware.version") kept = c.value("note", "").find("kept: firmware") != std::string::npos;
+  }
+  EXPECT_TRUE(kept) << report["recovery"].dump(2);
+  EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ens1f1np1"})[0]["mtu"], 9000);
+  EXPECT_EQ(calls_with(" burn"), 1u);
+  EXPECT_EQ(calls_with(" reset"), 1u);
+  EXPECT_FALSE(journal_left());
+}
+
+// Issue 40, 4: SIGTERM while the image is being burnt: the burn ends, no reset follows, nothing
+// else is applied, and the report says the image waits on flash instead of claiming a rollback.
+TEST_F(FirmwareEndToEnd, SigtermDuringTheBurnIsNotFollowedByAReset) {
+  fake({"burn-seconds", "3"});
+  const std::string spec = write_spec("reset", "      mtu: 9000\n");
+  const pid_t apply = spawn({"apply", "-f", spec, "--format", "json"}, "apply.json");
+  ASSERT_TRUE(eventually([&] { return calls_with(" burn") == 1; }, 60s));
+  std::this_thread::sleep_for(500ms);
+  ::kill(apply, SIGTERM);
+  ASSERT_EQ(wait_exit(apply, 60s), 1) << state_.read("/apply.json.err");
+  EXPECT_EQ(calls_with(" reset"), 0u) << state_.read("/calls.log");
+  const nlohmann::json report = nlohmann::json::parse(state_.read("/apply.json"), nullptr, false);
+  ASSERT_TRUE(report.is_object()) << state_.read("/apply.json");
+  ASSERT_GE(report["changes"].size(), 1u) << report.dump(2);
+  EXPECT_EQ(report["changes"][0]["status"], "pending-reboot") << report.dump(2);
+  EXPECT_NE(report["changes"][0].value("note", "").find("not activated"), std::string::npos) << report.dump(2);
+  EXPECT_EQ(report["summary"]["rolledBack"], 0) << report.dump(2);
+  const std::string errors = report["errors"].dump();
+  EXPECT_NE(errors.find("SIGTERM during the firmware step"), std::string::npos) << errors;
+  EXPECT_EQ(errors.find("were rolled back"), std::string::npos) << errors;
+  EXPECT_NE(adapter().find("stored 22.41.1000"), std::string::npos) << adapter();
+  EXPECT_NE(adapter().find("running 22.39.1002"), std::string::npos) << adapter();
+  EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ens1f1np1"})[0]["mtu"], 1500);
+}
+
+// Issue 40, 2: an apply SIGKILLed during the burn leaves mstflint running; the next apply waits
+// for that burn (naming it), adopts its result and never starts a second one.
+TEST_F(FirmwareEndToEnd, AnOrphanedBurnIsWaitedForAndAdoptedNotBurntTwice) {
+  fake({"burn-seconds", "4"});
+  const std::string spec = write_spec("reboot");
+  const pid_t first = spawn({"apply", "-f", spec}, "first.log");
+  ASSERT_TRUE(eventually([&] { return calls_with(" burn") == 1; }, 60s));
+  std::this_thread::sleep_for(500ms);
+  ::kill(first, SIGKILL);
+  wait_exit(first, 10s);
+  nlohmann::json report;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 3) << last_err_ << report.dump(2);
+  EXPECT_EQ(calls_with(" burn"), 1u) << state_.read("/calls.log");
+  EXPECT_NE(last_err_.find("which is gone"), std::string::npos) << last_err_;
+  EXPECT_NE(adapter().find("stored 22.41.1000"), std::string::npos) << adapter();
+}
+
+// Issue 40, 3: the same adapter seen from two network namespaces (two applies at once): one burn,
+// one reset, and both runs converge.
+TEST_F(FirmwareEndToEnd, TwoNamespacesWithOneAdapterBurnAndResetItOnce) {
+  auto other_ns = TestNamespace::create();
+  ASSERT_TRUE(other_ns.has_value()) << other_ns.error().to_string();
+  ASSERT_TRUE(other_ns->add_veth("ens1f0np0", "ens1f1np1").has_value());
+  TempTree other_root;
+  std::filesystem::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx6dx-roce", other_root.root(),
+                        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  for (const char* tool : kFakeTools) other_root.symlink(fake_tool(tool), std::string("/usr/sbin/") + tool);
+  std::filesystem::create_directories(other_root.root() + "/srv/firmware");
+  fake({"add-image", other_root.root() + "/srv/firmware/fw-ConnectX6Dx-rel-22_41_1000.bin", kPsid, "22.41.1000"});
+  fake({"burn-seconds", "2"});
+  const std::string spec = write_spec("reset");
+  const std::string other_spec = other_root.root() + "/fabric.yaml";
+  std::filesystem::copy_file(spec, other_spec);
+  const pid_t a = spawn({"apply", "-f", spec}, "a.log");
+  const pid_t b = spawn({"apply", "-f", other_spec}, "b.log",
+                        {RDMACTL_BINARY, "--netns", other_ns->name(), "--node", "gpu-01", "--root", other_root.root()});
+  EXPECT_EQ(wait_exit(a, 120s), 0) << state_.read("/a.log.err");
+  EXPECT_EQ(wait_exit(b, 120s), 0) << state_.read("/b.log.err");
+  EXPECT_EQ(calls_with(" burn"), 1u) << state_.read("/calls.log");
+  EXPECT_EQ(calls_with(" reset"), 1u) << state_.read("/calls.log");
+  EXPECT_NE(adapter().find("running 22.41.1000"), std::string::npos) << adapter();
+}
+
+// Issue 40, 7: SIGTERM while waiting for the host lock ends the wait at once, changes nothing and
+// reports no rollback.
+TEST_F(FirmwareEndToEnd, SigtermWhileWaitingForTheHostLockStopsAtOnce) {
+  std::filesystem::create_directories("/run/rdmactl");
+  const std::string lock_path = "/run/rdmactl/lock-" + ns().inode();
+  const int held = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  const std::string spec = write_spec("reboot");
+  const pid_t apply = spawn({"apply", "-f", spec, "--lock-timeout", "100s"}, "apply.log");
+  ASSERT_TRUE(eventually([&] { return state_.read("/apply.log.err").find("waiting for the host lock") != std::string::npos; },
+                         30s))
+      << state_.read("/apply.log.err");
+  const auto sent = std::chrono::steady_clock::now();
+  ::kill(apply, SIGTERM);
+  const int rc = wait_exit(apply, 10s);
+  ::close(held);
+  EXPECT_NE(rc, -1) << "still waiting 10 s after SIGTERM";
+  EXPECT_NE(rc, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, 5s);
+  const std::string err = state_.read("/apply.log.err");
+  EXPECT_NE(err.find("SIGTERM while waiting for the lock"), std::string::npos) << err;
+  EXPECT_EQ(err.find("were rolled back"), std::string::npos) << err;
+  EXPECT_EQ(calls_with(" burn"), 0u);
+}
+
+// Issue 40, 7: an image replaced after rdmactl checked it: before the private copy is made, the copy
+// is checked again and refused; after, the copy (the checked bytes) is what is burnt.
+TEST_F(FirmwareEndToEnd, AnImageSwappedAfterItsCheckIsNeverBurnt) {
+  const std::string planned = images_ + "/fw-ConnectX6Dx-rel-22_41_1000.bin";
+  const std::string older = state_.root() + "/older.bin";
+  fake({"add-image", older, kPsid, "22.38.1002"});
+  const std::string spec = write_spec("reboot");
+  fake({"swap-image", "after-query", planned, older});
+  nlohmann::json report;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 1) << last_err_ << report.dump(2);
+  EXPECT_NE(report.dump().find("is not the image that was planned any more"), std::string::npos) << report.dump(2);
+  EXPECT_EQ(calls_with(" burn"), 0u) << state_.read("/calls.log");
+  EXPECT_NE(adapter().find("stored 22.39.1002"), std::string::npos) << adapter();
+}
+
+TEST_F(FirmwareEndToEnd, AnImageSwappedAsTheBurnStartsIsNotWhatIsBurnt) {
+  const std::string planned = images_ + "/fw-ConnectX6Dx-rel-22_41_1000.bin";
+  const std::string older = state_.root() + "/older.bin";
+  fake({"add-image", older, kPsid, "22.38.1002"});
+  const std::string spec = write_spec("reboot");
+  fake({"swap-image", "before-burn", planned, older});
+  nlohmann::json report;
+  EXPECT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 3) << last_err_ << report.dump(2);
+  EXPECT_EQ(calls_with(" burn"), 1u);
+  EXPECT_NE(adapter().find("stored 22.41.1000"), std::string::npos) << adapter();
 }
 
 }  // namespace netns_firmware_e2e_test
