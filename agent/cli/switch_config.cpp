@@ -105,7 +105,8 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       ->type_name("PERCENT");
   sub->add_option("--lossless-bandwidth", opts->lossless_bandwidth,
                   "ETS: the RoCE classes' share of a port's DWRR bandwidth, percent (default 50,\n"
-                  "as `nv set qos roce`); the other non-strict classes share the rest")
+                  "as `nv set qos roce`); the other non-strict classes share the rest, each at least 1 %,\n"
+                  "so the largest value is 100 less one per other class (refused, naming it, above)")
       ->type_name("PERCENT");
   sub->add_flag("--pfc-watchdog", opts->watchdog,
                 "Turn on the PFC watchdog on every port: a queue paused for longer than the\n"

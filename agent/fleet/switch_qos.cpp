@@ -138,6 +138,20 @@ Result<SwitchQos> switch_qos_of(const FabricSpec& spec) {
     qos.cnp_dscp = hosts.cnp->first;
     qos.cnp_priority = qos.priority_of_dscp(hosts.cnp->first);
   }
+  // Every other traffic needs a class that is neither RoCE's nor the CNPs': with all eight
+  // priorities lossless (or seven and the CNPs') there is none, and no switch can be told where
+  // the rest goes (a renderer would have nothing to map it to).
+  std::vector<int> special = qos.ecn;
+  if (qos.cnp_priority) special.push_back(*qos.cnp_priority);
+  std::sort(special.begin(), special.end());
+  special.erase(std::unique(special.begin(), special.end()), special.end());
+  if (special.size() >= 8) {
+    return make_error(ErrorKind::kInvalidSpec,
+                      "qos.pfc makes every priority lossless (or every one but the CNPs'): no traffic class is left "
+                      "for the switch's other traffic, which a lossless class would pause with RoCE; keep PFC on the "
+                      "RoCE priorities only (the roce-lossless profile: 3)",
+                      spec.file);
+  }
   return qos;
 }
 

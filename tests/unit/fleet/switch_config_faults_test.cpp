@@ -192,5 +192,19 @@ TEST_F(SwitchConfigFaults, APortInBothPortsAndUplinksIsAUsageErrorNamingItAndBot
   EXPECT_TRUE(render(spec, o));
 }
 
+// Every priority lossless leaves no class for the rest of the traffic: refused as a spec error
+// (NVUE and EOS dereferenced the first of no lossy class and crashed, SIGSEGV).
+TEST_F(SwitchConfigFaults, EveryPriorityLosslessIsASpecErrorNotACrash) {
+  for (const char* pfc : {"[0, 1, 2, 3, 4, 5, 6, 7]", "[0, 1, 2, 3, 4, 5, 7]"}) {
+    const std::string spec = spec_with("all", std::string("      qos: {trust: dscp, pfc: ") + pfc + "}\n      ecn: {cnpDscp: 48}\n");
+    auto loaded = load_spec(spec);
+    ASSERT_TRUE(loaded) << loaded.error().to_string();
+    auto qos = switch_qos_of(*loaded);
+    ASSERT_FALSE(qos) << pfc;
+    EXPECT_EQ(qos.error().kind, ErrorKind::kInvalidSpec);
+    EXPECT_THAT(qos.error().message, HasSubstr("no traffic class is left"));
+  }
+}
+
 }  // namespace fleet_switch_config_faults_test
 }  // namespace rdmactl
