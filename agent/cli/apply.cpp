@@ -146,9 +146,13 @@ bool wait_for_confirmation(Engine& engine, Platform& platform, const GlobalOptio
   report.rolled_back = true;
   // Firmware burnt or activated stays (no revert exists): "every change" would be a lie.
   const std::size_t kept = mark_kept_firmware(report.changes);
-  std::string what = "every change was reverted";
+  const bool some_not_back = !reverted.errors.empty() || std::any_of(report.changes.begin(), report.changes.end(), [](const Change& c) {
+    return !never_rolled_back(c) && (c.status == ChangeStatus::kFailed || c.status == ChangeStatus::kApplied);
+  });
+  std::string what = some_not_back ? "the changes were reverted, except what the errors and changes below say"
+                                   : "every change was reverted";
   if (kept > 0) {
-    what = "every change was reverted but the firmware, which is never rolled back:";
+    what += std::string(some_not_back ? "; and" : "") + " but the firmware, which is never rolled back:";
     for (const Change& c : report.changes) {
       if (never_rolled_back(c) && (c.status == ChangeStatus::kApplied || c.status == ChangeStatus::kPendingReboot)) {
         what += " " + c.resource + " keeps " + json_plain_text(c.desired) +
@@ -231,8 +235,14 @@ int run_apply(const GlobalOptions& global, const ApplyOptions& opts) {
   // What every namespace shares (firmware, RDMA devices, the subnet manager) is locked host-wide,
   // by the engine, before its first write of it; a firmware operation per adapter waits as long.
   std::optional<HostLock> host_wide_lock;
-  guard_host_wide(engine, host_wide_lock, *lock_timeout);
+  guard_host_wide(engine, host_wide_lock, *lock_timeout, (*platform)->fs().root());
   (*platform)->set_lock_timeout(*lock_timeout);
+  // An adapter's burn or reset that another run left running (one killed mid-burn) is waited for
+  // as long as a burn may take, unless --lock-timeout 0: Ctrl-C ends the wait.
+  constexpr std::chrono::minutes kFirmwareOperationWait{40};  // a burn's 30 min and a reset's 10
+  (*platform)->set_firmware_wait(lock_timeout->count() == 0
+                                     ? *lock_timeout
+                                     : std::max<std::chrono::milliseconds>(*lock_timeout, kFirmwareOperationWait));
   const AuditLog audit((*platform)->fs(), node, cli_user(), this_command_line());
   engine.set_write_observer([&audit](const Change& c, std::string_view action, const Result<void>& r) {
     audit.record(c, action, r);

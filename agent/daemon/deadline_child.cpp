@@ -76,11 +76,21 @@ bool deadline_child_try_reap(pid_t pid, int& status) {
     const pid_t r = ::waitpid(pid, &status, WNOHANG);
     if (r == pid) return true;
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {  // ECHILD: someone else reaped it (SIGCHLD set to SIG_IGN); nothing is left
-      status = 0;
+    if (r < 0) {  // ECHILD: someone else reaped it (SIGCHLD set to SIG_IGN); its status is lost
+      status = 255 << 8;  // as WEXITSTATUS reads it: exit 255, a failure, never a success
       return true;
     }
     return false;
+  }
+}
+
+// Whether the child has ended, without reaping it: while it is unreaped its pid is still its process
+// group's id, which no other process can take.
+bool deadline_child_ended(pid_t pid) {
+  siginfo_t info{};
+  for (;;) {
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0) return info.si_pid == pid;
+    if (errno != EINTR) return true;  // ECHILD: gone already; deadline_child_try_reap says so
   }
 }
 
@@ -244,10 +254,11 @@ ChildOutcome run_with_deadline(const std::vector<std::string>& argv, const Child
     if (rc < 0 && errno != EINTR) break;  // cannot happen with valid descriptors; treated as a deadline
     if (out_open) out_open = deadline_child_drain(out_r.get(), outcome.out, limits.max_stdout, outcome.stdout_truncated);
     if (err_open) err_open = deadline_child_drain(err_r.get(), outcome.err, limits.max_stderr, outcome.stderr_truncated);
-    if (!reaped && deadline_child_try_reap(pid, status)) {
-      reaped = true;
-      // What it started and left behind holds the pipes open: it goes with the group.
+    if (!reaped && deadline_child_ended(pid)) {
+      // What it started and left behind holds the pipes open: it goes with the group, killed while
+      // the leader is still unreaped (its group id cannot have been reused).
       if (out_open || err_open) ::kill(-pid, SIGKILL);
+      reaped = deadline_child_try_reap(pid, status);
     }
   }
   if (!reaped) {
@@ -256,8 +267,9 @@ ChildOutcome run_with_deadline(const std::vector<std::string>& argv, const Child
     reaped = deadline_child_reap_killed(pid, status);
     if (!reaped) status = SIGKILL;  // as WIFSIGNALED/WTERMSIG read it: killed
   } else if (killed_for != ChildOutcome::End::kExited) {
-    killed_for = ChildOutcome::End::kExited;  // it ended by itself; only its pipes were still open
-    ::kill(-pid, SIGKILL);
+    // It ended by itself; only its pipes were still open, and the rest of its group was killed
+    // when it was reaped (above): no kill now, by a group id that may be another's.
+    killed_for = ChildOutcome::End::kExited;
   }
   if (out_open) deadline_child_drain(out_r.get(), outcome.out, limits.max_stdout, outcome.stdout_truncated);
   if (err_open) deadline_child_drain(err_r.get(), outcome.err, limits.max_stderr, outcome.stderr_truncated);

@@ -93,7 +93,7 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
     audit.record(c, action, r);
   });
   std::optional<HostLock> host_wide_lock;  // taken by the engine before a host-wide write
-  guard_host_wide(engine, host_wide_lock, kAgentLockWait);
+  guard_host_wide(engine, host_wide_lock, kAgentLockWait, fs.root());
   RecoveryOutcome recovered;
   {
     Platform platform{HostFs(root_)};

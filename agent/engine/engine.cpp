@@ -125,6 +125,13 @@ Result<bool> Engine::guard_host_wide(const std::vector<Change>& changes) const {
   return host_wide_guard_();
 }
 
+Error Engine::nothing_changed(const Error& stop) {
+  Error e = stop;
+  e.kind = ErrorKind::kInterrupted;
+  e.message = stop.message.substr(0, stop.message.find(':')) + " before the first write: nothing was changed";
+  return e;
+}
+
 std::optional<Error> Engine::interrupted() const {
   if (interrupt_ == nullptr) return std::nullopt;
   const int signal = interrupt_->load();

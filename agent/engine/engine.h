@@ -118,6 +118,8 @@ class Engine {
 
   // The host-wide guard, when `changes` has a host-wide one still to write (or revert).
   Result<bool> guard_host_wide(const std::vector<Change>& changes) const;
+  // "interrupted by SIGTERM before the first write: nothing was changed", from interrupted()'s error.
+  static Error nothing_changed(const Error& stop);
   // The signal that interrupted apply, as an error; nullopt when none has.
   std::optional<Error> interrupted() const;
   void observe_write(const Change& change, std::string_view action, const Result<void>& result) const {

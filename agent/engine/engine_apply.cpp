@@ -201,6 +201,12 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
   Report report;
   report.kind = "ApplyReport";
   report.node = node;
+  // A signal before anything was done (serve stopping while a reconcile was queued): nothing is
+  // observed, journaled or written, and nothing is said to be rolled back.
+  if (auto stop = interrupted()) {
+    report.errors.push_back(nothing_changed(*stop));
+    return report;
+  }
   observed_.reset();
   PhaseClock clock;
   auto before = observe(platform, &spec, node);
@@ -287,6 +293,14 @@ Report Engine::apply(Platform& platform, const NodeSpec& spec, const std::string
   if (!run.write_changes()) return report;
 
   if (auto stop = interrupted()) {
+    const bool wrote = std::any_of(report.changes.begin(), report.changes.end(), [](const Change& c) {
+      return !never_rolled_back(c) && c.status != ChangeStatus::kPlanned;
+    });
+    if (!wrote) {
+      // Stopped before the first write: nothing to roll back, and the report does not say there was.
+      report.errors.push_back(nothing_changed(*stop));
+      return report;
+    }
     report.errors.push_back(*stop);
     rollback(platform, spec, node, *before, report);
     return report;

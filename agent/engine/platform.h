@@ -67,6 +67,11 @@ class Platform {
   // adapter): the writer's --lock-timeout.
   void set_lock_timeout(std::chrono::milliseconds timeout) { lock_timeout_ = timeout; }
   std::chrono::milliseconds lock_timeout() const { return lock_timeout_; }
+  // How long a firmware write waits for another run's burn or reset of its adapter to end:
+  // lock_timeout() unless set. apply waits as long as a burn may take (an orphaned one is already
+  // under way, and Ctrl-C ends the wait); serve its lock timeout, then its next trigger.
+  void set_firmware_wait(std::chrono::milliseconds wait) { firmware_wait_ = wait; }
+  std::chrono::milliseconds firmware_wait() const { return firmware_wait_.value_or(lock_timeout_); }
 
   // The snapshot the engine took before this apply's first write (or recovery loaded from a
   // journal), while it applies and rolls back; null otherwise. A reconciler's write back of an
@@ -88,6 +93,7 @@ class Platform {
   ProgressHook progress_hook_;
   const std::atomic<int>* interrupt_ = nullptr;
   std::chrono::milliseconds lock_timeout_{std::chrono::seconds(120)};
+  std::optional<std::chrono::milliseconds> firmware_wait_;
 };
 
 }  // namespace rdmactl

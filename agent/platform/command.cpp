@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -248,8 +249,25 @@ Result<CommandResult> run_command_with(const std::vector<std::string>& argv, con
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, options.output_to_files ? files[0].get() : out.fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, options.output_to_files ? files[1].get() : err.fds[1], STDERR_FILENO);
-  // dup2 onto itself clears FD_CLOEXEC in the child only (POSIX.1-2024, glibc 2.29 and later).
-  if (options.inherit_fd >= 0) posix_spawn_file_actions_adddup2(&actions, options.inherit_fd, options.inherit_fd);
+  // Nothing of rdmactl's reaches the tool but what it is handed: each inherited descriptor is
+  // copied above the highest of them, every other descriptor above 2 is closed (a close of one
+  // that is not open is no error to posix_spawn; glibc 2.34's closefrom action for the rest), and
+  // the copies go back to their numbers, open across the exec.
+  std::vector<int> kept;
+  for (const int fd : options.inherit_fds) {
+    if (fd > STDERR_FILENO) kept.push_back(fd);
+  }
+  int spare = STDERR_FILENO + 1;
+  for (const int fd : kept) spare = std::max(spare, fd + 1);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    posix_spawn_file_actions_adddup2(&actions, kept[i], spare + static_cast<int>(i));
+  }
+  for (int fd = STDERR_FILENO + 1; fd < spare; ++fd) posix_spawn_file_actions_addclose(&actions, fd);
+  posix_spawn_file_actions_addclosefrom_np(&actions, spare + static_cast<int>(kept.size()));
+  for (size_t i = 0; i < kept.size(); ++i) {
+    posix_spawn_file_actions_adddup2(&actions, spare + static_cast<int>(i), kept[i]);
+    posix_spawn_file_actions_addclose(&actions, spare + static_cast<int>(i));
+  }
   const CommandSpawnAttributes attributes;
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

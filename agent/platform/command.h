@@ -64,10 +64,12 @@ Result<CommandResult> run_command_streaming(const std::vector<std::string>& argv
 struct CommandOptions {
   std::chrono::milliseconds deadline = kCommandDeadline;
   OutputHandler on_output;  // may be empty
-  // A descriptor the tool inherits, open across its exec (every other of rdmactl's is close-on-exec):
-  // a lock on what the tool writes, which it then holds for as long as it runs, even when rdmactl
-  // dies first (agent/platform/firmware_lock.h). -1: none.
-  int inherit_fd = -1;
+  // Descriptors the tool inherits under their own numbers, open across its exec (every other
+  // descriptor above 2 is closed in the tool): a lock on what the tool writes, which it then holds
+  // for as long as it runs, even when rdmactl dies first (agent/platform/firmware_lock.h); a
+  // private copy of a file the tool reads, which it names /dev/fd/N and which lives as long as
+  // the tool does.
+  std::vector<int> inherit_fds;
   // Told the tool's pid as soon as it runs, before its output is read.
   std::function<void(int pid)> on_started;
   // The tool writes its output into files (memfds) rdmactl reads as they grow, not into pipes: a
@@ -80,7 +82,9 @@ struct CommandOptions {
 
 // run_command with options. Every tool starts with no signal blocked and every signal at its
 // default disposition, whatever rdmactl's own threads block or ignore (serve blocks SIGTERM, SIGINT
-// and SIGHUP in its workers and ignores SIGPIPE): a tool a signal should stop, stops.
+// and SIGHUP in its workers and ignores SIGPIPE): a tool a signal should stop, stops. It holds no
+// descriptor of rdmactl's but its standard ones and inherit_fds. It stays in rdmactl's process
+// group: a terminal's Ctrl-C and a service manager's stop reach it as they reach rdmactl.
 Result<CommandResult> run_command_with(const std::vector<std::string>& argv, const CommandOptions& options);
 
 // "mstconfig -d 0000:3b:00.0 -e q": argv as a person would type it, for messages.

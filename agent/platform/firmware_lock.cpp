@@ -46,6 +46,14 @@ std::string firmware_lock_start_ticks(int pid) {
 
 bool firmware_lock_alive(int pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
+// This process's PID namespace ("pid:[4026531836]"): pids in a record are only this namespace's
+// when it is the recorder's (a container's agent shares /run/rdmactl with the host's apply).
+std::string firmware_lock_pid_namespace() {
+  char target[64] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/pid", target, sizeof target - 1);
+  return n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string();
+}
+
 std::string firmware_lock_text(int fd) {
   char buffer[8192];
   const ssize_t n = ::pread(fd, buffer, sizeof buffer, 0);
@@ -61,6 +69,11 @@ std::string FirmwareLock::describe_holder(const std::string& text) {
   const int tool_pid = j.value("toolPid", 0);
   const int by = j.value("rdmactlPid", 0);
   std::string out = tool.empty() ? std::string("a firmware operation") : tool;
+  if (j.value("pidNamespace", std::string()) != firmware_lock_pid_namespace()) {
+    // Recorded from another PID namespace: its pids mean nothing here.
+    return out + ", since " + j.value("started", std::string("?")) + ", started by " +
+           j.value("rdmactlCommand", std::string("rdmactl")) + " in another PID namespace (a container?)";
+  }
   if (tool_pid > 0) {
     const bool same = firmware_lock_start_ticks(tool_pid) == j.value("toolStart", "");
     out += ", pid " + std::to_string(tool_pid) + (same ? "" : " (gone, or its pid reused)");
@@ -70,6 +83,20 @@ std::string FirmwareLock::describe_holder(const std::string& text) {
   out += ", since " + j.value("started", std::string("?"));
   out += ", started by pid " + std::to_string(by) + " (" + j.value("rdmactlCommand", std::string("rdmactl")) + ")";
   if (!firmware_lock_alive(by)) out += ", which is gone: the tool runs on alone";
+  return out;
+}
+
+std::optional<std::string> FirmwareLock::in_progress(const std::string& adapter) {
+  const std::string path = std::string(kFirmwareLockDirectory) + "/firmware-" + adapter;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> out;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) out = describe_holder(firmware_lock_text(fd));
+  } else {
+    ::flock(fd, LOCK_UN);
+  }
+  ::close(fd);
   return out;
 }
 
@@ -123,6 +150,7 @@ void FirmwareLock::record(const std::vector<std::string>& argv, int pid) {
                                  {"toolStart", firmware_lock_start_ticks(pid)},
                                  {"started", iso8601_now()},
                                  {"rdmactlPid", static_cast<int>(::getpid())},
+                                 {"pidNamespace", firmware_lock_pid_namespace()},
                                  {"rdmactlCommand", command_}};
   const std::string text = json_text(record) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text.data(), text.size(), 0) < 0 || ::fdatasync(fd_) != 0) {

@@ -54,7 +54,9 @@ Result<CommandResult> run_tool(const std::vector<std::string>& argv, std::chrono
   CommandOptions options;
   options.deadline = deadline;
   options.on_output = on_output;
-  options.inherit_fd = guard.lock_fd;
+  for (const int fd : {guard.lock_fd, guard.image_fd}) {
+    if (fd >= 0) options.inherit_fds.push_back(fd);
+  }
   options.on_started = guard.on_started;
   // A tool that writes the adapter runs to its end, rdmactl alive or not (the lock it inherited
   // keeps every other run off the adapter until then).
@@ -272,8 +274,8 @@ namespace {
 // A query: the tool's argv run, a non-zero exit with its -E- text, the output through `parse`.
 template <typename T>
 Result<T> query_with(const std::vector<std::string>& argv, const std::string& where,
-                     Result<T> (*parse)(std::string_view)) {
-  auto result = run_tool(argv, kCommandDeadline);
+                     Result<T> (*parse)(std::string_view), const FirmwareToolGuard& guard = {}) {
+  auto result = run_tool(argv, kCommandDeadline, nullptr, guard);
   if (!result) return result.error();
   if (result->exit_code != 0) return tool_failed(argv, *result, where, true);
   auto parsed = parse(result->out);
@@ -287,8 +289,10 @@ Result<FlintQuery> mstflint_query_device(const std::string& pci) {
   return query_with<FlintQuery>({"mstflint", "-d", pci, "q"}, pci, parse_flint_query);
 }
 
-Result<FlintQuery> mstflint_query_image(const std::string& path) {
-  return query_with<FlintQuery>({"mstflint", "-i", path, "q"}, path, parse_flint_query);
+Result<FlintQuery> mstflint_query_image(const std::string& path, int image_fd) {
+  FirmwareToolGuard guard;
+  guard.image_fd = image_fd;
+  return query_with<FlintQuery>({"mstflint", "-i", path, "q"}, path, parse_flint_query, guard);
 }
 
 Result<FwResetQuery> mstfwreset_query(const std::string& pci) {

@@ -101,8 +101,8 @@ std::string mstflint_missing(const std::string& tool);
 // naming the command and quoting the tool's -E- text ("mstflint -d 0000:03:00.0 q: Cannot open Device:
 // 0000:03:00.0. No such file or directory. MFE_CR_ERROR"), kTimeout; `where` is the PCI address.
 Result<FlintQuery> mstflint_query_device(const std::string& pci);
-// `mstflint -i <path> q`.
-Result<FlintQuery> mstflint_query_image(const std::string& path);
+// `mstflint -i <path> q`; `image_fd` (not -1): the descriptor /dev/fd/N in `path` names, handed to it.
+Result<FlintQuery> mstflint_query_image(const std::string& path, int image_fd = -1);
 // `mstfwreset -d <pci> q`.
 Result<FwResetQuery> mstfwreset_query(const std::string& pci);
 
@@ -110,6 +110,10 @@ Result<FwResetQuery> mstfwreset_query(const std::string& pci);
 // tool inherits and holds while it runs (firmware_lock.h), and the record of it in that lock.
 struct FirmwareToolGuard {
   int lock_fd = -1;                                                  // -1: none
+  // A private copy of the image the tool reads as /dev/fd/<image_fd>: handed to it, so that it
+  // reads the copy for as long as it runs (mstflint opens the image again by name for each read:
+  // mlxfwops/lib/flint_io.cpp FImage::read). -1: none.
+  int image_fd = -1;
   std::function<void(const std::vector<std::string>& argv)> before_start;  // just before it starts
   std::function<void(int pid)> on_started;                           // once it runs
 };

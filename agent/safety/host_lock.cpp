@@ -65,8 +65,15 @@ Result<HostLock> HostLock::acquire(std::chrono::milliseconds timeout, const std:
 }
 
 Result<HostLock> HostLock::acquire_host_wide(std::chrono::milliseconds timeout, const std::string& command,
-                                             const std::atomic<int>* interrupt) {
-  return acquire_file("lock-host", "what every network namespace of this host shares (adapter firmware and parameters, "
+                                             const std::string& root, const std::atomic<int>* interrupt) {
+  std::string name = "lock-host";
+  if (!root.empty() && root != "/") {
+    struct stat st {};
+    if (::stat(root.c_str(), &st) != 0) return make_errno_error("cannot stat the --root", errno, root);
+    name += "-" + std::to_string(static_cast<unsigned long long>(st.st_dev)) + "-" +
+            std::to_string(static_cast<unsigned long long>(st.st_ino));
+  }
+  return acquire_file(name, "what every network namespace of this host shares (adapter firmware and parameters, "
                                    "RDMA devices, the subnet manager)",
                       timeout, command, interrupt);
 }

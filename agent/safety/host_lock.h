@@ -38,8 +38,11 @@ class HostLock {
                                   const std::atomic<int>* interrupt = nullptr);
   // The host-wide lock, /run/rdmactl/lock-host: what every namespace shares (change.h host_wide).
   // Taken after the namespace's lock, never before it, so that two runs cannot wait for each other.
+  // Under a --root other than /, those things are the tree's (its sysfs devices, its OpenSM files,
+  // its tools): the lock is lock-host-<device>-<inode> of that directory, so that two fixture trees
+  // do not wait for each other.
   static Result<HostLock> acquire_host_wide(std::chrono::milliseconds timeout, const std::string& command,
-                                            const std::atomic<int>* interrupt = nullptr);
+                                            const std::string& root, const std::atomic<int>* interrupt = nullptr);
   HostLock(HostLock&& other) noexcept;
   HostLock& operator=(HostLock&& other) noexcept;
   HostLock(const HostLock&) = delete;

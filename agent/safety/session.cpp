@@ -277,10 +277,11 @@ RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool kee
   return roll_back_interrupted(engine, platform, journal, spec, node_spec, std::move(recovery));
 }
 
-void guard_host_wide(Engine& engine, std::optional<HostLock>& holder, std::chrono::milliseconds timeout) {
-  engine.set_host_wide_guard([&holder, timeout]() -> Result<bool> {
+void guard_host_wide(Engine& engine, std::optional<HostLock>& holder, std::chrono::milliseconds timeout,
+                     const std::string& root) {
+  engine.set_host_wide_guard([&holder, timeout, root]() -> Result<bool> {
     if (holder) return false;
-    auto lock = HostLock::acquire_host_wide(timeout, this_command_line(), &interrupt_signal());
+    auto lock = HostLock::acquire_host_wide(timeout, this_command_line(), root, &interrupt_signal());
     if (!lock) return lock.error();
     const bool waited = lock->waited();
     holder.emplace(std::move(*lock));

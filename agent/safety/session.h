@@ -41,10 +41,11 @@ RecoveryOutcome recover_interrupted(Engine& engine, Platform& platform, bool kee
 void arm_engine(Engine& engine, Platform& platform, const FabricSpec& spec, const std::string& node,
                 const AuditLog& audit);
 
-// Arms `engine` to take the host-wide lock (HostLock::acquire_host_wide, waiting up to `timeout`)
+// Arms `engine` to take the host-wide lock of `root` (HostLock::acquire_host_wide, waiting up to `timeout`)
 // before its first write of a host-wide resource, in apply and in recover; `holder` keeps it until
 // it is destroyed or reset. Call it once the namespace's lock is held.
-void guard_host_wide(Engine& engine, std::optional<HostLock>& holder, std::chrono::milliseconds timeout);
+void guard_host_wide(Engine& engine, std::optional<HostLock>& holder, std::chrono::milliseconds timeout,
+                     const std::string& root);
 
 // SIGTERM, SIGINT and SIGHUP set this flag (their number) instead of killing the process, once
 // install_interrupt_handlers ran: apply finishes the change it is making, rolls back and reports.

@@ -143,6 +143,13 @@ nlohmann::json observe_device(Platform& platform, const DeviceState& device, boo
       if (!text.empty()) fw["vendorDriverVersion"] = text;
     }
   }
+  // A burn or reset under way (this host, any namespace, perhaps orphaned): what was read may be
+  // the state before it; apply waits for it and plans again from what it leaves.
+  if (auto running = FirmwareLock::in_progress(adapter_of_pci(device.pci))) {
+    fw["operationInProgress"] = *running;
+    notes.push_back("a firmware operation is in progress on this adapter (" + *running +
+                    "): what was read may change when it ends; apply waits for it");
+  }
   if (!notes.empty()) fw["notes"] = std::move(notes);
   return fw;
 }
@@ -206,8 +213,9 @@ nlohmann::json scan_images(const std::string& dir) {
   return out;
 }
 
-// A private copy of a firmware image: a memfd the image is read into once, named for the tools by
-// its /proc path (rdmactl burns as root, and the tools run while it does).
+// A private copy of a firmware image: a memfd the image is read into once, handed to the tools
+// (FirmwareToolGuard::image_fd), which name it /dev/fd/N: their own descriptor, so that the copy
+// lives as long as the tool that reads it, rdmactl alive or not.
 struct FirmwareImageCopy {
   UniqueFd fd;
   std::string path;
@@ -237,7 +245,7 @@ Result<FirmwareImageCopy> firmware_image_copy(const std::string& image) {
     }
   }
   FirmwareImageCopy out;
-  out.path = "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(copy.get());
+  out.path = "/dev/fd/" + std::to_string(copy.get());
   out.fd = std::move(copy);
   return out;
 }
@@ -472,8 +480,9 @@ class FirmwareReconciler final : public Reconciler {
     }
     // One burn or reset per adapter on this host, whatever the namespace, for as long as the tool
     // runs (it inherits the lock): an orphaned burn is waited for, never joined by a second one.
+    // How long: Platform::firmware_wait (apply: as long as a burn may take; serve: 30 s).
     auto lock = FirmwareLock::acquire(
-        adapter_of_pci(pci), platform.lock_timeout(), "rdmactl " + change.resource + " " + wanted,
+        adapter_of_pci(pci), platform.firmware_wait(), "rdmactl " + change.resource + " " + wanted,
         [&](const std::string& holder) { platform.progress(change, "waiting: " + holder); },
         [&] { return platform.interrupt_signal(); });
     if (!lock) return located(lock.error(), change, "");
@@ -484,30 +493,43 @@ class FirmwareReconciler final : public Reconciler {
     const nlohmann::json activation = d.value("activation", nlohmann::json::object());
     const std::string tool = activation.value("tool", "reboot");
     bool burn_needed = !d.value("image", "").empty();
-    if (lock->waited()) {
-      // Another run's operation ended while this one waited: what it left is adopted, not redone.
+    if (burn_needed || lock->waited()) {
+      // The adapter as it is now that nothing else writes it: what another run's operation left
+      // (one this run waited for, or one that ended between the plan and the lock) is adopted,
+      // not redone. A burn takes minutes; this query takes a second.
       auto now = query_now(platform, pci);
-      if (now && same_version(now->running, wanted) && (tool != "reboot" || same_version(now->stored, wanted))) {
-        platform.progress(change, "the adapter runs " + wanted + " already (the operation waited for did it)");
+      if (now && same_version(now->running, wanted) && same_version(now->stored, wanted)) {
+        platform.progress(change, "the adapter runs " + wanted + " already (another operation did it): nothing to do");
         return ok();
       }
       if (now && burn_needed && same_version(now->stored, wanted)) {
-        platform.progress(change, "the flash holds " + wanted + " already (the operation waited for burnt it): not burnt again");
+        platform.progress(change, "the flash holds " + wanted + " already (another operation burnt it): not burnt again");
         burn_needed = false;
       }
     }
     if (burn_needed) {
-      if (auto burnt = burn(platform, change, pci, d.value("image", ""), wanted, guard); !burnt) return burnt;
+      if (auto burnt = burn(platform, change, pci, d.value("image", ""), wanted, guard); !burnt) {
+        // Ctrl-C or a service stop reaches mstflint too (it is in rdmactl's process group), which
+        // aborts its burn cleanly (flint.cpp TerminationHandler): say so, not only its exit code.
+        if (const int signal = platform.interrupt_signal(); signal != 0) {
+          Error e = burnt.error();
+          const std::string flash = flash_now(platform, pci);
+          e.message = signal_name(signal) + " stopped the burn: " + e.message + "; " + flash +
+                      ", nothing was activated (no reset was run)";
+          return e;
+        }
+        return burnt;
+      }
     }
     if (tool == "reboot") return ok();
-    // An operator's Ctrl-C or a service stop during the burn: the image stays on flash (a burn is
-    // never undone), and no reset follows it (every port of the adapter would go down).
+    // A signal to rdmactl alone during the burn (`kill PID`: the tool burnt on): the image stays on
+    // flash (a burn is never undone), and no reset follows it (every port of the adapter would go
+    // down).
     if (const int signal = platform.interrupt_signal(); signal != 0) {
-      const char* name = ::sigabbrev_np(signal);
       return make_error(ErrorKind::kInterrupted,
-                        std::string("SIG") + (name != nullptr ? name : std::to_string(signal).c_str()) +
-                            " arrived during the burn: the image of " + wanted + " is on flash but was not activated (no "
-                            "reset was run); it loads at the next reboot, or with `mstfwreset -d " + pci + " reset`",
+                        signal_name(signal) + " arrived during the burn: the image of " + wanted +
+                            " is on flash but was not activated (no reset was run); it loads at the next reboot, or "
+                            "with `mstfwreset -d " + pci + " reset`",
                         change.resource);
     }
     platform.progress(change, "activating " + wanted + " (" + change.note + ")");
@@ -527,6 +549,18 @@ class FirmwareReconciler final : public Reconciler {
   }
 
  private:
+  static std::string signal_name(int signal) {
+    const char* name = ::sigabbrev_np(signal);
+    return std::string("SIG") + (name != nullptr ? name : std::to_string(signal).c_str());
+  }
+
+  // "the flash holds 22.39.1002" as the adapter answers now, for a report after a stopped burn.
+  static std::string flash_now(Platform& platform, const std::string& pci) {
+    auto now = query_now(platform, pci);
+    if (!now) return "what the flash holds could not be read (" + now.error().message + ")";
+    return "the flash holds " + (now->stored.empty() ? std::string("no readable version") : now->stored);
+  }
+
   static Error located(Error e, const Change& change, const std::string& prefix) {
     e.message = prefix + e.message;
     e.where = change.resource;
@@ -588,11 +622,14 @@ class FirmwareReconciler final : public Reconciler {
       for (size_t at; (at = e.message.find(copy->path)) != std::string::npos;) e.message.replace(at, copy->path.size(), image);
       return located(std::move(e), change, prefix);
     };
-    auto checked = mstflint_query_image(copy->path);
+    auto checked = mstflint_query_image(copy->path, copy->fd.get());
     if (!checked) return named(checked.error(), "checking " + image + " before the burn: ");
-    std::string psid;
-    if (auto now = query_now(platform, pci); now) psid = now->psid;
-    if (!same_version(checked->fw_version, wanted) || (!psid.empty() && !checked->psid.empty() && checked->psid != psid)) {
+    auto adapter = query_now(platform, pci);
+    if (!adapter) {
+      return located(adapter.error(), change, "cannot read the adapter's PSID to check " + image + " against it: ");
+    }
+    const std::string& psid = adapter->psid;
+    if (!same_version(checked->fw_version, wanted) || (!psid.empty() && checked->psid != psid)) {
       return make_error(ErrorKind::kVerification,
                         image + " is not the image that was planned any more: it holds " + checked->fw_version + " for " +
                             (checked->psid.empty() ? std::string("no PSID") : checked->psid) + ", the plan burns " + wanted +
@@ -602,12 +639,14 @@ class FirmwareReconciler final : public Reconciler {
     platform.progress(change, "burning " + image + " onto " + pci + " (" + json_plain_text(change.current) + " -> " + wanted +
                                   "); this takes minutes");
     int last = -1;
+    FirmwareToolGuard with_image = guard;
+    with_image.image_fd = copy->fd.get();
     auto burnt = mstflint_burn(pci, copy->path, kBurnDeadline, [&](int percent) {
       // Every tenth: a line a person can follow and the audit log can keep.
       if (percent / 10 == last / 10 && percent != 100) return;
       last = percent;
       platform.progress(change, "burn " + std::to_string(percent) + "%");
-    }, guard);
+    }, with_image);
     if (!burnt) return named(burnt.error(), "burning " + image + ": ");
     platform.progress(change, "burnt; reading the flash back");
     return read_back(platform, change, pci, wanted, /*running=*/false, std::chrono::seconds(0));

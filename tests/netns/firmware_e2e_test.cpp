@@ -150,7 +150,8 @@ class FirmwareEndToEnd : public NetnsTest {
   }
   // rdmactl with `args` after base_args() (or `base` when given), in the background, stdout and
   // stderr into STATE/<log>.
-  pid_t spawn(const std::vector<std::string>& args, const std::string& log, std::vector<std::string> base = {}) {
+  pid_t spawn(const std::vector<std::string>& args, const std::string& log, std::vector<std::string> base = {},
+              bool own_process_group = false) {
     std::vector<std::string> all = base.empty() ? base_args() : std::move(base);
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -162,8 +163,16 @@ class FirmwareEndToEnd : public NetnsTest {
     const std::string path = state_.root() + "/" + log;
     posix_spawn_file_actions_addopen(&actions, 1, path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&actions, 2, (path + ".err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    if (own_process_group) {
+      // As a shell starts a job: its own process group, which a terminal's Ctrl-C signals whole.
+      posix_spawnattr_setpgroup(&attr, 0);
+      posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    }
     pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, RDMACTL_BINARY, &actions, nullptr, argv.data(), environ), 0);
+    EXPECT_EQ(posix_spawn(&pid, RDMACTL_BINARY, &actions, &attr, argv.data(), environ), 0);
+    posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
     spawned_.push_back(pid);
     return pid;
@@ -359,6 +368,30 @@ TEST_F(FirmwareEndToEnd, SigtermDuringTheBurnIsNotFollowedByAReset) {
   EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ens1f1np1"})[0]["mtu"], 1500);
 }
 
+// Issue 40, 4: Ctrl-C at a terminal signals the whole process group: mstflint aborts its burn
+// cleanly (flint.cpp TerminationHandler), no reset follows, and the report says the flash kept its
+// image and that the signal stopped the burn.
+TEST_F(FirmwareEndToEnd, CtrlCDuringTheBurnStopsItAndNothingFollows) {
+  fake({"burn-seconds", "3"});
+  const std::string spec = write_spec("reset", "      mtu: 9000\n");
+  const pid_t apply = spawn({"apply", "-f", spec, "--format", "json"}, "apply.json", {}, true);
+  ASSERT_TRUE(eventually([&] { return calls_with(" burn") == 1; }, 60s));
+  std::this_thread::sleep_for(500ms);
+  ASSERT_EQ(::kill(-apply, SIGINT), 0);
+  ASSERT_EQ(wait_exit(apply, 60s), 1) << state_.read("/apply.json.err");
+  EXPECT_EQ(calls_with(" reset"), 0u) << state_.read("/calls.log");
+  const nlohmann::json report = nlohmann::json::parse(state_.read("/apply.json"), nullptr, false);
+  ASSERT_TRUE(report.is_object()) << state_.read("/apply.json");
+  ASSERT_GE(report["changes"].size(), 1u) << report.dump(2);
+  EXPECT_EQ(report["changes"][0]["status"], "failed") << report.dump(2);
+  const std::string error = report["changes"][0].value("error", "");
+  EXPECT_NE(error.find("SIGINT stopped the burn"), std::string::npos) << error;
+  EXPECT_NE(error.find("the flash holds 22.39.1002"), std::string::npos) << error;
+  EXPECT_NE(report["errors"].dump().find("SIGINT during the firmware step"), std::string::npos) << report.dump(2);
+  EXPECT_NE(adapter().find("stored 22.39.1002"), std::string::npos) << adapter();
+  EXPECT_EQ(ns().ip_json({"link", "show", "dev", "ens1f1np1"})[0]["mtu"], 1500);
+}
+
 // Issue 40, 2: an apply SIGKILLed during the burn leaves mstflint running; the next apply waits
 // for that burn (naming it), adopts its result and never starts a second one.
 TEST_F(FirmwareEndToEnd, AnOrphanedBurnIsWaitedForAndAdoptedNotBurntTwice) {
@@ -369,6 +402,10 @@ TEST_F(FirmwareEndToEnd, AnOrphanedBurnIsWaitedForAndAdoptedNotBurntTwice) {
   std::this_thread::sleep_for(500ms);
   ::kill(first, SIGKILL);
   wait_exit(first, 10s);
+  // Meanwhile, what rdmactl shows of the adapter says an operation is under way, and whose.
+  nlohmann::json shown;
+  EXPECT_EQ(rdmactl({"show", "--format", "json"}, &shown), 0) << last_err_;
+  EXPECT_NE(shown.dump().find("operationInProgress"), std::string::npos) << shown.dump(2);
   nlohmann::json report;
   EXPECT_EQ(rdmactl({"apply", "-f", spec, "--format", "json"}, &report), 3) << last_err_ << report.dump(2);
   EXPECT_EQ(calls_with(" burn"), 1u) << state_.read("/calls.log");

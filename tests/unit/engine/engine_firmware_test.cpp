@@ -336,5 +336,19 @@ TEST_F(EngineFirmwareTest, WithoutFirmwareWritesABurnIsAnErrorOfThePlanAndNothin
   EXPECT_TRUE(pending.pending_reboot);
 }
 
+// Issue 40, 7: a signal before anything was written (serve stopping with a reconcile queued, a
+// signal while waiting for a lock) is "nothing was changed", never a rollback of nothing.
+TEST_F(EngineFirmwareTest, ASignalBeforeTheFirstWriteChangesNothingAndRollsNothingBack) {
+  std::atomic<int> signal{SIGTERM};
+  engine_->set_interrupt(&signal);
+  const Report report = engine_->apply(platform_, spec_, "n1");
+  EXPECT_TRUE(host_.log.empty());
+  EXPECT_FALSE(report.rolled_back);
+  ASSERT_EQ(report.errors.size(), 1u);
+  EXPECT_EQ(report.errors[0].kind, ErrorKind::kInterrupted);
+  EXPECT_NE(report.errors[0].message.find("SIGTERM before the first write: nothing was changed"), std::string::npos)
+      << report.errors[0].message;
+}
+
 }  // namespace engine_engine_firmware_test
 }  // namespace rdmactl

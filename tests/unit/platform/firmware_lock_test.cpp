@@ -42,7 +42,7 @@ TEST_F(FirmwareLockTest, TheToolHoldsTheLockAfterTheRunLetsGoAndTheWaiterNamesIt
     const int fd = first->fd();
     tool = std::thread([&, fd] {
       CommandOptions options;
-      options.inherit_fd = fd;
+      options.inherit_fds = {fd};
       options.output_to_files = true;
       options.on_started = [&](int pid) {
         first->started(pid);
