@@ -188,9 +188,7 @@ std::optional<std::string> pending_fw_version(const DevlinkInfo& info) {
   const auto running = info.running.find("fw.version");
   const auto stored = info.stored.find("fw.version");
   if (running == info.running.end() || stored == info.stored.end()) return std::nullopt;
-  if (running->second == kMlx5FailedVersionQuery || stored->second == kMlx5FailedVersionQuery) {
-    return std::nullopt;
-  }
+  if (mlx5_version_unknown(running->second) || mlx5_version_unknown(stored->second)) return std::nullopt;
   if (stored->second == running->second) return std::nullopt;
   return stored->second;
 }

@@ -60,6 +60,16 @@ struct DevlinkInfo {
 // it "%d.%d.%04d" as 255.255.65535. Seen for the stored version in
 // captures/firmware/devlink_dev_info_cx6dx_query_failure_2026fix.txt.
 inline constexpr std::string_view kMlx5FailedVersionQuery = "255.255.65535";
+// What mlx5 reports when its firmware cannot be asked at all (no MCQI/MCQS registers):
+// mlx5_fw_version_query sets both versions to 0 before it returns, and mlx5_devlink_info_get prints
+// 0.0.0000 for running and, a stored 0 meaning "no pending version", for stored too (mainline
+// 10dc35f6a443 "net/mlx5: Avoid 'No data available' when FW version queries fail", in 6.19 and
+// backported to stable).
+inline constexpr std::string_view kMlx5UnsupportedVersionQuery = "0.0.0000";
+// Either of the two: not a version, nothing known (never compared, never a downgrade).
+inline bool mlx5_version_unknown(std::string_view version) {
+  return version == kMlx5FailedVersionQuery || version == kMlx5UnsupportedVersionQuery;
+}
 
 // The stored "fw.version" when it is a real version other than the running one: an image
 // flashed and waiting for activation (mlx5 reports stored == running when none waits:

@@ -107,9 +107,12 @@ std::string tool_error_text(std::string_view output) {
   bool in_error = false;
   for (std::string_view line : mstflint_lines(output)) {
     const std::string_view t = trim_mstflint(line);
-    if (t.rfind("-E-", 0) == 0) {
+    // Anywhere in the line: reportErr prints "-E- " with no newline before it, so after a progress
+    // update ("\rWriting Boot image component -  45%") the error continues that line
+    // (flint/subcommands.cpp SubCommand::reportErr, SubCommand::advProgressFunc).
+    if (const size_t at = t.find("-E-"); at != std::string_view::npos) {
       if (!text.empty()) text += ' ';
-      text += trim_mstflint(t.substr(3));
+      text += trim_mstflint(t.substr(at + 3));
       in_error = true;
     } else if (in_error && !t.empty() && t[0] != '-') {
       // A continuation: mstfwreset's "...directory\n." reads "...directory.".

@@ -100,10 +100,13 @@ nlohmann::json observe_device(Platform& platform, const DeviceState& device, boo
       };
       fw["running"] = get(info->running, "fw.version");
       fw["stored"] = get(info->stored, "fw.version");
-      if (fw["stored"] == std::string(kMlx5FailedVersionQuery)) {
-        // mlx5's mark of a failed pending-version query: nothing is known of the flash.
-        fw["stored"] = "";
-        notes.push_back("devlink: the stored version could not be read (" + std::string(kMlx5FailedVersionQuery) + ")");
+      // mlx5's marks of a failed (255.255.65535) or unsupported (0.0.0000) version query are no
+      // versions: nothing is known, and the running one is asked of mstflint or sysfs instead.
+      for (const char* which : {"running", "stored"}) {
+        const std::string seen = fw[which].get<std::string>();
+        if (!mlx5_version_unknown(seen)) continue;
+        fw[which] = "";
+        notes.push_back(std::string("devlink: the ") + which + " version could not be read (it reports " + seen + ")");
       }
       fw["psid"] = get(info->fixed, "fw.psid");
       fw["source"] = "devlink";
@@ -593,7 +596,8 @@ class FirmwareReconciler final : public Reconciler {
         FirmwareView v;
         v.running = info->running.contains("fw.version") ? info->running.at("fw.version") : "";
         v.stored = info->stored.contains("fw.version") ? info->stored.at("fw.version") : "";
-        if (v.stored == kMlx5FailedVersionQuery) v.stored.clear();
+        if (mlx5_version_unknown(v.stored)) v.stored.clear();
+        if (mlx5_version_unknown(v.running)) v.running.clear();
         v.psid = info->fixed.contains("fw.psid") ? info->fixed.at("fw.psid") : "";
         v.source = "devlink";
         if (!v.running.empty()) return v;

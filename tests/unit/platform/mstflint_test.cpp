@@ -305,6 +305,26 @@ TEST_F(MstflintToolTest, BurnFailuresOfDeviceImageAndFirmware) {
   EXPECT_EQ(refused.error().message, "Burning FS4 image failed: Failed to access CR-Space");
 }
 
+// Issue 41, 6: a failure during the write prints its -E- text right after the progress, on the
+// same line (reportErr has no newline before it): the error is found there, not lost.
+TEST_F(MstflintToolTest, AFailureAfterProgressKeepsTheToolsErrorText) {
+  tools_.firmware({"fail-burn-at", "0000:3b:00.0", "45", "Failed to update component: Flash access failed"});
+  std::vector<int> seen;
+  auto burnt = mstflint_burn("0000:3b:00.0", image_, 30s, [&](int p) { seen.push_back(p); });
+  ASSERT_FALSE(burnt);
+  EXPECT_EQ(burnt.error().message, "Burning FS4 image failed: Failed to update component: Flash access failed");
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(stored("0000:3b:00.0"), "20.34.1002");
+}
+
+TEST(ToolErrorText, FindsTheErrorAfterAProgressLineWithoutANewline) {
+  EXPECT_EQ(tool_error_text("\rFSMST_INITIALIZE -   OK\n\rWriting Boot image component -  45%-E- Burning FS4 image "
+                            "failed: Flash access failed\n"),
+            "Burning FS4 image failed: Flash access failed");
+  EXPECT_EQ(tool_error_text("-E- Cannot open Device: 0000:03:00.0. No such file or directory. MFE_CR_ERROR\n"),
+            "Cannot open Device: 0000:03:00.0. No such file or directory. MFE_CR_ERROR");
+}
+
 TEST_F(MstflintToolTest, BurnTimesOutAndLeavesTheFlashAlone) {
   tools_.firmware({"burn-seconds", "20"});
   std::vector<int> seen;

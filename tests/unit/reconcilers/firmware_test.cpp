@@ -20,6 +20,8 @@
 
 #include "agent/engine/engine.h"
 #include "agent/platform/command.h"
+#include "agent/platform/devlink.h"
+#include "tests/unit/platform/fake_devlink.h"
 #include "tests/unit/reconcilers/fake_tools.h"
 #include "tests/unit/reconcilers/fixture_host.h"
 
@@ -98,6 +100,32 @@ TEST_F(FirmwareTest, ObservesEveryFunctionThroughMstflintWhenDevlinkIsNotAsked) 
     EXPECT_EQ(d.firmware->value("source", ""), "mstflint");
     EXPECT_THAT(d.firmware->dump(), HasSubstr("devlink is not asked under --root"));
   }
+}
+
+// Issue 41, 4: an mlx5 whose firmware has no version query makes devlink report 0.0.0000 running
+// and stored (mlx5_fw_version_query's zeros, printed since mainline 10dc35f6a443); a failed query
+// 255.255.65535. Neither is a version: the running one is asked of mstflint instead, and nothing
+// is planned against 0.0.0000.
+TEST_F(FirmwareTest, DevlinksUnknownVersionMarksAreNotVersions) {
+  test::FakeDevlinkKernel kernel;
+  test::FakeMlx5Devlink hw;
+  hw.board_id = kPsid;
+  hw.version_query_supported = false;
+  kernel.add_mlx5(kPf0, hw);
+  kernel.add_mlx5(kPf1, hw);
+  platform_->set_devlink(Devlink::over(kernel.connect()));
+  auto state = engine_->observe(*platform_, nullptr, "n");
+  ASSERT_TRUE(state) << state.error().to_string();
+  ASSERT_FALSE(state->devices.empty());
+  for (const DeviceState& d : state->devices) {
+    ASSERT_TRUE(d.firmware) << d.name;
+    EXPECT_EQ(d.firmware->value("running", ""), "22.39.1002") << d.firmware->dump();
+    EXPECT_EQ(d.firmware->value("source", ""), "mstflint") << d.firmware->dump();
+    EXPECT_THAT(d.firmware->dump(), HasSubstr("the running version could not be read (it reports 0.0.0000)"));
+  }
+  const Report p = plan(spec("22.39.1002"));
+  EXPECT_TRUE(p.errors.empty()) << p.errors[0].message;
+  EXPECT_TRUE(p.changes.empty());
 }
 
 TEST_F(FirmwareTest, PolicyValidateMakesAMismatchAnErrorAndApplyWritesNothing) {
