@@ -5,7 +5,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,10 +25,10 @@
 
 #include "agent/core/fd.h"
 #include "agent/core/json_text.h"
+#include "agent/platform/firmware_image.h"
 #include "agent/platform/firmware_lock.h"
 #include "agent/platform/devlink.h"
 #include "agent/platform/mstflint.h"
-#include "agent/platform/write_all.h"
 #include "agent/state/firmware.h"
 #include "reconcilers/common/resource.h"
 
@@ -216,42 +215,6 @@ nlohmann::json scan_images(const std::string& dir) {
   return out;
 }
 
-// A private copy of a firmware image: a memfd the image is read into once, handed to the tools
-// (FirmwareToolGuard::image_fd), which name it /dev/fd/N: their own descriptor, so that the copy
-// lives as long as the tool that reads it, rdmactl alive or not.
-struct FirmwareImageCopy {
-  UniqueFd fd;
-  std::string path;
-};
-
-// Images are tens of MB; a file much larger is not one.
-constexpr off_t kFirmwareImageMaxBytes = off_t{1} << 30;
-
-Result<FirmwareImageCopy> firmware_image_copy(const std::string& image) {
-  UniqueFd in(::open(image.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!in.valid()) return make_errno_error("cannot open the image", errno, image);
-  struct stat st {};
-  if (::fstat(in.get(), &st) != 0) return make_errno_error("cannot stat the image", errno, image);
-  if (!S_ISREG(st.st_mode) || st.st_size > kFirmwareImageMaxBytes) {
-    return make_error(ErrorKind::kPlatform, "not a firmware image file (not a regular file, or over 1 GiB)", image);
-  }
-  UniqueFd copy(::memfd_create("rdmactl-firmware-image", MFD_CLOEXEC));
-  if (!copy.valid()) return make_errno_error("cannot make a private copy of the image", errno, image);
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(in.get(), buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_errno_error("cannot read the image", errno, image);
-    if (n == 0) break;
-    if (const int err = write_all(copy.get(), std::string_view(buffer, static_cast<size_t>(n))); err != 0) {
-      return make_errno_error("cannot copy the image", err, image);
-    }
-  }
-  FirmwareImageCopy out;
-  out.path = "/dev/fd/" + std::to_string(copy.get());
-  out.fd = std::move(copy);
-  return out;
-}
 
 // How an activation by reset can be done: mstfwreset's levels, else devlink's reload actions.
 nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
