@@ -418,9 +418,16 @@ bool is_default_description(const std::string& description) {
 }
 
 std::string active_speed(const FabricPort& port) {
-  // ibnetdisc.c ibnd_get_agg_linkspeedext_field: the extended speed counts only with
-  // IsExtendedSpeedsSupported; 0 there means the port runs at a LinkSpeed (SDR..QDR).
-  if ((port.cap_mask & kCapHasExtSpeeds) && port.ext_speed_active) return ext_speed_name(port.ext_speed_active);
+  // rdma-core HEAD ibnetdisc.c ibnd_get_agg_linkspeedext_field: with IsExtendedSpeedsSupported,
+  // LinkSpeedExtActive2 (XDR) when set, else LinkSpeedExtActive; 0 there means the port runs at a
+  // LinkSpeed (SDR..QDR), or at FDR10, which only the Mellanox ExtendedPortInfo tells from QDR
+  // (ibqueryerrors.c print_port_config: espeed, else fdr10, else speed). port_of() fills the
+  // LinkSpeedExt2 fields only where the CapabilityMask(2) say they are valid.
+  if (port.cap_mask & kCapHasExtSpeeds) {
+    if (port.ext2_speed_active) return ext_speed_name(port.ext2_speed_active << 5);
+    if (port.ext_speed_active) return ext_speed_name(port.ext_speed_active);
+  }
+  if (port.mlnx_speed_active & kMlnxFdr10) return "FDR10";
   return speed_name(port.speed_active);
 }
 
@@ -432,11 +439,18 @@ std::string best_common_speed(const FabricPort& a, const FabricPort& b) {
     }
     return bit;
   };
-  if ((a.cap_mask & kCapHasExtSpeeds) && (b.cap_mask & kCapHasExtSpeeds) && a.ext_speed_supported &&
-      b.ext_speed_supported) {
-    const int ext = highest_bit(a.ext_speed_supported & b.ext_speed_supported);
+  // infiniband-diags ibdiag_common.c get_max_msg: the extended speeds when both ends have the
+  // capability and support some (rdma-core HEAD: LinkSpeedExtSupported | LinkSpeedExtSupported2
+  // << 5, ibnd_get_agg_linkspeedextsup), else FDR10 when both ends' ExtendedPortInfo supports it
+  // (check_fdr10_supp), else LinkSpeedSupported.
+  auto ext_supported = [](const FabricPort& p) {
+    return (p.cap_mask & kCapHasExtSpeeds) ? (p.ext_speed_supported | (p.ext2_speed_supported << 5)) : 0;
+  };
+  if (ext_supported(a) && ext_supported(b)) {
+    const int ext = highest_bit(ext_supported(a) & ext_supported(b));
     if (ext) return ext_speed_name(ext);
   }
+  if ((a.mlnx_speed_supported & kMlnxFdr10) && (b.mlnx_speed_supported & kMlnxFdr10)) return "FDR10";
   return speed_name(highest_bit(a.speed_supported & b.speed_supported));
 }
 

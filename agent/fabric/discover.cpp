@@ -17,6 +17,7 @@
 #include <optional>
 #include <vector>
 
+#include "agent/fabric/decode.h"
 #include "agent/fabric/encoding.h"
 
 namespace rdmactl::fabric {
@@ -33,6 +34,7 @@ constexpr MAD_FIELDS kCounterFields[] = {
     IB_PC_ERR_SYM_F,      IB_PC_LINK_RECOVERS_F,  IB_PC_LINK_DOWNED_F,    IB_PC_ERR_RCV_F,       IB_PC_ERR_PHYSRCV_F,
     IB_PC_XMT_DISCARDS_F, IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F};
 
+
 struct FabricDeleter {
   void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
 };
@@ -43,10 +45,6 @@ struct MadPortDeleter {
 // NodeDescription is 64 bytes, NUL-padded when shorter (IBA 14.2.5.2).
 std::string node_description(const char* bytes, std::size_t size) {
   return std::string(bytes, strnlen(bytes, size));
-}
-
-int field(const uint8_t* info, MAD_FIELDS f) {
-  return static_cast<int>(mad_get_field(const_cast<uint8_t*>(info), 0, f));
 }
 
 // The local device and port: checked here, before libibnetdisc, so that "no InfiniBand port" says
@@ -127,34 +125,6 @@ Result<LocalPort> local_port(const DiscoverOptions& options) {
                       out.ca);
   }
   return out;
-}
-
-FabricPort to_port(const ibnd_node_t* node, const ibnd_port_t* port) {
-  FabricPort p;
-  const uint8_t* info = port->info;
-  p.number = port->portnum;
-  p.guid = port->guid;
-  p.lid = port->base_lid;
-  p.state = field(info, IB_PORT_STATE_F);
-  p.phys_state = field(info, IB_PORT_PHYS_STATE_F);
-  p.width_active = field(info, IB_PORT_LINK_WIDTH_ACTIVE_F);
-  p.width_supported = field(info, IB_PORT_LINK_WIDTH_SUPPORTED_F);
-  p.width_enabled = field(info, IB_PORT_LINK_WIDTH_ENABLED_F);
-  p.speed_active = field(info, IB_PORT_LINK_SPEED_ACTIVE_F);
-  p.speed_supported = field(info, IB_PORT_LINK_SPEED_SUPPORTED_F);
-  p.speed_enabled = field(info, IB_PORT_LINK_SPEED_ENABLED_F);
-  // A switch's CapabilityMask is valid only on port 0 (iblinkinfo.c print_port; ibnetdisc.c
-  // ibnd_get_agg_linkspeedext_field reads the extended speeds only when it has
-  // IsExtendedSpeedsSupported).
-  const uint8_t* cap_info = info;
-  if (node->type == IB_NODE_SWITCH) cap_info = node->ports[0] ? node->ports[0]->info : nullptr;
-  p.cap_mask = cap_info ? static_cast<uint32_t>(field(cap_info, IB_PORT_CAPMASK_F)) : 0;
-  if (p.cap_mask & kCapHasExtSpeeds) {
-    p.ext_speed_active = field(info, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
-    p.ext_speed_supported = field(info, IB_PORT_LINK_SPEED_EXT_SUPPORTED_F);
-    p.ext_speed_enabled = field(info, IB_PORT_LINK_SPEED_EXT_ENABLED_F);
-  }
-  return p;
 }
 
 class Queries {
@@ -296,7 +266,7 @@ FabricScan scan_of(const ibnd_fabric_t& fabric, const LocalPort& local, std::vec
     for (int p = 0; p <= n->numports; ++p) {
       const ibnd_port_t* port = n->ports ? n->ports[p] : nullptr;
       if (!port) continue;
-      FabricPort fp = to_port(n, port);
+      FabricPort fp = port_of(n, port);
       if (port->remoteport && port->remoteport->node) {
         fp.peer = PortRef{index.at(port->remoteport->node), port->remoteport->portnum};
       }
@@ -323,15 +293,15 @@ void query_subnet_managers(Queries& q, const std::vector<const ibnd_node_t*>& or
     sm.port = PortRef{i, p.number};
     sm.lid = p.lid;
     // By directed route, which works before any LID is assigned: to a CA port through the switch
-    // port it hangs off, so that the route ends at the port whose PortInfo said IsSM even where
-    // libibnetdisc merged two nodes of one GUID (its path_portid is the first one's).
+    // port it hangs off (sm_route_via), so that the route ends at the port whose PortInfo said
+    // IsSM: where libibnetdisc merged two nodes of one GUID (its path_portid is the first one's),
+    // and on the scanning adapter's other ports, which a route of 0 hops does not reach.
     ib_portid_t path = n->path_portid;
-    if (node.type != NodeType::kSwitch && scan.local_node != i && p.peer &&
-        scan.nodes[p.peer->node].type == NodeType::kSwitch) {
-      ib_portid_t via = order[p.peer->node]->path_portid;
-      if (via.drpath.cnt + 1 < IB_SUBNET_PATH_HOPS_MAX) {
-        via.drpath.p[++via.drpath.cnt] = static_cast<uint8_t>(p.peer->port);
-        path = via;
+    if (const auto via = sm_route_via(scan, i, p.number)) {
+      ib_portid_t through = order[via->node]->path_portid;
+      if (through.drpath.cnt + 1 < IB_SUBNET_PATH_HOPS_MAX) {
+        through.drpath.p[++through.drpath.cnt] = static_cast<uint8_t>(via->port);
+        path = through;
       }
     }
     q.sminfo(path, sm);
@@ -361,6 +331,11 @@ Result<FabricScan> discover_fabric(const DiscoverOptions& options) {
   if (!local) return std::move(local).error();
 
   ibnd_config_t config{};
+  // The Mellanox ExtendedPortInfo, the only place FDR10 shows (a link at FDR10 reads QDR in
+  // PortInfo): infiniband-diags ask for it by default (ibdiag_common.c ibd_ibnetdisc_flags =
+  // IBND_CONFIG_MLX_EPI), libibnetdisc only of Mellanox devices at LinkUp/QDR (ibnetdisc.c
+  // recv_port_info, is_mlnx_ext_port_info_supported).
+  config.flags = IBND_CONFIG_MLX_EPI;
   config.timeout_ms = static_cast<unsigned>(options.timeout_ms);
   config.retries = static_cast<unsigned>(options.retries);
   std::vector<char> ca_name(local->ca.begin(), local->ca.end());

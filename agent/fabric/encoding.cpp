@@ -81,6 +81,7 @@ std::string ext_speed_name(int ext_bit) {
     case 2: return "EDR";
     case 4: return "HDR";
     case 8: return "NDR";
+    case 32: return "XDR";
     default: return "";
   }
 }

@@ -14,6 +14,13 @@ namespace rdmactl::fabric {
 // IB_PORT_CAP_HAS_EXT_SPEEDS; not in the installed <infiniband/mad.h>, hence defined here).
 inline constexpr uint32_t kCapIsSm = 0x00000002;
 inline constexpr uint32_t kCapHasExtSpeeds = 0x00004000;
+inline constexpr uint32_t kCapHasCapMask2 = 0x00008000;  // IB_PORT_CAP_HAS_CAP_MASK2
+// PortInfo:CapabilityMask2 IsExtendedSpeeds2Supported (rdma-core HEAD libibmad/iba_types.h
+// IB_PORT_CAP2_IS_EXT_SPEEDS_2_SUPPORTED; not in rdma-core 44): LinkSpeedExt*2 are valid.
+inline constexpr uint32_t kCap2ExtSpeeds2 = 0x0800;
+// Mellanox ExtendedPortInfo LinkSpeed* bit FDR10 (infiniband-diags ibdiag_common.h FDR10; ibsim
+// sim.h MLNXLINKSPEED_FDR10).
+inline constexpr int kMlnxFdr10 = 1;
 
 // PortInfo:PortState (libibmad dump.c mad_dump_portstate).
 inline constexpr int kPortDown = 1;
@@ -45,11 +52,14 @@ int widest(int mask);
 // Link speeds by name, ranked slowest first: SDR, DDR, QDR (PortInfo:LinkSpeed* 1/2/4, libibmad
 // dump.c mad_dump_linkspeed: 2.5/5.0/10.0 Gbps per lane), FDR10 (Mellanox extended PortInfo only),
 // FDR, EDR, HDR, NDR (PortInfo:LinkSpeedExt* 1/2/4/8, mad_dump_linkspeedext: 14.0625/25.78125/
-// 53.125/106.25 Gbps), XDR (LinkSpeedExt2, not read by rdma-core 44). 0 for an unknown name.
+// 53.125/106.25 Gbps), XDR (LinkSpeedExt2 1, 212.5 Gbps: rdma-core HEAD libibmad dump.c
+// mad_dump_linkspeedext2; rdma-core 44 has no field for it). 0 for an unknown name.
 int speed_rank(const std::string& name);
 const std::vector<std::string>& speed_names();
 std::string speed_name(int speed_bit);      // LinkSpeed bit -> SDR/DDR/QDR, "" otherwise
-std::string ext_speed_name(int ext_bit);    // LinkSpeedExt bit -> FDR/EDR/HDR/NDR, "" otherwise
+// LinkSpeedExt bit -> FDR/EDR/HDR/NDR, and the aggregate bit 32 (LinkSpeedExt2's XDR bit 1 << 5,
+// as rdma-core HEAD ibnd_get_agg_linkspeedext_field) -> XDR; "" otherwise.
+std::string ext_speed_name(int ext_bit);
 // Gb/s per lane of a speed name (0 when unknown), for rates in messages.
 double lane_gbps(const std::string& speed);
 

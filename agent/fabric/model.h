@@ -37,10 +37,19 @@ struct FabricPort {
   int width_active = 0, width_supported = 0, width_enabled = 0;
   int speed_active = 0, speed_supported = 0, speed_enabled = 0;
   int ext_speed_active = 0, ext_speed_supported = 0, ext_speed_enabled = 0;
+  // LinkSpeedExt{Active,Supported,Enabled}2 (XDR = 1): read only when the CapabilityMask has
+  // IsExtendedSpeedsSupported and IsCapabilityMask2Supported and CapabilityMask2 has
+  // IsExtendedSpeeds2Supported (rdma-core HEAD ibnetdisc.c ibnd_get_agg_linkspeedext_field).
+  int ext2_speed_active = 0, ext2_speed_supported = 0, ext2_speed_enabled = 0;
+  // The Mellanox ExtendedPortInfo (attribute 0xFF90) LinkSpeed{Active,Supported,Enabled}
+  // (FDR10 = 1): libibnetdisc asks for it, with IBND_CONFIG_MLX_EPI, only of a Mellanox device at
+  // LinkUp/QDR without an extended speed (ibnetdisc.c recv_port_info); 0 elsewhere.
+  int mlnx_speed_active = 0, mlnx_speed_supported = 0, mlnx_speed_enabled = 0;
   // CapabilityMask of the port that speaks for this one: a switch's port 0 for all of its ports
   // (IBA 14.2.5.6: only port 0 of a switch has a valid CapabilityMask; iblinkinfo does the same,
   // infiniband-diags ibdiag_common.c get_max_msg).
   uint32_t cap_mask = 0;
+  uint32_t cap_mask2 = 0;  // CapabilityMask2 of the same port, when cap_mask has IsCapabilityMask2Supported
   std::optional<PortRef> peer;  // the port at the other end of the link, when discovered
   // PortCounters error counters, spelt as ibqueryerrors does (libibmad mad_field_name). Empty
   // when not read: see counters_error.

@@ -148,6 +148,7 @@ expect_rc() { [ "$RC" -eq "$1" ] || fail "exit code $RC, expected $1; stderr: $(
 case $TOPO in
   fattree) VIEWER=node05 ;;
   2sw4hca) VIEWER=node04 ;;
+  fdr10) VIEWER=node03 ;;
   none) VIEWER= ;;
   *) fail "unknown topology $TOPO" ;;
 esac
@@ -202,6 +203,21 @@ case $SCEN in
     expect_json r.json '"SymbolErrorCounter 250 (> 0)" in r["findings"][0]["message"]' \
       '"LinkErrorRecoveryCounter 3 (> 0)" in r["findings"][0]["message"]' \
       'r["findings"][0]["peer"]["description"] == "spine01" and r["findings"][0]["peer"]["port"] == 3'
+    ;;
+  fdr10-speeds)
+    # FDR10 through the Mellanox ExtendedPortInfo (fabric-fdr10.net): five links at FDR10, one at
+    # QDR between ports that support no more (ibsim writes no ExtendedPortInfo on it). Without a
+    # spec nothing is wrong; with linkSpeed FDR10 the QDR link, and only it, is.
+    start
+    fabric "$VIEWER" r.json --format json
+    expect_rc 0 r.json
+    expect_findings r.json
+    expect_json r.json 'sorted(l["speed"] for l in r["links"]) == ["FDR10"] * 5 + ["QDR"]'
+    printf 'apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: fdr10}\nfabric: {linkSpeed: FDR10, linkWidth: 12x}\n' >spec.yaml
+    fabric "$VIEWER" s.json -f spec.yaml --format json
+    expect_rc 2 s.json
+    expect_findings s.json "link-speed|sw02|2"
+    expect_json s.json '"link runs at QDR; the spec says linkSpeed FDR10" in r["findings"][0]["message"]'
     ;;
   no-master)
     # The only SM is killed (SIGKILL): no master. Ports stay Active (ibsim keeps their state).
