@@ -188,17 +188,37 @@ class Checker {
       for (const FabricPort& p : scan_.nodes[n].ports) {
         std::vector<std::string> raised;
         std::set<std::string> names;
+        bool saturated_any = false;
         for (const std::string& name : error_counter_names()) {
           auto it = p.counters.find(name);
           if (it == p.counters.end()) continue;
           const uint64_t limit = counter_threshold(expect_, name);
-          if (it->second <= limit) continue;
-          raised.push_back(name + " " + std::to_string(it->second) + " (> " + std::to_string(limit) + ")");
+          // A PortCounters counter at its maximum stopped there: the real count is that or more,
+          // so a threshold at or above the maximum cannot be judged and is not taken as passed.
+          const uint64_t max = counter_max(name);
+          const bool saturated = !p.counters_extended && max > 0 && it->second >= max;
+          if (it->second <= limit && !saturated) continue;
+          std::string text = name + " " + std::to_string(it->second);
+          if (saturated) {
+            text += " (saturated: PortCounters stops at " + std::to_string(max) + "; " +
+                    (limit >= max ? "the threshold " + std::to_string(limit) + " cannot be told"
+                                  : "> " + std::to_string(limit)) +
+                    ")";
+            saturated_any = true;
+          } else {
+            text += " (> " + std::to_string(limit) + ")";
+          }
+          raised.push_back(text);
           names.insert(name);
         }
         if (raised.empty()) continue;
+        std::string fix = counter_fix(names, p);
+        if (saturated_any) {
+          fix += "; a saturated counter counts no more: the port's PMA has no 64-bit error counters "
+                 "(PortCountersExtended), so clear it (`perfquery -R`) and read it again soon after";
+        }
         FabricFinding& f = add("error-counters", "warning", n, p.number,
-                               "error counters above their thresholds: " + join(raised), counter_fix(names, p));
+                               "error counters above their thresholds: " + join(raised), std::move(fix));
         if (p.peer) set_peer(f, *p.peer);
       }
     }

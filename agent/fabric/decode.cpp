@@ -4,6 +4,8 @@
 
 #include <infiniband/mad.h>
 
+#include <iterator>
+
 #include "agent/fabric/encoding.h"
 
 namespace rdmactl::fabric {
@@ -21,6 +23,22 @@ constexpr int kDecodeExt2Byte = 56;
 int decode_ext2_active(const uint8_t* info) { return (info[kDecodeExt2Byte] >> 5) & 0x3; }
 int decode_ext2_supported(const uint8_t* info) { return (info[kDecodeExt2Byte] >> 3) & 0x3; }
 int decode_ext2_enabled(const uint8_t* info) { return info[kDecodeExt2Byte] & 0x7; }
+
+// libibmad's IB_PM_* CapabilityMask bits (rdma-core 44 libibmad/iba_types.h; not installed).
+constexpr uint16_t kDecodePmAllPortSelect = 1 << 8;
+constexpr uint16_t kDecodePmExtWidth = 1 << 9;
+constexpr uint16_t kDecodePmExtWidthNoIetf = 1 << 10;
+constexpr uint32_t kDecodePmAddlPortCountersExt = 1 << 1;  // CapabilityMask2, IB_PM_IS_ADDL_PORT_CTRS_EXT_SUP
+
+// The libibmad fields of error_counter_names(), in the same order: PortCounters, and
+// PortCountersExtended (fields.c: "SymbolErrorCounter" ... 64 bits each from bit 576).
+constexpr MAD_FIELDS kDecodeCounterFields[] = {
+    IB_PC_ERR_SYM_F,      IB_PC_LINK_RECOVERS_F,  IB_PC_LINK_DOWNED_F,    IB_PC_ERR_RCV_F,       IB_PC_ERR_PHYSRCV_F,
+    IB_PC_XMT_DISCARDS_F, IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F};
+constexpr MAD_FIELDS kDecodeExtCounterFields[] = {
+    IB_PC_EXT_ERR_SYM_F,      IB_PC_EXT_LINK_RECOVERS_F,  IB_PC_EXT_LINK_DOWNED_F,
+    IB_PC_EXT_ERR_RCV_F,      IB_PC_EXT_ERR_PHYSRCV_F,    IB_PC_EXT_XMT_DISCARDS_F,
+    IB_PC_EXT_ERR_LOCALINTEG_F, IB_PC_EXT_ERR_EXCESS_OVR_F, IB_PC_EXT_VL15_DROPPED_F};
 
 }  // namespace
 
@@ -60,6 +78,39 @@ FabricPort port_of(const ibnd_node_t* node, const ibnd_port_t* port) {
   p.mlnx_speed_supported = decode_field(port->ext_info, IB_MLNX_EXT_PORT_LINK_SPEED_SUPPORTED_F);
   p.mlnx_speed_enabled = decode_field(port->ext_info, IB_MLNX_EXT_PORT_LINK_SPEED_ENABLED_F);
   return p;
+}
+
+bool PmCapabilities::all_port_select() const { return (cap_mask & kDecodePmAllPortSelect) != 0; }
+
+bool PmCapabilities::extended_error_counters() const {
+  return (cap_mask & (kDecodePmExtWidth | kDecodePmExtWidthNoIetf)) && (cap_mask2 & kDecodePmAddlPortCountersExt);
+}
+
+PmCapabilities pm_capabilities(const uint8_t* cpi) {
+  PmCapabilities c;
+  c.cap_mask = static_cast<uint16_t>((cpi[2] << 8) | cpi[3]);
+  const uint32_t word = (static_cast<uint32_t>(cpi[4]) << 24) | (static_cast<uint32_t>(cpi[5]) << 16) |
+                        (static_cast<uint32_t>(cpi[6]) << 8) | cpi[7];
+  c.cap_mask2 = word >> 5;  // below it, RespTimeValue (5 bits)
+  return c;
+}
+
+std::map<std::string, uint64_t> error_counters_of(const uint8_t* attribute, bool extended) {
+  std::map<std::string, uint64_t> out;
+  const auto& names = error_counter_names();
+  static_assert(std::size(kDecodeCounterFields) == std::size(kDecodeExtCounterFields));
+  for (std::size_t i = 0; i < names.size() && i < std::size(kDecodeCounterFields); ++i) {
+    uint64_t value = 0;
+    if (extended) {
+      mad_decode_field(const_cast<uint8_t*>(attribute), kDecodeExtCounterFields[i], &value);
+    } else {
+      uint32_t v32 = 0;
+      mad_decode_field(const_cast<uint8_t*>(attribute), kDecodeCounterFields[i], &v32);
+      value = v32;
+    }
+    out[names[i]] = value;
+  }
+  return out;
 }
 
 std::optional<PortRef> sm_route_via(const FabricScan& scan, std::size_t node, int port) {

@@ -23,17 +23,7 @@
 namespace rdmactl::fabric {
 namespace {
 
-// PerfMgt ClassPortInfo:CapabilityMask bit AllPortSelect (IBA 16.1.2; rdma-core
-// libibmad/iba_types.h IB_PM_ALL_PORT_SELECT, not in the installed <infiniband/mad.h>): a switch
-// that has it sums every port's counters for PortSelect 0xFF.
-constexpr uint16_t kPmAllPortSelect = 1 << 8;
 constexpr int kAllPorts = 0xFF;
-
-// The libibmad fields of error_counter_names(), in the same order.
-constexpr MAD_FIELDS kCounterFields[] = {
-    IB_PC_ERR_SYM_F,      IB_PC_LINK_RECOVERS_F,  IB_PC_LINK_DOWNED_F,    IB_PC_ERR_RCV_F,       IB_PC_ERR_PHYSRCV_F,
-    IB_PC_XMT_DISCARDS_F, IB_PC_ERR_LOCALINTEG_F, IB_PC_ERR_EXCESS_OVR_F, IB_PC_VL15_DROPPED_F};
-
 
 struct FabricDeleter {
   void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
@@ -165,28 +155,27 @@ class Queries {
     }
   }
 
-  // The error counters of `portnum` (or kAllPorts) behind `lid`; false when the PMA did not answer.
-  bool counters(int lid, int portnum, std::map<std::string, uint64_t>& out) {
+  // The error counters of `portnum` (or kAllPorts) behind `lid`, from PortCountersExtended when
+  // `extended` (ibqueryerrors.c print_errors), else PortCounters; false when the PMA did not answer.
+  bool counters(int lid, int portnum, bool extended, std::map<std::string, uint64_t>& out) {
     uint8_t pc[1024] = {};
     ib_portid_t portid{};
     ib_portid_set(&portid, lid, 0, 0);
-    if (!pma_query_via(pc, &portid, portnum, timeout_, IB_GSI_PORT_COUNTERS, port_)) return false;
-    const auto& names = error_counter_names();
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      uint32_t value = 0;
-      mad_decode_field(pc, kCounterFields[i], &value);
-      out[names[i]] = value;
+    if (!pma_query_via(pc, &portid, portnum, timeout_, extended ? IB_GSI_PORT_COUNTERS_EXT : IB_GSI_PORT_COUNTERS,
+                       port_)) {
+      return false;
     }
+    out = error_counters_of(pc, extended);
     return true;
   }
 
-  // PerfMgt ClassPortInfo:CapabilityMask (ibqueryerrors.c query_cap_mask: bytes 2-3, big-endian).
-  std::optional<uint16_t> pm_cap_mask(int lid) {
+  // PerfMgt ClassPortInfo of the PMA behind `lid` (ibqueryerrors.c query_cap_mask).
+  std::optional<PmCapabilities> pm_caps(int lid, int portnum) {
     uint8_t pc[1024] = {};
     ib_portid_t portid{};
     ib_portid_set(&portid, lid, 0, 0);
-    if (!pma_query_via(pc, &portid, 0, timeout_, CLASS_PORT_INFO, port_)) return std::nullopt;
-    return static_cast<uint16_t>((pc[2] << 8) | pc[3]);
+    if (!pma_query_via(pc, &portid, portnum, timeout_, CLASS_PORT_INFO, port_)) return std::nullopt;
+    return pm_capabilities(pc);
   }
 
  private:
@@ -212,20 +201,22 @@ void read_counters(Queries& q, FabricScan& scan) {
         fail_all("the switch has no LID or is not Active: its PMA is reached by LID only");
         continue;
       }
+      const auto caps = q.pm_caps(node.lid, 0);
+      const bool extended = caps && caps->extended_error_counters();
       bool read_each = true;
-      const auto cap = q.pm_cap_mask(node.lid);
-      if (cap && (*cap & kPmAllPortSelect) && q.counters(node.lid, kAllPorts, node.all_port_counters)) {
+      if (caps && caps->all_port_select() && q.counters(node.lid, kAllPorts, extended, node.all_port_counters)) {
         read_each = std::any_of(node.all_port_counters.begin(), node.all_port_counters.end(),
                                 [](const auto& kv) { return kv.second > 0; });
       }
       for (FabricPort& p : node.ports) {
         if (p.number == 0) continue;
+        p.counters_extended = extended;
         if (!read_each) {
           for (const std::string& name : error_counter_names()) p.counters[name] = 0;  // all sums are 0
           continue;
         }
-        if (!q.counters(node.lid, p.number, p.counters)) {
-          p.counters_error = "no answer to PortCounters";
+        if (!q.counters(node.lid, p.number, extended, p.counters)) {
+          p.counters_error = extended ? "no answer to PortCountersExtended" : "no answer to PortCounters";
           ++scan.counters_failed;
         }
       }
@@ -234,8 +225,13 @@ void read_counters(Queries& q, FabricScan& scan) {
         if (p.lid == 0 || p.state != kPortActive) {
           p.counters_error = "the port has no LID or is not Active: its PMA is reached by LID only";
           ++scan.counters_failed;
-        } else if (!q.counters(p.lid, p.number, p.counters)) {
-          p.counters_error = "no answer to PortCounters";
+          continue;
+        }
+        // Each CA port's PMA says for itself (ibqueryerrors.c print_node: query_cap_mask per port).
+        const auto caps = q.pm_caps(p.lid, p.number);
+        p.counters_extended = caps && caps->extended_error_counters();
+        if (!q.counters(p.lid, p.number, p.counters_extended, p.counters)) {
+          p.counters_error = p.counters_extended ? "no answer to PortCountersExtended" : "no answer to PortCounters";
           ++scan.counters_failed;
         }
       }

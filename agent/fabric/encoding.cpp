@@ -3,6 +3,7 @@
 #include "agent/fabric/encoding.h"
 
 #include <array>
+#include <map>
 #include <utility>
 
 namespace rdmactl::fabric {
@@ -109,11 +110,27 @@ const std::vector<std::string>& error_counter_names() {
   // PortRcvSwitchRelayErrors (common on switches, `ibqueryerrors -c` suppresses it),
   // PortXmitConstraintErrors and PortRcvConstraintErrors (partition enforcement), and
   // PortXmitWait (congestion, not an error).
+  // The three are not read: a threshold for them is refused (schemas/fabric-spec.schema.json).
   static const std::vector<std::string> kNames = {
       "SymbolErrorCounter",      "LinkErrorRecoveryCounter",     "LinkDownedCounter",
       "PortRcvErrors",           "PortRcvRemotePhysicalErrors",  "PortXmitDiscards",
       "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped"};
   return kNames;
+}
+
+uint64_t counter_max(const std::string& counter) {
+  // libibmad fields.c (rdma-core 44), PortCounters: BITSOFFS(32, 16) SymbolErrorCounter, (48, 8)
+  // LinkErrorRecoveryCounter, (56, 8) LinkDownedCounter, (64, 16) PortRcvErrors, (80, 16)
+  // PortRcvRemotePhysicalErrors, (112, 16) PortXmitDiscards, (152, 4) LocalLinkIntegrityErrors,
+  // (156, 4) ExcessiveBufferOverrunErrors, (176, 16) VL15Dropped.
+  static const std::map<std::string, uint64_t> kMax = {
+      {"SymbolErrorCounter", 0xffff},     {"LinkErrorRecoveryCounter", 0xff},
+      {"LinkDownedCounter", 0xff},        {"PortRcvErrors", 0xffff},
+      {"PortRcvRemotePhysicalErrors", 0xffff}, {"PortXmitDiscards", 0xffff},
+      {"LocalLinkIntegrityErrors", 0xf},  {"ExcessiveBufferOverrunErrors", 0xf},
+      {"VL15Dropped", 0xffff}};
+  auto it = kMax.find(counter);
+  return it == kMax.end() ? 0 : it->second;
 }
 
 }  // namespace rdmactl::fabric

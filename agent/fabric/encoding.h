@@ -66,5 +66,10 @@ double lane_gbps(const std::string& speed);
 // The error counters of PortCounters `fabric` checks, in the attribute's order and spelt as
 // libibmad's mad_field_name gives them (ibqueryerrors prints and reads thresholds by these names).
 const std::vector<std::string>& error_counter_names();
+// The most a PortCounters error counter can hold (its width in libibmad fields.c: 16 bits for
+// SymbolErrorCounter, 8 for LinkErrorRecoveryCounter, 4 for LocalLinkIntegrityErrors, ...): a
+// counter stops there and does not wrap (ibsim sim_mad.c addval stops at GS_PERF_*_LIMIT, the same
+// widths). 0 for an unknown name. PortCountersExtended holds the same counters in 64 bits.
+uint64_t counter_max(const std::string& counter);
 
 }  // namespace rdmactl::fabric

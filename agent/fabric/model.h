@@ -54,6 +54,11 @@ struct FabricPort {
   // PortCounters error counters, spelt as ibqueryerrors does (libibmad mad_field_name). Empty
   // when not read: see counters_error.
   std::map<std::string, uint64_t> counters;
+  // Where `counters` come from: PortCountersExtended's 64-bit error counters (the PMA has
+  // IsAdditionalPortCountersExtendedSupported, as ibqueryerrors.c check_threshold uses them), or
+  // PortCounters, whose counters are 4 to 16 bits wide and stop at their maximum (encoding.h
+  // counter_max).
+  bool counters_extended = false;
   std::string counters_error;  // why the counters could not be read; empty when they were
 };
 

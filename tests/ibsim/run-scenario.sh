@@ -204,6 +204,20 @@ case $SCEN in
       '"LinkErrorRecoveryCounter 3 (> 0)" in r["findings"][0]["message"]' \
       'r["findings"][0]["peer"]["description"] == "spine01" and r["findings"][0]["peer"]["port"] == 3'
     ;;
+  counters-saturated)
+    # A PortCounters counter at its maximum (SymbolErrorCounter is 16 bits: libibmad fields.c
+    # BITSOFFS(32, 16)) stops there; ibsim's PMA has no 64-bit error counters (sim_mad.c do_cpi:
+    # no CapabilityMask2). A threshold above the maximum could never fire: the saturated counter is
+    # a finding that says so. LinkDownedCounter 3 under its threshold 5 is not.
+    start
+    console 'PerformanceSet "leaf02"[7] PortCounters.SymbolErrorCounter=65535'
+    console 'PerformanceSet "leaf01"[8] PortCounters.LinkDownedCounter=3'
+    printf 'apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: sat}\nfabric: {thresholds: {SymbolErrorCounter: 100000, LinkDownedCounter: 5}}\n' >spec.yaml
+    fabric "$VIEWER" r.json -f spec.yaml --format json
+    expect_rc 2 r.json
+    expect_findings r.json "error-counters|leaf02|7"
+    expect_json r.json '"SymbolErrorCounter 65535 (saturated: PortCounters stops at 65535; the threshold 100000 cannot be told)" in r["findings"][0]["message"]'
+    ;;
   fdr10-speeds)
     # FDR10 through the Mellanox ExtendedPortInfo (fabric-fdr10.net): five links at FDR10, one at
     # QDR between ports that support no more (ibsim writes no ExtendedPortInfo on it). Without a

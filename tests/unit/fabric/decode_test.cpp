@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // decode.h: what the scan makes of the attributes libibnetdisc and libibmad hand it. The
 // attributes are built here with libibmad's own encoder (mad_set_field, the field table of
-// libibmad fields.c), field by field, for every speed encoding a port can report: ibsim 0.10 has
-// no LinkSpeedExt2 and no CapabilityMask2 (sim_net.c update_portinfo), so these variants live here.
+// libibmad fields.c), field by field, for every speed encoding a port can report, and for the
+// PerfMgt attributes of a PMA with and without 64-bit error counters: ibsim 0.10 answers none of
+// LinkSpeedExt2, PortCountersExtended's error counters or CapabilityMask2 (sim_net.c
+// update_portinfo, sim_mad.c do_cpi and pc_ext_get), so these variants live here.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <infiniband/mad.h>
@@ -18,6 +20,7 @@ namespace rdmactl::fabric {
 namespace fabric_decode_test {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // One node with port 0 (a switch's) or port 1 (a CA's), as libibnetdisc fills them.
 struct Node {
@@ -158,6 +161,107 @@ TEST(FabricDecode, AQdrLinkBetweenTwoFdr10PortsIsSlowerThanBothSupport) {
   const auto against_spec = check_fabric(fabric.scan, &expect);
   ASSERT_EQ(against_spec.size(), 1u);
   EXPECT_THAT(against_spec[0].message, HasSubstr("link runs at QDR; the spec says linkSpeed FDR10"));
+}
+
+// --- PortCounters and PortCountersExtended (item 14) ----------------------------------------------
+
+// ClassPortInfo as a PMA answers it: CapabilityMask at bytes 2-3, CapabilityMask2 << 5 |
+// RespTimeValue at bytes 4-7 (IBA 16.1.2; libibmad fields.c IB_CPI_CAPMASK_F, IB_CPI_CAPMASK2_F,
+// IB_CPI_RESP_TIME_VALUE_F).
+std::vector<uint8_t> class_port_info(uint16_t cap_mask, uint32_t cap_mask2) {
+  std::vector<uint8_t> cpi(IB_SMP_DATA_SIZE, 0);
+  mad_set_field(cpi.data(), 0, IB_CPI_CAPMASK_F, cap_mask);
+  mad_set_field(cpi.data(), 0, IB_CPI_CAPMASK2_F, cap_mask2);
+  mad_set_field(cpi.data(), 0, IB_CPI_RESP_TIME_VALUE_F, 0x12);
+  return cpi;
+}
+
+TEST(FabricDecode, The64BitErrorCountersAreReadWhereThePmaHasThem) {
+  // ibsim's PMA: ExtendedWidth and XmitWait, no CapabilityMask2 (sim_mad.c do_cpi).
+  const auto ibsim = pm_capabilities(class_port_info((1 << 9) | (1 << 12), 0).data());
+  EXPECT_FALSE(ibsim.extended_error_counters());
+  EXPECT_FALSE(ibsim.all_port_select());
+  // IsAdditionalPortCountersExtendedSupported (CapabilityMask2 bit 1) with ExtendedWidth or its
+  // NoIETF variant: ibqueryerrors.c check_threshold reads PortCountersExtended.
+  EXPECT_TRUE(pm_capabilities(class_port_info(1 << 9, 1 << 1).data()).extended_error_counters());
+  EXPECT_TRUE(pm_capabilities(class_port_info(1 << 10, 1 << 1).data()).extended_error_counters());
+  EXPECT_FALSE(pm_capabilities(class_port_info(0, 1 << 1).data()).extended_error_counters());
+  EXPECT_TRUE(pm_capabilities(class_port_info(1 << 8, 0).data()).all_port_select());
+}
+
+TEST(FabricDecode, ErrorCountersAreDecodedFromEitherAttribute) {
+  uint8_t pc[1024] = {};
+  uint32_t sym = 0xffff;  // saturated
+  mad_encode_field(pc, IB_PC_ERR_SYM_F, &sym);
+  uint32_t local = 0xf;
+  mad_encode_field(pc, IB_PC_ERR_LOCALINTEG_F, &local);
+  const auto narrow = error_counters_of(pc, false);
+  EXPECT_EQ(narrow.at("SymbolErrorCounter"), 0xffffu);
+  EXPECT_EQ(narrow.at("LocalLinkIntegrityErrors"), 0xfu);
+  EXPECT_EQ(narrow.size(), error_counter_names().size());
+
+  uint8_t pce[1024] = {};
+  uint64_t sym64 = 5'000'000'000;
+  mad_encode_field(pce, IB_PC_EXT_ERR_SYM_F, &sym64);
+  uint64_t vl15 = 70'000;
+  mad_encode_field(pce, IB_PC_EXT_VL15_DROPPED_F, &vl15);
+  const auto wide = error_counters_of(pce, true);
+  EXPECT_EQ(wide.at("SymbolErrorCounter"), 5'000'000'000u);
+  EXPECT_EQ(wide.at("VL15Dropped"), 70'000u);
+  EXPECT_EQ(wide.at("PortRcvErrors"), 0u);
+}
+
+TEST(FabricDecode, CounterMaximaAreThePortCountersWidths) {
+  EXPECT_EQ(counter_max("SymbolErrorCounter"), 0xffffu);
+  EXPECT_EQ(counter_max("LinkErrorRecoveryCounter"), 0xffu);
+  EXPECT_EQ(counter_max("LinkDownedCounter"), 0xffu);
+  EXPECT_EQ(counter_max("LocalLinkIntegrityErrors"), 0xfu);
+  EXPECT_EQ(counter_max("ExcessiveBufferOverrunErrors"), 0xfu);
+  for (const std::string& name : error_counter_names()) EXPECT_GT(counter_max(name), 0u) << name;
+}
+
+// A threshold at or above a PortCounters counter's maximum never fired: the counter stops there.
+TEST(FabricDecode, ASaturatedCounterIsAFindingWhateverTheThreshold) {
+  auto fabric = test::fat_tree();
+  FabricExpectation expect;
+  expect.thresholds["SymbolErrorCounter"] = 100'000;
+  expect.thresholds["LinkDownedCounter"] = 255;
+  fabric.port(2, 7).counters["SymbolErrorCounter"] = 0xffff;
+  fabric.port(2, 8).counters["LinkDownedCounter"] = 0xff;
+  const auto findings = check_fabric(fabric.scan, &expect);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_THAT(findings[0].message, HasSubstr("SymbolErrorCounter 65535 (saturated: PortCounters stops at 65535; "
+                                             "the threshold 100000 cannot be told)"));
+  EXPECT_THAT(findings[0].fix, HasSubstr("no 64-bit error counters"));
+  EXPECT_THAT(findings[1].message, HasSubstr("LinkDownedCounter 255 (saturated"));
+  // Read from PortCountersExtended, 65535 is a count like any other.
+  fabric.port(2, 7).counters_extended = true;
+  fabric.port(2, 8).counters_extended = true;
+  EXPECT_TRUE(check_fabric(fabric.scan, &expect).empty());
+  fabric.port(2, 7).counters["SymbolErrorCounter"] = 100'001;
+  const auto wide = check_fabric(fabric.scan, &expect);
+  ASSERT_EQ(wide.size(), 1u);
+  EXPECT_THAT(wide[0].message, HasSubstr("SymbolErrorCounter 100001 (> 100000)"));
+  EXPECT_THAT(wide[0].message, Not(HasSubstr("saturated")));
+}
+
+TEST(FabricDecode, ThresholdsOfCountersThatAreNotReadAreRefused) {
+  for (const std::string name : {"PortRcvSwitchRelayErrors", "PortXmitConstraintErrors", "PortRcvConstraintErrors"}) {
+    auto spec = load_spec_text("apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: t}\nfabric: {thresholds: {" +
+                                   name + ": 5}}\n",
+                               "t.yaml");
+    ASSERT_FALSE(spec.has_value()) << name;
+    ASSERT_EQ(spec.error().diagnostics.size(), 1u) << name;
+    EXPECT_THAT(spec.error().diagnostics[0].to_string(), HasSubstr(name));
+    EXPECT_THAT(spec.error().diagnostics[0].path, HasSubstr("fabric.thresholds")) << spec.error().diagnostics[0].to_string();
+  }
+  // Those it reads are accepted.
+  for (const std::string& name : error_counter_names()) {
+    auto spec = load_spec_text("apiVersion: rdmactl/v1\nkind: FabricSpec\nmetadata: {name: t}\nfabric: {thresholds: {" +
+                                   name + ": 5}}\n",
+                               "t.yaml");
+    EXPECT_TRUE(spec.has_value()) << name;
+  }
 }
 
 // --- the route of SMInfo (item 11) ------------------------------------------------------------------
