@@ -69,10 +69,14 @@ PortRef local_sm_port(const HostState& state, const json& local) {
 // Where OpenSM binds to a port it cannot run on (an Ethernet port first in get_port_guid's
 // order), why, in words for the plan.
 std::string not_infiniband(const PortRef& port, const json& local) {
+  const json guid = local.value("guid", json());
+  const std::string why = !guid.is_null() && guid != format_guid(0)
+                              ? local.value("portFrom", std::string()) + " names it"
+                              : local.value("portFrom", std::string()) +
+                                    " gives no port GUID, and OpenSM then takes the first port above DOWN of every "
+                                    "RDMA device, RoCE ports included (opensm/main.c get_port_guid)";
   return "OpenSM binds to " + port.device->name + " port " + std::to_string(port.port->port) + ", an " +
-         port.port->link_layer + " port, where it cannot run (no QP0): " + local.value("portFrom", std::string()) +
-         " gives no port GUID, and OpenSM then takes the first port above DOWN of every RDMA device, RoCE ports "
-         "included (opensm/main.c get_port_guid); give subnetManager a port";
+         port.port->link_layer + " port, where it cannot run (no QP0): " + why + "; give subnetManager a port";
 }
 
 json master_json(const SmInfo& info) {

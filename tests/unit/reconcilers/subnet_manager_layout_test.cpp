@@ -320,7 +320,20 @@ TEST_F(LayoutTest, GuidZeroWithAnEthernetPortFirstIsSaid) {
   EXPECT_NE(planned.errors[0].message.find("OpenSM binds to mlx4_0 port 1, an Ethernet port, where it cannot run"),
             std::string::npos)
       << planned.errors[0].message;
+  EXPECT_NE(planned.errors[0].message.find("get_port_guid"), std::string::npos) << planned.errors[0].message;
   EXPECT_NE(planned.errors[0].message.find("give subnetManager a port"), std::string::npos);
+  // A guid line naming the Ethernet port: the same, said as such.
+  const std::string conf = tree_.read("/etc/rdma/opensm.conf");
+  std::string roce = conf;
+  roce.replace(roce.find("guid 0x0000000000000000"), 23, "guid 0x0a5eb0fffe112233");
+  tree_.write("/etc/rdma/opensm.conf", roce);
+  const Report named = plan(spec);
+  ASSERT_EQ(named.errors.size(), 1u) << testing::PrintToString(statuses(named));
+  EXPECT_NE(named.errors[0].message.find("mlx4_0 port 1, an Ethernet port, where it cannot run (no QP0): "
+                                         "/etc/rdma/opensm.conf guid names it"),
+            std::string::npos)
+      << named.errors[0].message;
+  tree_.write("/etc/rdma/opensm.conf", conf);
   // With the spec's port, guid becomes mlx5_0's.
   const Report applied = apply(sm_spec(0));
   ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
