@@ -194,6 +194,14 @@ std::optional<uint64_t> parse_guid(std::string_view text) {
   return value;
 }
 
+std::optional<uint64_t> parse_guid_option(std::string_view text) {
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
 std::string format_guid(uint64_t guid) {
   char buf[19];
   std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));

@@ -44,6 +44,11 @@ std::string shell_var_remove(std::string_view text, std::string_view key);
 // text is not a number.
 std::optional<std::string> canonical_guid(std::string_view text);
 std::optional<uint64_t> parse_guid(std::string_view text);
+// A GUID as `opensm --guid` reads it (opensm/main.c: strtoull(optarg, NULL, 16)): hexadecimal with
+// or without "0x", so "0002c9030002fb06" and "10" (0x10) are GUIDs; Debian's opensm@.service passes
+// each word of PORTS there. std::nullopt when the word is not hex digits throughout (or more than 64
+// bits).
+std::optional<uint64_t> parse_guid_option(std::string_view text);
 std::string format_guid(uint64_t guid);
 
 // The port GUID in a GID (its lower 64 bits, the interface ID): "fe80:0000:0000:0000:946d:ae03:00f1:4a20"

@@ -149,6 +149,16 @@ class Parser {
         current_->end = offset + (terminated ? semi + 1 : pos + trim_opensm(chunk).size());
       }
       any_definition_ = true;
+      if (!terminated && bare_mgid) {
+        // parse_name_token returns the length of the mgid token plus one, past the '\0' that ends
+        // the line's string, and mgroup_create reads the group's flags from there: stale bytes of
+        // longer earlier lines in osm_prtn_config_parse_file's line buffer (a comment's "mtu=1"
+        // became the group's MTU on the real OpenSM 3.3.23, tests/ibsim_opensm partitions).
+        return fail(lineno, printf_string("line %d: an mgid without flags at the end of a line without ',' or ';': "
+                                          "OpenSM reads the bytes after the line in its buffer as the group's "
+                                          "flags; end it with ','",
+                                          lineno));
+      }
       if (!terminated) return std::nullopt;
       if (bare_mgid && !trim_opensm(line.substr(semi + 1)).empty()) {
         // mgroup_create parses the flags from after the mgid token, i.e. after this ';'.
@@ -445,9 +455,16 @@ std::string render_partition(const Partition& p) {
   }
   if (members.empty()) members = "NONE";
   if (p.mgroups.empty()) return out + " : " + members + ";";
-  // A group takes the rest of its line as flags (parse_part_conf: "this consumes the line"): one a line.
+  // A group takes the rest of its line as flags (parse_part_conf: "this consumes the line"): one a
+  // line. Without flags of its own it ends with ',': a bare mgid at the end of a line makes OpenSM
+  // read its flags from past the line's end (parse_name_token, mgroup_create); after ',' OpenSM
+  // reads the empty rest of the line, one empty flag that sets nothing (parse_group_flag: a
+  // "PARSE WARN ... flag 'mtu' requires valid value - skipped" in its verbose log).
   out += " :\n";
-  for (const PartitionMulticastGroup& g : p.mgroups) out += "    mgid=" + g.mgid + render_flags(g.flags) + "\n";
+  for (const PartitionMulticastGroup& g : p.mgroups) {
+    const std::string flags = render_flags(g.flags);
+    out += "    mgid=" + g.mgid + (flags.empty() ? "," : flags) + "\n";
+  }
   return out + "    " + members + ";";
 }
 

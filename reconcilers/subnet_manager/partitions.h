@@ -108,7 +108,8 @@ struct PartitionsConf {
 // The file as OpenSM reads it. Errors are kInvalidSpec with OpenSM's wording and line ("PARSE ERROR:
 // line 2: bad PortGUID") in the message and in one diagnostic (its `line`; `file` left for the caller).
 // Besides OpenSM's four fatal errors, rdmactl also refuses what OpenSM reads from outside the line
-// (a ';' with nothing before it, an mgid without flags followed by more text after its ';'), an
+// (a ';' with nothing before it, an mgid without flags followed by more text after its ';', an
+// mgid without flags at the end of a line without ',' or ';': OpenSM reads stale bytes), an
 // MGID that is not multicast, a line longer than OpenSM's 4094-byte buffer, and a file without a
 // definition (which OpenSM replaces with its default configuration).
 Result<PartitionsConf> parse_partitions_conf(std::string_view text);
@@ -116,7 +117,8 @@ Result<PartitionsConf> parse_partitions_conf(std::string_view text);
 // One definition in rdmactl's form, without newline for a definition without mgroups:
 //   `Default=0x7fff, ipoib, mtu=5 : ALL=full, SELF=full;`
 // flags in the order ipoib, mtu, rate, sl, scope..., Q_Key, TClass, FlowLabel, indx0; members always
-// with their membership; "NONE" for no members. Groups go one per line before the member line.
+// with their membership; "NONE" for no members. Groups go one per line before the member line, a
+// group without flags of its own ending with ',' (`mgid=ff12::1,`), the form OpenSM reads safely.
 std::string render_partition(const Partition& partition);
 
 // The file with `wanted` as its definitions, in order, after the comment and blank lines of

@@ -149,8 +149,12 @@ void SubnetManagerReconciler::observe_partitions(const HostFs& fs, const Layout&
   if (!parsed) {
     const Error& e = parsed.error();
     const int line = e.diagnostics.empty() ? 0 : e.diagnostics.front().line;
+    // OpenSM's own errors drop the file; what rdmactl refuses besides (partitions.h) OpenSM reads
+    // from outside the line, with no defined outcome.
+    const bool dropped = e.message.rfind("PARSE ERROR", 0) == 0 || e.message.rfind("no partition definition", 0) == 0;
     local["partitionsError"] = *file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + e.message +
-                               ": OpenSM drops the whole file and runs its default partition";
+                               (dropped ? ": OpenSM drops the whole file and runs its default partition"
+                                        : ": what OpenSM makes of it is not defined; a spec with partitions rewrites the file");
     local["partitions"] = **text;  // a string: the file as it is
     return;
   }

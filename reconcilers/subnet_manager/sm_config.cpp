@@ -50,13 +50,14 @@ const Change* find_field(const std::vector<Change>& changes, const std::string& 
 
 }  // namespace
 
-// The GUIDs Debian's PORTS names: "0x... 0x..." as canonical GUIDs; empty for ALL, NONE or none.
+// The GUIDs Debian's PORTS names, as canonical GUIDs: each word as `opensm --guid` reads it
+// (hexadecimal, "0x" or not); empty for ALL, NONE or none.
 std::vector<std::string> ports_guids(const json& ports) {
   std::vector<std::string> out;
-  if (!ports.is_string()) return out;
+  if (!ports.is_string() || ports == json("ALL")) return out;
   std::istringstream words(ports.get<std::string>());
   for (std::string word; words >> word;) {
-    if (auto guid = canonical_guid(word)) out.push_back(*guid);
+    if (auto guid = parse_guid_option(word)) out.push_back(format_guid(*guid));
   }
   return out;
 }
@@ -113,7 +114,20 @@ void SubnetManagerReconciler::config_changes(const SubnetManagerSpec& sm, const 
     if (!converged) {
       Change change = make_change(kResource, "port", current, *desired, kName, running);
       change.via = local.value("portFrom", std::string());
-      if (debian) change.note = "opensm.service then runs one opensm@" + *desired + " (opensm --guid " + *desired + ")";
+      if (debian) {
+        change.note = "opensm.service then runs one opensm@" + *desired + " (opensm --guid " + *desired + ")";
+        // PORTS=ALL or a list runs an SM on other ports too (a dual-rail host: another fabric's
+        // SM): they stop, and their fabrics lose this node's SM. Say which.
+        std::string stops;
+        for (const DebianInstance& i : debian_instances(state, current)) {
+          if (i.guid == *desired || !i.can_run()) continue;
+          stops += (stops.empty() ? "" : ", ") + i.describe();
+        }
+        if (!stops.empty()) {
+          change.note += "; the OpenSM PORTS also runs now stops: " + stops +
+                         " (another fabric there loses this node's SM: give it one elsewhere)";
+        }
+      }
       out.changes.push_back(std::move(change));
     }
   }

@@ -26,26 +26,57 @@ constexpr std::chrono::seconds kSminfoDeadline{10};
 // (sminfo_polling_timeout 10 s, polling_retry_number 4), so 45 s covers the disable path.
 constexpr std::chrono::milliseconds kMasterPoll{250};
 
+bool above_down(const PortState& p) {
+  return p.state == "INIT" || p.state == "ARMED" || p.state == "ACTIVE" || p.state == "ACTIVE_DEFER";
+}
+
 // The port an OpenSM with opensm.conf's `guid` binds to: the local port with that GUID, or for
-// 0x0000000000000000 (and no guid line) the one OpenSM picks (opensm/main.c get_port_guid): the
-// only port if there is one, else the first whose state is above DOWN (INIT and ARMED count, not
-// only ACTIVE), else the first port.
+// 0x0000000000000000 (and no guid line) the one OpenSM picks (opensm/main.c get_port_guid): of
+// every port of every RDMA device (umad_ports: RoCE ports included, libvendor reads no link
+// layer), the only one if there is one, else the first whose state is above DOWN (INIT and ARMED
+// count, not only ACTIVE), else the first. That port may be an Ethernet one: the caller says so.
 PortRef opensm_port(const HostState& state, const json& config_guid) {
-  const std::string zero = format_guid(0);
-  const bool default_port = config_guid.is_null() || config_guid == zero;
-  PortRef first;
-  for (const DeviceState& d : state.devices) {
-    for (const PortState& p : d.ports) {
-      if (p.link_layer != "InfiniBand") continue;
-      if (!default_port) {
-        if (json(port_guid(p).value_or("")) == config_guid) return {&d, &p};
-        continue;
-      }
-      if (!first.port) first = {&d, &p};
-      if (p.state == "INIT" || p.state == "ARMED" || p.state == "ACTIVE" || p.state == "ACTIVE_DEFER") return {&d, &p};
+  const std::vector<PortRef> ports = umad_ports(state);
+  if (!config_guid.is_null() && config_guid != format_guid(0)) {
+    for (const PortRef& ref : ports) {
+      if (json(port_guid(*ref.port).value_or("")) == config_guid) return ref;
     }
+    return {};
   }
-  return default_port ? first : PortRef{};
+  if (ports.empty()) return {};
+  for (const PortRef& ref : ports) {
+    if (ports.size() == 1 || above_down(*ref.port)) return ref;
+  }
+  return ports.front();
+}
+
+// The port the election is judged on where the spec names none: on Debian the first opensm@
+// instance that can run (PORTS=ALL: one per port; the first above DOWN, as before), elsewhere the
+// port OpenSM binds to.
+PortRef local_sm_port(const HostState& state, const json& local) {
+  if (local.contains("ports")) {
+    PortRef first;
+    for (const DebianInstance& i : debian_instances(state, local["ports"])) {
+      if (!i.can_run()) continue;
+      if (above_down(*i.port.port)) return i.port;
+      if (!first.port) first = i.port;
+    }
+    return first;
+  }
+  return opensm_port(state, local.value("guid", json()));
+}
+
+// Where OpenSM binds to a port it cannot run on (an Ethernet port first in get_port_guid's
+// order), why, in words for the plan.
+std::string not_infiniband(const PortRef& port, const json& local) {
+  const json guid = local.value("guid", json());
+  const std::string why = !guid.is_null() && guid != format_guid(0)
+                              ? local.value("portFrom", std::string()) + " names it"
+                              : local.value("portFrom", std::string()) +
+                                    " gives no port GUID, and OpenSM then takes the first port above DOWN of every "
+                                    "RDMA device, RoCE ports included (opensm/main.c get_port_guid)";
+  return "OpenSM binds to " + port.device->name + " port " + std::to_string(port.port->port) + ", an " +
+         port.port->link_layer + " port, where it cannot run (no QP0): " + why + "; give subnetManager a port";
 }
 
 json master_json(const SmInfo& info) {
@@ -61,10 +92,14 @@ void SubnetManagerReconciler::observe_master(const HostState& state, const json&
   if (spec_ && spec_->port) {
     if (auto ref = state.resolve_port(*spec_->port); ref && ref->port->link_layer == "InfiniBand") port = *ref;
   }
-  if (!port.port) port = opensm_port(state, configured_guid(local));
+  if (!port.port) port = local_sm_port(state, local);
   out["master"] = nullptr;
   if (!port.port) {
     out["masterReason"] = "no InfiniBand port to ask sminfo through";
+    return;
+  }
+  if (port.port->link_layer != "InfiniBand") {
+    out["masterReason"] = not_infiniband(port, local);
     return;
   }
   sminfo_argv_ = {"sminfo", "-C", port.device->name, "-P", std::to_string(port.port->port)};
@@ -87,21 +122,18 @@ void SubnetManagerReconciler::observe_master(const HostState& state, const json&
   out["master"] = master_json(*info);
 }
 
-// The port GUID OpenSM is configured for: a guid line, or Debian's PORTS when it names one port;
-// null means "the first active port", as OpenSM picks it for guid 0 (and PORTS=ALL runs on all).
-json SubnetManagerReconciler::configured_guid(const json& local) {
-  if (local.contains("ports")) {
-    const std::vector<std::string> guids = ports_guids(local["ports"]);
-    return guids.size() == 1 ? json(guids[0]) : json(nullptr);
-  }
-  return local.value("guid", json());
-}
-
 // The election, judged once the local configuration matches (see subnet_manager.h).
 void SubnetManagerReconciler::check_election(const SubnetManagerSpec& sm, const HostState& state, DiffResult& out) {
   const json& root = state.subnet_manager;
   const json& local = root["local"];
   const json master = root.value("master", json());
+  if (!sm.port) {
+    // The port OpenSM binds to (and sminfo asks through) is no InfiniBand port: nothing to judge.
+    if (const PortRef port = local_sm_port(state, local); port.port && port.port->link_layer != "InfiniBand") {
+      out.errors.push_back(sm_error(ErrorKind::kInvalidSpec, not_infiniband(port, local)));
+      return;
+    }
+  }
   if (master.is_null()) {
     out.errors.push_back(sm_error(ErrorKind::kVerification,
                                   "no subnet manager is master on the fabric: " +
@@ -126,7 +158,7 @@ void SubnetManagerReconciler::check_election(const SubnetManagerSpec& sm, const 
     auto desired = desired_guid(state, *sm.port);
     if (!desired) return;  // reported by config_changes
     guid = *desired;
-  } else if (const PortRef port = opensm_port(state, configured_guid(local)); port.port) {
+  } else if (const PortRef port = local_sm_port(state, local); port.port) {
     guid = port_guid(*port.port).value_or("");
   }
   if (guid.empty()) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The OpenSM service through systemctl: whether it is enabled and running (on Debian also the
-// opensm@ instance of the spec's port), and enabling or disabling it.
+// opensm@ instances PORTS implies), and enabling or disabling it.
 #include "reconcilers/subnet_manager/subnet_manager_internal.h"
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "agent/core/json_text.h"
 #include "agent/platform/command.h"
+#include "agent/state/port_guid.h"
 
 namespace rdmactl::reconcilers::subnet_manager_detail {
 
@@ -21,8 +23,62 @@ const char* package_of(const std::string& tool) {
   return "opensm";
 }
 
-// The layout's unit from systemctl is-enabled and is-active; on Debian also the opensm@ instance
-// of the port the spec names, which is the one that runs OpenSM.
+std::vector<PortRef> umad_ports(const HostState& state) {
+  std::vector<PortRef> out;
+  for (const DeviceState& d : state.devices) {
+    for (const PortState& p : d.ports) out.push_back({&d, &p});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const PortRef& a, const PortRef& b) {
+    if (a.device->name != b.device->name) return a.device->name < b.device->name;
+    return a.port->port < b.port->port;
+  });
+  return out;
+}
+
+std::string DebianInstance::describe() const {
+  std::string out = unit();
+  if (port.port) {
+    out += " (" + port.device->name + " port " + std::to_string(port.port->port);
+    if (port.port->link_layer != "InfiniBand") out += ", " + port.port->link_layer;
+    out += ")";
+  }
+  return out;
+}
+
+std::vector<DebianInstance> debian_instances(const HostState& state, const json& ports) {
+  std::vector<DebianInstance> out;
+  if (!ports.is_string() || ports == json("NONE")) return out;
+  const std::vector<PortRef> local = umad_ports(state);
+  auto port_of = [&](const std::string& guid) {
+    for (const PortRef& ref : local) {
+      if (port_guid(*ref.port) == guid) return ref;
+    }
+    return PortRef{};
+  };
+  if (ports == json("ALL")) {
+    // ibstat -p (infiniband-diags ports_list): every port GUID but 0, as "0x%016" PRIx64.
+    for (const PortRef& ref : local) {
+      const auto guid = port_guid(*ref.port);
+      if (!guid || parse_guid(*guid).value_or(0) == 0) continue;
+      out.push_back({*guid, guid, ref});
+    }
+    return out;
+  }
+  std::istringstream words(ports.get<std::string>());
+  for (std::string word; words >> word;) {
+    DebianInstance instance{word, std::nullopt, {}};
+    if (const auto guid = parse_guid_option(word)) {
+      instance.guid = format_guid(*guid);
+      instance.port = port_of(*instance.guid);
+    }
+    out.push_back(std::move(instance));
+  }
+  return out;
+}
+
+// The layout's unit from systemctl is-enabled and is-active; on Debian also its opensm@
+// instances, which run OpenSM: the one of the spec's port, or without a spec port every one that
+// PORTS implies (PORTS=ALL: one per port), since opensm.service stays active when one dies.
 void SubnetManagerReconciler::observe_service(const HostState& state, const Layout& layout, json& local, json& unknown,
                                               json& missing) {
   local["installed"] = local["enabled"] = local["active"] = nullptr;
@@ -53,45 +109,63 @@ void SubnetManagerReconciler::observe_service(const HostState& state, const Layo
     return;
   }
   local["active"] = *active;
-  if (layout.kind == LayoutKind::kDebian && spec_ && spec_->port) {
-    if (auto guid = desired_guid(state, *spec_->port)) {
-      // opensm.service starts opensm@WORD for each word of PORTS as it is spelt there
-      // (`sed -r "s/(\\w+)/opensm@\\1.service/g"`): a GUID written in capitals or without its
-      // leading zeros names an instance of that spelling.
-      std::string word = *guid;
-      if (local.value("ports", json()).is_string()) {
-        std::istringstream words(local["ports"].get<std::string>());
-        for (std::string w; words >> w;) {
-          if (canonical_guid(w) == *guid) {
-            word = w;
-            break;
-          }
-        }
-      }
-      const std::string instance = std::string("opensm@") + word;
-      auto running = unit_active(instance);
-      if (running) {
-        local["instance"] = {{"unit", instance}, {"active", *running}};
-      } else {
-        unknown["instance"] = running.error().message;
-      }
+  if (layout.kind != LayoutKind::kDebian) return;
+  const json ports = local.value("ports", json());
+  std::vector<DebianInstance> instances;
+  if (spec_ && spec_->port) {
+    auto guid = desired_guid(state, *spec_->port);
+    if (!guid) return;  // the diff reports it
+    // The spec's port under the spelling PORTS gives it, if it names it: opensm.service starts
+    // opensm@WORD as spelt (a GUID in capitals or without leading zeros names that instance).
+    DebianInstance mine{*guid, *guid, *state.resolve_port(*spec_->port)};
+    for (const DebianInstance& i : debian_instances(state, ports)) {
+      if (i.guid == *guid) mine.word = i.word;
     }
+    instances.push_back(std::move(mine));
+  } else {
+    instances = debian_instances(state, ports);
   }
+  json out = json::array();
+  for (const DebianInstance& i : instances) {
+    json entry = {{"unit", i.unit()},
+                  {"guid", i.guid ? json(*i.guid) : json(nullptr)},
+                  {"port", i.port.port ? json(i.port.device->name + " port " + std::to_string(i.port.port->port))
+                                       : json(nullptr)}};
+    if (!i.can_run()) {
+      // Not judged: started, it exits at once; say why (show).
+      entry["runs"] = false;
+      entry["why"] = !i.guid           ? "opensm --guid reads no GUID from \"" + i.word + "\""
+                     : !i.port.port    ? std::string("no port of this host has that GUID: OpenSM exits")
+                                       : i.port.port->link_layer + " port: OpenSM cannot open QP0 there and exits";
+      out.push_back(std::move(entry));
+      continue;
+    }
+    auto running = unit_active(i.unit());
+    if (!running) {
+      unknown["instances"] = running.error().message;
+      return;
+    }
+    entry["active"] = *running;
+    out.push_back(std::move(entry));
+  }
+  local["instances"] = std::move(out);
 }
 
-// Whether the SM runs as `want` asks: enabled and active (and, on Debian with a spec port, that
-// port's opensm@ instance active), or neither.
+// Whether the SM runs as `want` asks: enabled and active (and, on Debian, every opensm@ instance
+// that can run active), or neither.
 bool SubnetManagerReconciler::running_as_asked(const SubnetManagerSpec& sm, const HostState& state, bool want) {
   const json& local = state.subnet_manager["local"];
   const bool enabled = local.value("enabled", false);
   bool active = local.value("active", false);
-  if (local.contains("instance")) active = active && local["instance"].value("active", false);
+  for (const json& i : local.value("instances", json::array())) {
+    if (i.contains("active")) active = active && i["active"] == json(true);
+  }
   (void)sm;
   // Half-enabled (enabled but stopped, or running but not enabled) is drift either way.
   return want ? (enabled && active) : (enabled || active);
 }
 
-Result<void> SubnetManagerReconciler::apply_enabled(const HostState& state, const Change& change) {
+Result<void> SubnetManagerReconciler::apply_enabled(const HostFs& fs, const HostState& state, const Change& change) {
   if (!change.desired.is_boolean()) {
     return make_error(ErrorKind::kPlatform, "enabled is not a boolean: " + json_text(change.desired), change.resource);
   }
@@ -100,15 +174,22 @@ Result<void> SubnetManagerReconciler::apply_enabled(const HostState& state, cons
   if (auto r = systemctl({enable ? "enable" : "disable", "--now", layout_->service}); !r) return r;
   // Debian's opensm.service is a oneshot that stays active (RemainAfterExit) after starting its
   // opensm@ instances, and opensm@.service has no Restart=: an instance that died stays dead
-  // while the service says active, and `enable --now` does not run it again. Start it.
-  const json& local = state.subnet_manager["local"];
-  if (enable && layout_->kind == LayoutKind::kDebian && local.contains("instance")) {
-    const std::string instance = local["instance"].value("unit", std::string());
-    auto running = unit_active(instance);
-    if (!running) return running.error();
-    if (!*running) {
-      spdlog::info("{} is not running while opensm.service is active: starting it", instance);
-      if (auto r = systemctl({"start", instance}); !r) return r;
+  // while the service says active, and `enable --now` does not run it again. Start each one that
+  // PORTS (as the file now says: a port change of this pass may have rewritten it) implies and
+  // that can run.
+  if (enable && layout_->kind == LayoutKind::kDebian) {
+    const auto ports = read_location(fs, port_location(fs, *layout_));
+    const auto spec_port = spec_ && spec_->port ? state.resolve_port(*spec_->port) : Result<PortRef>(PortRef{});
+    for (const DebianInstance& i : debian_instances(state, ports ? json(*ports) : json(nullptr))) {
+      if (!i.can_run()) continue;
+      // With a spec port, PORTS names that port alone (config_changes).
+      if (spec_port && spec_port->port && i.port.port != spec_port->port) continue;
+      auto running = unit_active(i.unit());
+      if (!running) return running.error();
+      if (!*running) {
+        spdlog::info("{} is not running while opensm.service is active: starting it", i.unit());
+        if (auto r = systemctl({"start", i.unit()}); !r) return r;
+      }
     }
   }
   wait_for_election(state, spec_ && spec_->enabled == enable);

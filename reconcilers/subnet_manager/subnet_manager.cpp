@@ -104,7 +104,7 @@ Result<void> SubnetManagerReconciler::apply(Platform& platform, const HostState&
     return make_error(ErrorKind::kPlatform, "not the subnet-manager resource", change.resource);
   }
   if (!layout_) return make_error(ErrorKind::kNotSupported, not_installed(), change.resource);
-  if (change.field == "enabled") return apply_enabled(state, change);
+  if (change.field == "enabled") return apply_enabled(platform.fs(), state, change);
   if (change.field == "priority" || change.field == "port") return apply_config(platform.fs(), state, change);
   if (change.field == "partitions") return apply_partitions(platform.fs(), state, change);
   return unknown_field(change);
@@ -124,7 +124,7 @@ void SubnetManagerReconciler::tool_errors(const SubnetManagerSpec& sm, const jso
   }
   const json& local = root["local"];
   const json unknown = local.value("unknown", json::object());
-  for (const char* field : {"enabled", "active", "priority", "port", "instance"}) {
+  for (const char* field : {"enabled", "active", "priority", "port", "instances"}) {
     if (unknown.contains(field)) {
       out.errors.push_back(sm_error(ErrorKind::kPlatform, std::string("cannot tell the subnet manager's ") +
                                                               field + ": " + unknown[field].get<std::string>()));

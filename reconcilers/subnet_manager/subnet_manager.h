@@ -27,7 +27,9 @@
 //              "ports": "0x946dae0300f14a20" (debian) | "guid": "0x…" (others),
 //              "portFrom": "/etc/default/opensm PORTS",
 //              "installed": true, "enabled": true, "active": true, "unitFileState": "enabled",
-//              "instance": {"unit": "opensm@0x…", "active": true},    debian, with a spec port
+//              "instances": [{"unit": "opensm@0x…", "guid": "0x…",      debian: the spec port's, or
+//                             "port": "mlx5_0 port 1", "active": true}, every one PORTS implies;
+//                            {…, "runs": false, "why": "…"}],          one OpenSM cannot run on
 //              "unknown": {"enabled": "why it could not be read", ...}},   only when something could not
 //    "master": {"lid": 1, "guid": "0x…", "priority": 15, "state": "SMINFO_MASTER"},
 //    "masterReason": "why master is null",                                only when it is

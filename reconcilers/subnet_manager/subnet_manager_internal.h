@@ -54,6 +54,29 @@ std::string not_installed();
 // sm_config.cpp
 std::vector<std::string> ports_guids(const json& ports);
 
+// sm_service.cpp: the local ports and Debian's opensm@ instances.
+// Every port of every RDMA device in the order OpenSM (get_port_guid, through libvendor's
+// osm_vendor_get_all_port_attr and libibumad's umad_get_cas_names: alphasort) and `ibstat -p`
+// (umad_sort_ca_device_list: strcmp) list them: devices by name, a device's ports by number, every
+// link layer (libibumad lists RoCE ports as InfiniBand ones: it reads no link layer to list them).
+std::vector<PortRef> umad_ports(const HostState& state);
+// One opensm@ instance that Debian's opensm.service starts: `systemctl start $(echo $PORTS | sed -r
+// "s/(\w+)/opensm@\1.service/g")`, PORTS=ALL being `ibstat -p` (every non-zero port GUID,
+// "0x%016" PRIx64, RoCE ports included), and each instance runs `opensm --guid WORD`.
+struct DebianInstance {
+  std::string word;                 // as PORTS spells it (ALL: as ibstat -p prints it)
+  std::optional<std::string> guid;  // the GUID opensm --guid reads from the word (base 16)
+  PortRef port;                     // the local port with that GUID; none: no such port here
+  std::string unit() const { return "opensm@" + word; }
+  // OpenSM runs only on an InfiniBand port of this host: on an Ethernet (RoCE) port it cannot
+  // register QP0 (drivers/infiniband/core/mad.c ib_register_mad_agent: "Ethernet devices will not
+  // have QP0", -EPROTONOSUPPORT) and exits; on a GUID of no local port it finds no port and exits.
+  bool can_run() const { return port.port && port.port->link_layer == "InfiniBand"; }
+  std::string describe() const;
+};
+// The instances PORTS implies (null or NONE: none).
+std::vector<DebianInstance> debian_instances(const HostState& state, const json& ports);
+
 // partitions_file.cpp
 Result<std::string> partitions_file(const HostFs& fs, const Layout& layout);
 void partition_changes(const SubnetManagerSpec& sm, const json& local, bool running, DiffResult& out);
@@ -94,13 +117,12 @@ class SubnetManagerReconciler final : public Reconciler {
   // sm_service.cpp
   void observe_service(const HostState& state, const Layout& layout, json& local, json& unknown, json& missing);
   static bool running_as_asked(const SubnetManagerSpec& sm, const HostState& state, bool want);
-  Result<void> apply_enabled(const HostState& state, const Change& change);
+  Result<void> apply_enabled(const HostFs& fs, const HostState& state, const Change& change);
   static Result<bool> unit_active(const std::string& unit);
   static Result<void> systemctl(std::vector<std::string> args);
 
   // sm_election.cpp
   void observe_master(const HostState& state, const json& local, json& out, json& missing);
-  static json configured_guid(const json& local);
   static void check_election(const SubnetManagerSpec& sm, const HostState& state, DiffResult& out);
   void wait_for_election(const HostState& state, bool forward) const;
 

@@ -5,7 +5,7 @@
 # (harness.sh), the systemctl stand-in starts /usr/sbin/opensm from the unit's ExecStart as that
 # node, and the real sminfo (from the root, and from a third node) says what the fabric elected.
 #
-#   ibsim_opensm_test.sh election | tie-break | failover | ports-spelling | partitions
+#   ibsim_opensm_test.sh election | tie-break | failover | ports-spelling | partitions | ports-all | mgid-stale-bytes
 #
 # Env: RDMACTL (default build/rdmactl), KEEP_WORKDIR=1 (keep $W), IBSIM_OPENSM_DEADLINE (s, 80),
 # IBSIM_OPENSM_HOST_HOOK=SCRIPT (run as `SCRIPT ROOT` after each host is made: for negative
@@ -327,7 +327,97 @@ EOF
     pass "a partitions.conf OpenSM would drop: plan exit 2 says so" || fail "plan on a dropped file: exit $rc: $(json_get "$OUT" '.changes')"
   finish ;;
 
+ports-all)
+  # 7. Debian's default PORTS=ALL and a spec without a port: opensm.service (a oneshot with
+  # RemainAfterExit) starts opensm@<GUID> for each GUID `ibstat -p` lists (the real ibstat, as the
+  # simulated node). Its OpenSM dies (SIGKILL: the unit fails, no Restart=); opensm.service stays
+  # active. rdmactl judges every instance PORTS implies: the plan shows `enabled` drift (not "no
+  # master"), apply starts that instance, and the fabric has its master again.
+  h_init; fabric_start
+  make_host b node02
+  [[ -n ${IBSIM_OPENSM_HOST_HOOK:-} ]] && "$IBSIM_OPENSM_HOST_HOOK" "$ROOT_b"
+  opensm_conf b "sweep_interval 1" "sm_priority 15"
+  SALL=$W/spec-all.yaml
+  printf '%s\n' 'apiVersion: rdmactl/v1' 'kind: FabricSpec' 'metadata: {name: ibsim-ports-all}' 'defaults:' \
+    '  selftest: {enabled: false}' 'nodes:' '  - match: host-b' '    subnetManager: {enabled: true, priority: 15}' >"$SALL"
+  grep -qx 'PORTS=ALL' "$ROOT_b/etc/default/opensm" || fatal "the package's PORTS=ALL: $(grep PORTS= "$ROOT_b/etc/default/opensm")"
+  "$ROOT_b/usr/bin/systemctl" enable --now opensm 2>/dev/null || fail "systemctl enable --now opensm"
+  unit=opensm@$GUID_B.service
+  wait_until 5 "b master" master_is "$GUID_B" || fail "no master: $(observer_sminfo)"
+  sync_port b
+  plan_empty b "$SALL"
+  pid=$(instance_pid b "$unit")
+  [[ -n $pid ]] || fatal "no pid for $unit"
+  kill -KILL "$pid"; say "killed b's opensm (pid $pid, $unit) with SIGKILL"
+  for ((i = 0; i < 40; i++)); do alive "$pid" || break; sleep 0.05; done
+  drop_dead_clients
+  w=$("$ROOT_b/usr/bin/systemctl" is-active "$unit"); s=$("$ROOT_b/usr/bin/systemctl" is-active opensm)
+  [[ $w == failed && $s == active ]] && pass "opensm.service $s, $unit $w" || fail "opensm.service $s, $unit $w"
+  rdm b plan -f "$SALL" --format json; rc=$?
+  [[ $rc == 2 && $(changes_of "$OUT") == "subnet-manager/enabled" && $(json_get "$OUT" '.errors | length') == 0 ]] &&
+    pass "plan without a spec port: exit 2, enabled false -> true (the instance PORTS=ALL implies is dead)" ||
+    fail "plan: exit $rc, changes: $(changes_of "$OUT"), errors: $(json_get "$OUT" '[.errors[].message] | join(";")')"
+  apply_ok b "$SALL"
+  newpid=$(instance_pid b "$unit")
+  [[ -n $newpid && $newpid != "$pid" && $("$ROOT_b/usr/bin/systemctl" is-active "$unit") == active ]] &&
+    pass "$unit runs again (pid $newpid)" || fail "$unit does not run again: $("$ROOT_b/usr/bin/systemctl" is-active "$unit")"
+  wait_until 10 "b master again" master_is "$GUID_B" && pass "node04 sminfo: $(observer_sminfo)" || fail "node04: $(observer_sminfo)"
+  sync_port b
+  second_apply_writes_nothing b "$SALL"
+  finish ;;
+
+mgid-stale-bytes)
+  # 6. A multicast group without flags of its own, as rdmactl renders it (show prints the file's
+  # definitions in rdmactl's form), read by the real OpenSM. osm_prtn_config.c: for a bare
+  # `mgid=GID` at the end of a line, parse_name_token returns a length one past the '\0' ending the
+  # line's string, and mgroup_create parses the group's flags from there: stale bytes of a longer
+  # earlier line in osm_prtn_config_parse_file's 4096-byte buffer. A comment puts "mtu=1" exactly
+  # there; the group must keep the MTU it inherits (code 4, Mtu 0x84 with selector "exactly"), as it
+  # does with rdmactl's ',' ending, not get 0x81. The bare form itself, on the real OpenSM first:
+  # the stale bytes are read (0x81), and rdmactl's plan names the line.
+  h_init; fabric_start
+  make_host a node01
+  opensm_conf a "sweep_interval 1"
+  f="$ROOT_a/etc/opensm/partitions.conf"
+  group_mtu() {  # MGID: its Mtu in node04's saquery -g
+    as "$OBSERVER" saquery -g 2>&1 | awk -v g="$1" '/MGID/ { m = index($0, g) > 0 } m && /Mtu/ { sub(/.*\./, ""); print; exit }'
+  }
+  # with_comment DEFINITION: the file OpenSM reads: a comment with "mtu=1" at the offset a bare
+  # mgid line of DEFINITION leaves stale (its length + '\n' + '\0'), then DEFINITION.
+  with_comment() {
+    local mg; mg=$(grep -m1 'mgid=' <<<"$1"); mg=${mg%,}
+    printf '#%*s%s\n%s\n' "$((${#mg} + 1))" '' 'mtu=1' "$1" >"$f"
+  }
+  start_sm() {
+    "$ROOT_a/usr/bin/systemctl" stop opensm 2>/dev/null
+    "$ROOT_a/usr/bin/systemctl" enable --now opensm 2>/dev/null || fail "systemctl enable --now opensm"
+    wait_until 5 "a master" master_is "$GUID_A" || fail "no master: $(observer_sminfo)"
+  }
+  group_is() { [[ $(group_mtu ff12:1234::1) == "$1" ]]; }
+  bare=$'Test=0x0030 :\n    mgid=ff12:1234::1\n    ALL=full;'
+  with_comment "$bare"
+  start_sm
+  wait_until 5 "saquery: ff12:1234::1 Mtu 0x81" group_is 0x81 &&
+    pass "the bare mgid line: the real OpenSM took the comment's stale \"mtu=1\" (Mtu 0x81)" ||
+    say "note: the bare form gave Mtu $(group_mtu ff12:1234::1) here (the stale-bytes read depends on the buffer)"
+  rdm a show --format json
+  err=$(json_get "$OUT" '.subnetManager.local.partitionsError')
+  [[ $err == *"partitions.conf:3: line 3: an mgid without flags at the end of a line"*"end it with ','"* ]] &&
+    pass "rdmactl names the bare mgid line: $err" || fail "rdmactl does not name line 3: $err"
+  # rdmactl's rendering of the same definition (show reads the file's definitions in its form).
+  printf 'Test=0x0030 :\n    mgid=ff12:1234::1,\n    ALL=full;\n' >"$f"
+  rdm a show --format json
+  rendered=$(json_get "$OUT" '.subnetManager.local.partitions[0]')
+  [[ $rendered == *"mgid=ff12:1234::1"* ]] || fatal "show: no rendered definition: $(json_get "$OUT" '.subnetManager.local')"
+  say "rdmactl renders: ${rendered//$'\n'/\\n}"
+  with_comment "$rendered"
+  start_sm
+  wait_until 5 "saquery: ff12:1234::1 Mtu 0x84" group_is 0x84 &&
+    pass "rdmactl's rendering: the group keeps its inherited MTU (Mtu 0x84)" ||
+    fail "rdmactl's rendering: ff12:1234::1 Mtu $(group_mtu ff12:1234::1) (0x81: OpenSM read the stale comment bytes)"
+  finish ;;
+
 *)
-  echo "usage: $0 election | tie-break | failover | ports-spelling | partitions" >&2; exit 2 ;;
+  echo "usage: $0 election | tie-break | failover | ports-spelling | partitions | ports-all | mgid-stale-bytes" >&2; exit 2 ;;
 
 esac

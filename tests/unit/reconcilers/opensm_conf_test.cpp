@@ -88,6 +88,30 @@ TEST(OpensmConfTest, GuidsInOpensmsFormat) {
   for (const Case& c : cases) EXPECT_EQ(canonical_guid(c.text), c.guid) << c.text;
 }
 
+// `opensm --guid` (Debian's opensm@.service, one per word of PORTS) reads its argument with
+// strtoull(optarg, NULL, 16) (opensm/main.c, 3.3.23): a word without "0x" is hexadecimal there, not
+// decimal as opensm.conf's guid line (strtoull base 0) would read it.
+TEST(OpensmConfTest, GuidOptionIsHexadecimalWithOrWithout0x) {
+  struct Case {
+    std::string text;
+    std::optional<uint64_t> guid;
+  };
+  const std::vector<Case> cases = {
+      {"0x946dae0300f14a20", 0x946dae0300f14a20},
+      {"946dae0300f14a20", 0x946dae0300f14a20},
+      {"0002c9030002fb06", 0x0002c9030002fb06},
+      {"10", 0x10},  // decimal 10 elsewhere
+      {"0X2C9030002FB06", 0x2c9030002fb06},
+      {"ffffffffffffffff", 0xffffffffffffffff},
+      {"1ffffffffffffffff", std::nullopt},
+      {"0x", std::nullopt},
+      {"", std::nullopt},
+      {"0xzz", std::nullopt},
+      {"ALL", std::nullopt},
+  };
+  for (const Case& c : cases) EXPECT_EQ(parse_guid_option(c.text), c.guid) << c.text;
+}
+
 TEST(OpensmConfTest, PortGuidIsTheLowerHalfOfTheGid) {
   EXPECT_EQ(guid_from_gid("fe80:0000:0000:0000:946d:ae03:00f1:4a20"), "0x946dae0300f14a20");
   EXPECT_EQ(guid_from_gid("fe80:0000:0000:0000:0002:c903:0000:1234"), "0x0002c90300001234");

@@ -254,13 +254,15 @@ TEST(PartitionsParseTest, NoDefinitionIsAnError) {
 }
 
 TEST(PartitionsParseTest, MulticastGroups) {
-  // doc/partition-config.txt's example. captured: ff12:401b::0707 and ff12:601b::16 with mtu=4 rate=3 and
-  // Q_Key 0x0b1b; ff12::1 with sl=1 Q_Key 0xdeadbeef mtu=2; a spurious 'mtu' warning for the group without
-  // flags on line 3.
+  // doc/partition-config.txt's example, its bare mgid on line 3 ended with ',' (see
+  // ABareMgidAtTheEndOfALineReadsStaleBytes). captured (with the bare line 3): ff12:401b::0707 and
+  // ff12:601b::16 with mtu=4 rate=3 and Q_Key 0x0b1b; ff12::1 with sl=1 Q_Key 0xdeadbeef mtu=2; an
+  // 'mtu' warning for the group without flags on line 3 (there: the '\0' that replaced line 2's ','
+  // at the byte after line 3's end; with the ',': the empty rest of the line, by parse_group_flag).
   const std::string text =
       "Default=0x7fff,ipoib:\n"
       "   mgid=ff12:401b::0707,sl=1 # random\n"
-      "   mgid=ff12:601b::16\n"
+      "   mgid=ff12:601b::16,\n"
       "   mgid=ff12::1,sl=1,Q_Key=0xDEADBEEF,rate=3,mtu=2\n"
       "   ALL=full;\n";
   const Partition p = parse_one(text);
@@ -279,6 +281,36 @@ TEST(PartitionsParseTest, MulticastGroups) {
   EXPECT_EQ(warnings_of("P=0x10: mgid=ff12:401b::1, rate=7;"),
             (std::vector<std::string>{"IP MC group (ff12:401b::1) specified with invalid rate (7): partition pkey = "
                                       "0x0010 (P) [Partition broadcast group rate = 3]"}));
+}
+
+// osm_prtn_config.c: for `mgid=GID` alone at the end of a line (no ',' after it, no ';' in the
+// line), parse_name_token returns the token's length plus one, past the '\0' at the end of the
+// line's string, and mgroup_create parses the group's flags from there: bytes of longer earlier
+// lines still in osm_prtn_config_parse_file's line buffer. A comment holding "mtu=1" at that offset
+// gave the group Mtu 0x81 on the real OpenSM 3.3.23 (tests/ibsim_opensm, partitions). Refused, with
+// the way out; ',' or ';' after the GID is read safely.
+TEST(PartitionsParseTest, ABareMgidAtTheEndOfALineReadsStaleBytes) {
+  const std::string bare =
+      "# a longer line first: 0123456789, mtu=1\n"
+      "G=0x0030 :\n"
+      "    mgid=ff12:1234::1\n"
+      "    ALL=full;\n";
+  auto parsed = parse_partitions_conf(bare);
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().diagnostics.at(0).line, 3);
+  EXPECT_NE(parsed.error().message.find("reads the bytes after the line in its buffer as the group's flags; end it "
+                                        "with ','"),
+            std::string::npos)
+      << parsed.error().message;
+  // The last line of a file without its newline: the same.
+  EXPECT_FALSE(parse_partitions_conf("G=0x0030 : ALL=full,\n  mgid=ff12:1234::1"));
+  for (const char* safe : {"G=0x0030 :\n    mgid=ff12:1234::1,\n    ALL=full;\n",
+                           "G=0x0030 : ALL=full, mgid=ff12:1234::1;\n"}) {
+    auto ok = parse_partitions_conf(safe);
+    ASSERT_TRUE(ok) << safe << ": " << ok.error().message;
+    ASSERT_EQ(ok->partitions.at(0).mgroups.size(), 1u);
+    EXPECT_EQ(ok->partitions[0].mgroups[0], (PartitionMulticastGroup{"ff12:1234::1", {}})) << safe;
+  }
 }
 
 TEST(PartitionsParseTest, DuplicatePkeysAreMergedWithAWarning) {
@@ -313,7 +345,12 @@ TEST(PartitionsRenderTest, DefinitionText) {
   EXPECT_EQ(render_partition(make("Empty", 0x20, false, {})), "Empty=0x0020 : NONE;");
   Partition groups = make("G", 0x30, true, {});
   groups.mgroups = {{"ff12:401b::707", {.sl = 1}}, {"ff12::1", {}}};
-  EXPECT_EQ(render_partition(groups), "G=0x0030, ipoib :\n    mgid=ff12:401b::707, sl=1\n    mgid=ff12::1\n    NONE;");
+  // A group without flags of its own ends with ',' (ABareMgidAtTheEndOfALineReadsStaleBytes), and
+  // reads back as it was.
+  EXPECT_EQ(render_partition(groups), "G=0x0030, ipoib :\n    mgid=ff12:401b::707, sl=1\n    mgid=ff12::1,\n    NONE;");
+  auto back = parse_partitions_conf(render_partition(groups) + "\n");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->partitions.at(0), groups);
 }
 
 std::vector<Partition> sample() {

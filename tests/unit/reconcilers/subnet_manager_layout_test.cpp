@@ -80,6 +80,16 @@ class LayoutTest : public test::ReconcilerOnFixture {
     std::sort(out.begin(), out.end());
     return out;
   }
+  // Another RDMA device in the tree: a copy of mlx5_0 with its own port GID 0 and link layer.
+  void add_device(const std::string& name, const std::string& gid0, const std::string& link_layer) {
+    const std::string devices = "/sys/devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/infiniband/";
+    std::filesystem::copy(tree_.root() + devices + "mlx5_0", tree_.root() + devices + name,
+                          std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+    tree_.write(devices + name + "/ports/1/gids/0", gid0 + "\n");
+    tree_.write(devices + name + "/ports/1/link_layer", link_layer + "\n");
+    std::filesystem::create_directory_symlink("../../devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/infiniband/" + name,
+                                              tree_.root() + "/sys/class/infiniband/" + name);
+  }
   Report plan(const NodeSpec& spec) {
     auto state = engine_->observe(*platform_, &spec, "n");
     EXPECT_TRUE(state.has_value()) << state.error().to_string();
@@ -133,7 +143,9 @@ TEST_F(LayoutTest, DebianConvergesWithOneOpensmInstanceOnTheSpecsPort) {
   const HostState after = observe(spec);
   EXPECT_EQ(after.subnet_manager["master"]["guid"], kGuid);
   EXPECT_EQ(after.subnet_manager["master"]["priority"], 15);
-  EXPECT_EQ(after.subnet_manager["local"]["instance"], json::parse(R"({"unit": "opensm@0x946dae0300f14a20", "active": true})"));
+  EXPECT_EQ(after.subnet_manager["local"]["instances"],
+            json::parse(R"([{"unit": "opensm@0x946dae0300f14a20", "guid": "0x946dae0300f14a20", "port": "mlx5_0 port 1",
+                             "active": true}])"));
 
   const Report again = apply(spec);
   EXPECT_TRUE(again.changes.empty()) << testing::PrintToString(statuses(again));
@@ -187,9 +199,145 @@ TEST_F(LayoutTest, DebianPortsSpellingNamesTheInstance) {
   const NodeSpec spec = sm_spec(15);
   ASSERT_TRUE(apply(spec).errors.empty());
   const HostState state = observe(spec);
-  EXPECT_EQ(state.subnet_manager["local"]["instance"]["unit"], "opensm@0x946DAE0300F14A20");
-  EXPECT_EQ(state.subnet_manager["local"]["instance"]["active"], true);
+  EXPECT_EQ(state.subnet_manager["local"]["instances"][0]["unit"], "opensm@0x946DAE0300F14A20");
+  EXPECT_EQ(state.subnet_manager["local"]["instances"][0]["active"], true);
   EXPECT_TRUE(plan(spec).changes.empty()) << testing::PrintToString(statuses(plan(spec)));
+}
+
+// PORTS=ALL (the package's default) runs an opensm@ per port (`ibstat -p`), and opensm.service
+// stays active when one dies (a oneshot with RemainAfterExit; opensm@.service has no Restart=).
+// Without a spec port every instance PORTS implies is judged: the dead one is planned and started.
+TEST_F(LayoutTest, DebianPortsAllWithoutASpecPortStartsEveryDeadInstance) {
+  host("debian");
+  add_device("mlx5_2", "fe80:0000:0000:0000:946d:ae03:00f1:4b30", "InfiniBand");
+  tree_.write("/etc/opensm/opensm.conf", "sm_priority 15\n");
+  auto started = run_command({"systemctl", "enable", "--now", "opensm"});
+  ASSERT_TRUE(started && started->exit_code == 0);
+  ASSERT_EQ(running_instances(), (std::vector<std::string>{kGuid, kOtherGuid}));
+  // The second rail's OpenSM dies.
+  fake("units/opensm@" + std::string(kOtherGuid) + ".active", "failed\n");
+  std::filesystem::remove(tools_.state_dir() + "/sm/instances/" + kOtherGuid);
+  NodeSpec spec = sm_spec(15);
+  spec.subnet_manager.port.reset();
+  const Report planned = plan(spec);
+  ASSERT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+  EXPECT_EQ(statuses(planned), std::vector<std::string>{"enabled: false -> true (planned)"});
+  const size_t calls_before = systemctl_calls().size();
+  const Report applied = apply(spec);
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  const std::vector<std::string> calls = systemctl_calls();
+  EXPECT_EQ(std::vector<std::string>(calls.begin() + static_cast<std::ptrdiff_t>(calls_before), calls.end()),
+            (std::vector<std::string>{"systemctl enable --now opensm", std::string("systemctl start opensm@") + kOtherGuid}));
+  EXPECT_EQ(running_instances(), (std::vector<std::string>{kGuid, kOtherGuid}));
+  EXPECT_TRUE(apply(spec).changes.empty());
+}
+
+// `ibstat -p` lists RoCE ports too (libibumad reads no link layer to list them), so PORTS=ALL on
+// a host with an Ethernet port starts an opensm@ there that exits at once (no QP0 on Ethernet).
+// rdmactl shows it and does not chase it: it would plan `enabled` on every run.
+TEST_F(LayoutTest, DebianPortsAllLeavesTheInstanceOfARocePortAlone) {
+  host("debian");
+  constexpr const char* kRoceGuid = "0x0a5eb0fffe112233";
+  add_device("mlx5_1", "fe80:0000:0000:0000:0a5e:b0ff:fe11:2233", "Ethernet");
+  fake("sm/ports", std::string("mlx5_0 1 ") + kGuid + " 18 ib\nmlx5_1 1 " + kRoceGuid + " 0 eth Ethernet\n");
+  tree_.write("/etc/opensm/opensm.conf", "sm_priority 15\n");
+  auto started = run_command({"systemctl", "enable", "--now", "opensm"});
+  ASSERT_TRUE(started && started->exit_code == 0);
+  EXPECT_EQ(fake_file(std::string("units/opensm@") + kRoceGuid + ".active"), "failed\n");
+  NodeSpec spec = sm_spec(15);
+  spec.subnet_manager.port.reset();
+  const HostState state = observe(spec);
+  const json& instances = state.subnet_manager["local"]["instances"];
+  ASSERT_EQ(instances.size(), 2u) << instances.dump();
+  EXPECT_EQ(instances[0]["unit"], std::string("opensm@") + kGuid);
+  EXPECT_EQ(instances[0]["active"], true);
+  EXPECT_EQ(instances[1]["unit"], std::string("opensm@") + kRoceGuid);
+  EXPECT_EQ(instances[1]["runs"], false);
+  EXPECT_EQ(instances[1]["why"], "Ethernet port: OpenSM cannot open QP0 there and exits");
+  const Report planned = plan(spec);
+  EXPECT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+  EXPECT_TRUE(planned.changes.empty()) << testing::PrintToString(statuses(planned));
+}
+
+// PORTS as one GUID where it named more (ALL, or a list): the other ports' OpenSM stop with the
+// restart (PartOf=opensm.service), and on a dual-rail host that is the other fabric's SM. The plan
+// says which.
+TEST_F(LayoutTest, DebianPortsRewrittenToOneGuidSaysWhichOtherSmStops) {
+  host("debian");
+  add_device("mlx5_2", "fe80:0000:0000:0000:946d:ae03:00f1:4b30", "InfiniBand");
+  for (const char* ports : {"PORTS=ALL\n", "PORTS=\"0x946dae0300f14a20 946dae0300f14b30\"\n"}) {
+    tree_.write("/etc/default/opensm", ports);
+    const Report planned = plan(sm_spec(15));
+    ASSERT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+    const auto port = std::find_if(planned.changes.begin(), planned.changes.end(),
+                                   [](const Change& c) { return c.field == "port"; });
+    ASSERT_NE(port, planned.changes.end()) << ports;
+    EXPECT_NE(port->note.find("the OpenSM PORTS also runs now stops: opensm@"), std::string::npos) << port->note;
+    // Under the spelling PORTS gives it (ALL: as ibstat -p prints it).
+    EXPECT_NE(port->note.find("946dae0300f14b30 (mlx5_2 port 1)"), std::string::npos) << port->note;
+    EXPECT_NE(port->note.find("another fabric there loses this node's SM"), std::string::npos) << port->note;
+  }
+  // PORTS already the spec's port alone: nothing stops, nothing said.
+  tree_.write("/etc/default/opensm", std::string("PORTS=") + kGuid + "\n");
+  for (const Change& c : plan(sm_spec(15)).changes) EXPECT_NE(c.field, "port");
+}
+
+// A word of PORTS without 0x is a GUID to `opensm --guid` (opensm/main.c: strtoull(optarg, NULL,
+// 16)): PORTS=946dae0300f14a20 runs OpenSM on the spec's port, and there is nothing to change.
+TEST_F(LayoutTest, DebianPortsGuidWithout0xIsHexadecimal) {
+  host("debian");
+  tree_.write("/etc/default/opensm", "PORTS=946dae0300f14a20\n");
+  tree_.write("/etc/opensm/opensm.conf", "sm_priority 15\n");
+  auto started = run_command({"systemctl", "enable", "--now", "opensm"});
+  ASSERT_TRUE(started && started->exit_code == 0);
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+  const NodeSpec spec = sm_spec(15);
+  const HostState state = observe(spec);
+  EXPECT_EQ(state.subnet_manager["local"]["instances"][0]["unit"], "opensm@946dae0300f14a20");
+  const Report planned = plan(spec);
+  EXPECT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+  EXPECT_TRUE(planned.changes.empty()) << testing::PrintToString(statuses(planned));
+}
+
+// OpenSM with guid 0 (RHEL's opensm.conf as shipped) binds to the first port above DOWN of every
+// RDMA device, RoCE ports included (opensm/main.c get_port_guid, libvendor's
+// osm_vendor_get_all_port_attr: no link layer read). With an Ethernet port first (mlx4_0 sorts
+// before mlx5_0), OpenSM cannot run there: the plan says so rather than judge the election on
+// mlx5_0.
+TEST_F(LayoutTest, GuidZeroWithAnEthernetPortFirstIsSaid) {
+  host("rhel");
+  add_device("mlx4_0", "fe80:0000:0000:0000:0a5e:b0ff:fe11:2233", "Ethernet");
+  fake("sm/ports", std::string("mlx4_0 1 0x0a5eb0fffe112233 0 eth Ethernet\nmlx5_0 1 ") + kGuid + " 18 ib\n");
+  fake("units/opensm.state", "enabled\n");
+  auto started = run_command({"systemctl", "start", "opensm"});
+  ASSERT_TRUE(started);
+  EXPECT_EQ(fake_file("units/opensm.active"), "failed\n") << "OpenSM exits on the Ethernet port";
+  NodeSpec spec = sm_spec(0);
+  spec.subnet_manager.port.reset();
+  spec.subnet_manager.enabled.reset();
+  const Report planned = plan(spec);
+  ASSERT_EQ(planned.errors.size(), 1u) << testing::PrintToString(statuses(planned));
+  EXPECT_NE(planned.errors[0].message.find("OpenSM binds to mlx4_0 port 1, an Ethernet port, where it cannot run"),
+            std::string::npos)
+      << planned.errors[0].message;
+  EXPECT_NE(planned.errors[0].message.find("get_port_guid"), std::string::npos) << planned.errors[0].message;
+  EXPECT_NE(planned.errors[0].message.find("give subnetManager a port"), std::string::npos);
+  // A guid line naming the Ethernet port: the same, said as such.
+  const std::string conf = tree_.read("/etc/rdma/opensm.conf");
+  std::string roce = conf;
+  roce.replace(roce.find("guid 0x0000000000000000"), 23, "guid 0x0a5eb0fffe112233");
+  tree_.write("/etc/rdma/opensm.conf", roce);
+  const Report named = plan(spec);
+  ASSERT_EQ(named.errors.size(), 1u) << testing::PrintToString(statuses(named));
+  EXPECT_NE(named.errors[0].message.find("mlx4_0 port 1, an Ethernet port, where it cannot run (no QP0): "
+                                         "/etc/rdma/opensm.conf guid names it"),
+            std::string::npos)
+      << named.errors[0].message;
+  tree_.write("/etc/rdma/opensm.conf", conf);
+  // With the spec's port, guid becomes mlx5_0's.
+  const Report applied = apply(sm_spec(0));
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
 }
 
 TEST_F(LayoutTest, DebianPortsNoneWithoutASpecPortIsAPlanError) {
