@@ -289,16 +289,37 @@ Result<CommandResult> run_command_with(const std::vector<std::string>& argv, con
   } else {
     command_read_pipes(child, out, err, until, options.on_output);
   }
-  if (child.timed_out) ::kill(child.pid, SIGKILL);
+  // At the deadline: the tool's own signal first where it cleans up on one, SIGKILL after its grace.
+  bool ended_by_own_signal = false;
+  if (child.timed_out && !reaped && options.deadline_signal != SIGKILL) {
+    ::kill(child.pid, options.deadline_signal);
+    const auto grace_until = std::chrono::steady_clock::now() + options.deadline_grace;
+    while (!reaped && std::chrono::steady_clock::now() < grace_until) {
+      if (::waitpid(child.pid, &status, WNOHANG) == child.pid) {
+        reaped = true;
+        ended_by_own_signal = true;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
+  }
+  if (child.timed_out && !reaped) ::kill(child.pid, SIGKILL);
   if (!reaped) {
     while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
   if (child.timed_out) {
+    const char* abbrev = ::sigabbrev_np(options.deadline_signal);
+    const std::string how = ended_by_own_signal
+                                ? std::string("was ended with SIG") + (abbrev != nullptr ? abbrev : "?")
+                                : options.deadline_signal == SIGKILL
+                                      ? std::string("was killed")
+                                      : std::string("did not end on SIG") + (abbrev != nullptr ? abbrev : "?") +
+                                            " and was killed";
     return make_error(ErrorKind::kTimeout,
                       describe_command(argv) + " did not finish within " +
                           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(deadline).count()) +
-                          " s and was killed",
+                          " s and " + how,
                       argv[0]);
   }
   child.result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,11 @@ struct CommandOptions {
   // flint.cpp TerminationHandler; mstfwreset, a Python program, raises BrokenPipeError half-way).
   // The run ends when the tool exits (not when every holder of its output closes it).
   bool output_to_files = false;
+  // What ends a tool at its deadline: SIGKILL, or a signal its handler cleans up on (mstfwreset's
+  // SIGTERM handler restores the adapter's reset FSM), followed by SIGKILL if it has not exited
+  // `deadline_grace` later.
+  int deadline_signal = SIGKILL;
+  std::chrono::milliseconds deadline_grace{0};
 };
 
 // run_command with options. Every tool starts with no signal blocked and every signal at its

@@ -2,6 +2,8 @@
 // mstflint and mstfwreset: output parsers and the tool wrappers (see mstflint.h).
 #include "agent/platform/mstflint.h"
 
+#include <csignal>
+
 #include <algorithm>
 #include <cctype>
 #include <vector>
@@ -50,9 +52,12 @@ bool is_burn_stage(std::string_view stage) {
 
 // Runs argv; kNotFound gets the install hint for `tool`.
 Result<CommandResult> run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds deadline,
-                               const OutputHandler& on_output = nullptr, const FirmwareToolGuard& guard = {}) {
+                               const OutputHandler& on_output = nullptr, const FirmwareToolGuard& guard = {},
+                               int deadline_signal = SIGKILL, std::chrono::milliseconds grace = {}) {
   CommandOptions options;
   options.deadline = deadline;
+  options.deadline_signal = deadline_signal;
+  options.deadline_grace = grace;
   options.on_output = on_output;
   for (const int fd : {guard.lock_fd, guard.image_fd}) {
     if (fd >= 0) options.inherit_fds.push_back(fd);
@@ -88,9 +93,10 @@ Error tool_failed(const std::vector<std::string>& argv, const CommandResult& res
 // tool_failed's.
 Result<void> run_change(const std::vector<std::string>& argv, const std::string& pci,
                         std::chrono::milliseconds deadline, const OutputHandler& on_output,
-                        const FirmwareToolGuard& guard) {
+                        const FirmwareToolGuard& guard, int deadline_signal = SIGKILL,
+                        std::chrono::milliseconds grace = {}) {
   if (guard.before_start) guard.before_start(argv);
-  auto result = run_tool(argv, deadline, on_output, guard);
+  auto result = run_tool(argv, deadline, on_output, guard, deadline_signal, grace);
   if (!result) {
     Error e = result.error();
     e.where = pci;
@@ -221,6 +227,21 @@ Result<FwResetQuery> parse_mstfwreset_query(std::string_view text) {
   if (query.levels.empty()) {
     return make_error(ErrorKind::kPlatform, "unexpected mstfwreset output: the Reset-levels section is empty");
   }
+  // cmd_reg_mcam.py reset_sync_query_text: "Reset-sync (relevant only for reset-level 3):", row 0
+  // "Tool is the owner" (always "Supported"), row 1 "Driver is the owner", "Supported" or "Not
+  // supported" (lower case s, unlike the levels' "Not Supported").
+  for (; i < lines.size(); ++i) {
+    if (trim_mstflint(lines[i]).rfind("Reset-sync", 0) != 0) continue;
+    for (++i; i < lines.size(); ++i) {
+      const std::string_view row = trim_mstflint(lines[i]);
+      if (row.empty()) break;
+      if (row.rfind("1:", 0) != 0 || row.find("Driver is the owner") == std::string_view::npos) continue;
+      const size_t dash = row.rfind('-');
+      const std::string_view status = dash == std::string_view::npos ? "" : trim_mstflint(row.substr(dash + 1));
+      query.driver_sync = status == "Supported";
+    }
+    break;
+  }
   return query;
 }
 
@@ -313,16 +334,27 @@ Result<void> mstflint_burn(const std::string& pci, const std::string& image, std
 }
 
 Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline,
-                              const FirmwareToolGuard& guard) {
+                              const FirmwareToolGuard& guard, ResetSync sync) {
   // mstfwreset.py: add_argument('--level', type=int, choices=CmdRegMfrl.reset_levels()) = 0, 3, 4.
   if (level != 0 && level != 3 && level != 4) {
     return make_error(ErrorKind::kUsage,
                       "mstfwreset reset level " + std::to_string(level) + " does not exist: the levels are 0, 3 and 4",
                       pci);
   }
-  const std::vector<std::string> argv = {"mstfwreset", "-d", pci, "--level", std::to_string(level), "-y", "reset"};
+  // main(): "Reset-sync '1' is not supported with reset-level '0'": refused here, nothing is run.
+  if (sync == ResetSync::kDriver && level != 3) {
+    return make_error(ErrorKind::kUsage,
+                      "mstfwreset --sync 1 (the driver as the reset-sync owner) is for level 3 only, not level " +
+                          std::to_string(level),
+                      pci);
+  }
+  std::vector<std::string> argv = {"mstfwreset", "-d", pci, "--level", std::to_string(level)};
+  if (sync == ResetSync::kDriver) argv.insert(argv.end(), {"--sync", "1"});
+  argv.insert(argv.end(), {"-y", "reset"});
   // main(): "-E- Firmware reset failed, retry operation or reboot machine." comes with exit 1 too.
-  return run_change(argv, pci, deadline, nullptr, guard);
+  // At the deadline SIGTERM first: sigHndl restores the reset FSM (mstfwreset.py reset_fsm_register).
+  return run_change(argv, pci, deadline, nullptr, guard, SIGTERM,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(kMstfwresetTermGrace));
 }
 
 }  // namespace rdmactl

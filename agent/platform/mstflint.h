@@ -55,13 +55,17 @@ struct FwResetLevel {
 };
 struct FwResetQuery {
   std::vector<FwResetLevel> levels;  // in the tool's order (0, 3, 4)
+  // The Reset-sync section's "1: Driver is the owner" row (cmd_reg_mcam.py reset_sync_query_text:
+  // "Supported" or "Not supported", from MCAM mng_feature_cap_mask bit 19): whether `--sync 1` lets
+  // the driver stop, reset and start the adapter (mlx5 fw_reset.c). nullopt: no such section.
+  std::optional<bool> driver_sync;
 
   const FwResetLevel* find(int level) const;
   // The level `mstfwreset reset` uses without --level; nullopt when none is supported.
   std::optional<int> default_level() const;
 };
 
-// Reads the Reset-levels section only (Reset-types and Reset-sync are ignored). Errors (kPlatform): a
+// Reads the Reset-levels and Reset-sync sections (Reset-types is ignored). Errors (kPlatform): a
 // "-E-" line (quoted), no Reset-levels section, a row that is not "N: description -Supported|-Not Supported".
 Result<FwResetQuery> parse_mstfwreset_query(std::string_view text);
 
@@ -127,13 +131,24 @@ struct FirmwareToolGuard {
 Result<void> mstflint_burn(const std::string& pci, const std::string& image, std::chrono::milliseconds deadline,
                            const std::function<void(int percent)>& progress, const FirmwareToolGuard& guard = {});
 
-// `mstfwreset -d <pci> --level N -y reset`: loads the image on flash. Level 0 (live-patch) and 3
+// How mstfwreset 4.21 synchronises a level-3 reset (mstfwreset.py class SyncOwner, `--sync`, whose
+// default is the tool): kTool stops the driver itself (mlxfwreset_mlnxdriver.py MlnxDriverLinux:
+// refuses while opensm runs or a function has another driver such as vfio-pci, writes 0 to
+// sriov_numvfs), kDriver sends MFRL with the sync bit and mlx5 does the rest (fw_reset.c).
+enum class ResetSync { kTool = 0, kDriver = 1 };
+
+// `mstfwreset -d <pci> --level N [--sync 1] -y reset`: loads the image on flash. Level 0 (live-patch) and 3
 // (driver restart and PCI reset: the netdevs and RDMA devices of the adapter disappear and come back)
 // return when done. Level 4 makes mstfwreset arm the firmware for the next PERST# and run `reboot`
 // (mstfwreset.py resetFlow -> rebootMachine): the machine reboots, this process with it.
 // Errors: kUsage for a level other than 0, 3, 4 (nothing is run); kPlatform with the tool's -E- text,
-// e.g. "Reset-level '0' is not supported in the current state of this device."; kTimeout.
+// e.g. "Reset-level '0' is not supported in the current state of this device."; kTimeout: at the
+// deadline the tool gets SIGTERM, whose handler (mstfwreset.py sigHndl) puts the multi-host reset
+// FSM back to idle (reset_fsm_register) before it exits, and SIGKILL only kMstfwresetTermGrace later
+// (it ignores SIGTERM while it stops the driver and resets the link: ignore_signals).
+// `--sync 1` is passed for ResetSync::kDriver (level 3 only: main() refuses it with another level).
+inline constexpr std::chrono::seconds kMstfwresetTermGrace{30};
 Result<void> mstfwreset_reset(const std::string& pci, int level, std::chrono::milliseconds deadline,
-                              const FirmwareToolGuard& guard = {});
+                              const FirmwareToolGuard& guard = {}, ResetSync sync = ResetSync::kTool);
 
 }  // namespace rdmactl

@@ -40,7 +40,7 @@ template <class A> void describe(A& a, QosSpec& v) { a(v.profile, v.profile_prio
 template <class A> void describe(A& a, EcnSpec& v) { a(v.priorities, v.cnp_dscp); }
 template <class A> void describe(A& a, RoceSpec& v) { a(v.mode, v.tos); }
 template <class A> void describe(A& a, IpoibSpec& v) { a(v.mode); }
-template <class A> void describe(A& a, FirmwareSpec& v) { a(v.version, v.images, v.policy, v.activation, v.origin); }
+template <class A> void describe(A& a, FirmwareSpec& v) { a(v.version, v.images, v.policy, v.activation, v.allow_management_outage, v.origin); }
 template <class A> void describe(A& a, InterfaceSpec& v) {
   a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.rail, v.origin,
     v.field_origins, v.field_marks);

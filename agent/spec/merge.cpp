@@ -53,6 +53,7 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
   override_with(base.firmware.images, over.firmware.images);
   override_with(base.firmware.policy, over.firmware.policy);
   override_with(base.firmware.activation, over.firmware.activation);
+  override_with(base.firmware.allow_management_outage, over.firmware.allow_management_outage);
   override_with(base.mtu, over.mtu);
   override_with(base.state, over.state);
   override_with(base.addresses, over.addresses);

@@ -114,6 +114,7 @@ FirmwareSpec SpecReader::read_firmware(const Field& map) {
   firmware.version = string_of(member(map, "version"));
   firmware.policy = string_of(member(map, "policy"));
   firmware.activation = string_of(member(map, "activation"));
+  firmware.allow_management_outage = bool_of(member(map, "allowManagementOutage"));
   if (auto images_field = member(map, "images"); images_field && string_of(images_field)) {
     // A path is handed to open(2), mstflint and the audit log: a NUL would cut it short (the
     // directory searched is not the one written), a newline splits a log line. No directory

@@ -81,8 +81,11 @@ struct FirmwareSpec {
   std::optional<std::string> images;      // a directory of images; a relative one is the spec file's
   std::optional<std::string> policy;      // validate (the default): a mismatch is an error | update: burn
   std::optional<std::string> activation;  // reboot (the default) | reset: mstfwreset or devlink fw_activate
+  // An activation by reset may take down a netdev that carries a default route (the host's
+  // management path): refused unless this is true.
+  std::optional<bool> allow_management_outage;
   SourceMark origin;                      // the firmware map the version came from, for messages
-  bool any() const { return version || images || policy || activation; }
+  bool any() const { return version || images || policy || activation || allow_management_outage; }
 
   bool operator==(const FirmwareSpec&) const = default;
 };

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -216,8 +217,82 @@ nlohmann::json scan_images(const std::string& dir) {
 }
 
 
-// How an activation by reset can be done: mstfwreset's levels, else devlink's reload actions.
-nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
+// What mstfwreset 4.21 checks on the host before a reset, read as it reads them (mstfwreset.py
+// v4.21.0-1 main() 1677-1686, mlxfwreset_mlnxdriver.py MlnxDriverLinux.__init__ 150-199), and the
+// adapter's PCI functions: their drivers and VFs. Facts, not verdicts: plan_activation judges them.
+nlohmann::json observe_reset_host(Platform& platform, const std::string& pci) {
+  const HostFs& fs = platform.fs();
+  nlohmann::json host = nlohmann::json::object();
+  // is_uefi_secureboot: `mokutil --sb-state` says "SecureBoot enabled", i.e. the EFI variable
+  // SecureBoot (4 attribute bytes, then the value) is 1.
+  if (auto sb = fs.read_file("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"); sb) {
+    host["secureBoot"] = sb->size() >= 5 && (*sb)[4] == 1;
+  } else {
+    host["secureBoot"] = false;
+  }
+  // `lscpu` prints "Hypervisor vendor" when CPUID says a hypervisor runs, which the kernel shows
+  // as the cpuinfo flag "hypervisor" (x86; other machines: not known here).
+  bool vm = false;
+  if (auto cpuinfo = fs.read_file("/proc/cpuinfo"); cpuinfo) {
+    for (size_t at = 0; (at = cpuinfo->find(" hypervisor", at)) != std::string::npos; ++at) {
+      const char next = at + 11 < cpuinfo->size() ? (*cpuinfo)[at + 11] : '\n';
+      if (next == ' ' || next == '\n') vm = true;
+    }
+  }
+  host["virtualMachine"] = vm;
+  // `pgrep opensm`: a process whose name contains "opensm".
+  bool opensm = false;
+  if (auto procs = fs.list("/proc"); procs) {
+    for (const std::string& pid : *procs) {
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (auto comm = fs.read("/proc/" + pid + "/comm"); comm && comm->find("opensm") != std::string::npos) opensm = true;
+    }
+  }
+  host["opensmRunning"] = opensm;
+  // Every function of the adapter's domain:bus:device ("find /sys/bus/pci/drivers | grep dbd"), its
+  // driver and, on a PF, its VFs.
+  nlohmann::json functions = nlohmann::json::array();
+  const std::string dbd = pci.substr(0, pci.rfind('.'));
+  if (auto devices = fs.list("/sys/bus/pci/devices"); devices) {
+    std::vector<std::string> names = *devices;
+    std::sort(names.begin(), names.end());
+    for (const std::string& bdf : names) {
+      if (bdf.rfind(dbd + ".", 0) != 0) continue;
+      nlohmann::json f = {{"pci", bdf}};
+      if (auto driver = fs.read_link("/sys/bus/pci/devices/" + bdf + "/driver"); driver) {
+        f["driver"] = driver->substr(driver->rfind('/') + 1);
+      }
+      if (auto vfs = fs.read("/sys/bus/pci/devices/" + bdf + "/sriov_numvfs"); vfs) {
+        try {
+          f["sriovNumvfs"] = std::stoi(*vfs);
+        } catch (const std::exception&) {
+        }
+      }
+      // The VFs' netdevs (virtfnN links to each VF's device): what goes down with them.
+      nlohmann::json vf_netdevs = nlohmann::json::array();
+      if (auto entries = fs.list("/sys/bus/pci/devices/" + bdf); entries) {
+        std::vector<std::string> virtfns;
+        for (const std::string& e : *entries) {
+          if (e.rfind("virtfn", 0) == 0) virtfns.push_back(e);
+        }
+        std::sort(virtfns.begin(), virtfns.end());
+        for (const std::string& v : virtfns) {
+          if (auto nets = fs.list("/sys/bus/pci/devices/" + bdf + "/" + v + "/net"); nets) {
+            for (const std::string& n : *nets) vf_netdevs.push_back(n);
+          }
+        }
+      }
+      if (!vf_netdevs.empty()) f["vfNetdevs"] = std::move(vf_netdevs);
+      functions.push_back(std::move(f));
+    }
+  }
+  host["functions"] = std::move(functions);
+  return host;
+}
+
+// How an activation by reset can be done: mstfwreset's levels and sync owners with what it checks
+// on the host, else devlink's reload actions.
+nlohmann::json observe_activation_tool(Platform& platform, const std::string& pci) {
   auto levels = mstfwreset_query(pci);
   if (levels) {
     nlohmann::json list = nlohmann::json::array();
@@ -225,7 +300,9 @@ nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
       list.push_back({{"level", l.level}, {"description", l.description}, {"supported", l.supported},
                       {"default", l.is_default}});
     }
-    return {{"tool", "mstfwreset"}, {"levels", std::move(list)}};
+    nlohmann::json out = {{"tool", "mstfwreset"}, {"levels", std::move(list)}, {"host", observe_reset_host(platform, pci)}};
+    if (levels->driver_sync) out["driverSync"] = *levels->driver_sync;
+    return out;
   }
   std::string why = "mstfwreset: " + levels.error().message;
   // mstfwreset is absent or cannot read this adapter: the kernel's fw_activate.
@@ -239,6 +316,48 @@ nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
     why += "; devlink: " + devlink.error().message;
   }
   return {{"error", why}};
+}
+
+// The netdevs that carry a default route (IPv4 /proc/net/route: Destination and Mask 00000000;
+// IPv6 /proc/net/ipv6_route: destination ::/0), in this network namespace: the host's management
+// path, which an activation by reset must not take down unasked.
+nlohmann::json observe_default_routes(Platform& platform) {
+  std::set<std::string> names;
+  if (auto v4 = platform.fs().read_file("/proc/net/route"); v4) {
+    std::istringstream in(*v4);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string iface, dest, gateway, flags, refcnt, use, metric, mask;
+      if (f >> iface >> dest >> gateway >> flags >> refcnt >> use >> metric >> mask && dest == "00000000" &&
+          mask == "00000000") {
+        names.insert(iface);
+      }
+    }
+  }
+  if (auto v6 = platform.fs().read_file("/proc/net/ipv6_route"); v6) {
+    std::istringstream in(*v6);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string dest, prefix, src, src_prefix, next_hop, metric, refcnt, use, flags, iface;
+      if (f >> dest >> prefix >> src >> src_prefix >> next_hop >> metric >> refcnt >> use >> flags >> iface &&
+          dest == std::string(32, '0') && prefix == "00" && iface != "lo") {
+        names.insert(iface);
+      }
+    }
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& n : names) out.push_back(n);
+  return out;
+}
+
+// The reset's tool and the host's default routes.
+nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
+  nlohmann::json how = observe_activation_tool(platform, pci);
+  how["defaultRoute"] = observe_default_routes(platform);
+  return how;
 }
 
 // ---- diff --------------------------------------------------------------------------------------
@@ -259,8 +378,130 @@ Activation reboot_activation(std::string says) {
   return a;
 }
 
+// The VFs of the adapter's functions ("0000:3b:00.0: 4 VFs"), from observe_reset_host.
+std::string describe_vfs(const nlohmann::json& host) {
+  std::string out;
+  for (const auto& f : host.value("functions", nlohmann::json::array())) {
+    const int n = f.value("sriovNumvfs", 0);
+    if (n <= 0) continue;
+    out += (out.empty() ? "" : ", ") + f.value("pci", "") + ": " + std::to_string(n) + " VF" + (n == 1 ? "" : "s");
+    std::string names;
+    for (const auto& v : f.value("vfNetdevs", nlohmann::json::array())) {
+      names += (names.empty() ? "" : ", ") + v.get<std::string>();
+    }
+    if (!names.empty()) out += " (" + names + ")";
+  }
+  return out;
+}
+
+// mstfwreset's activation (v4.21.0-1). Level 0 (live patch) sends MFRL and nothing stops; level 3
+// restarts the driver and resets the PCI link of every function; 4 reboots the host and is left to
+// the operator. The sync owner of level 3 (`--sync`, default 0: the tool): where `mstfwreset q` lists
+// "1: Driver is the owner" as Supported, --sync 1 (execResLvl sends MFRL and mlx5's fw_reset.c stops,
+// resets and reloads every function, the VFs kept: sriov.c mlx5_sriov_attach enables the PCI-level
+// VFs again); else the tool, whose driver stop refuses while opensm runs and a function has another
+// driver (vfio-pci), and writes 0 to sriov_numvfs (rdmactl writes the count back after the reset).
+// Refused by the tool before anything: a virtual machine (every reset), UEFI Secure Boot with sync 0
+// below level 4 (so level 0 too).
+// With `burn_first` the level is decided after the burn, when MFRL tells what the firmware can do
+// with the image then on flash: the plan allows level 0 and, where level 3 can run, level 3, and
+// says what each takes down; apply never goes above the plan's maxLevel.
+Result<Activation> plan_mstfwreset(const nlohmann::json& how, const std::vector<const DeviceState*>& devices,
+                                   bool burn_first) {
+  const nlohmann::json host = how.value("host", nlohmann::json::object());
+  const auto supported = [&](int level) {
+    for (const auto& l : how.value("levels", nlohmann::json::array())) {
+      if (l.value("level", -1) == level) return l.value("supported", false);
+    }
+    return false;
+  };
+  const bool driver_sync = how.value("driverSync", false);
+  std::vector<std::string> blocked;  // why a level cannot run, for the note
+  if (host.value("virtualMachine", false)) {
+    return reboot_activation("mstfwreset refuses every reset inside a virtual machine (lscpu reports a hypervisor: "
+                             "mstfwreset.py main, \"The tool is not supported on virtual machines\"): the new image "
+                             "runs after the next reboot");
+  }
+  // Level 0 as MFRL reports it now (for a burn: before it; apply asks again after it).
+  bool level0 = supported(0);
+  const bool level0_possible = !host.value("secureBoot", false);
+  if (level0 && !level0_possible) {
+    level0 = false;
+    blocked.push_back("level 0 is refused under UEFI Secure Boot (\"The tool supports only reset-level 4 on UEFI "
+                      "Secure Boot\")");
+  }
+  bool level3 = supported(3);
+  if (level3 && !driver_sync) {
+    if (host.value("secureBoot", false)) {
+      level3 = false;
+      blocked.push_back("level 3 with the tool as the reset-sync owner is refused under UEFI Secure Boot and the "
+                        "adapter lists no driver-owned sync");
+    }
+    if (host.value("opensmRunning", false)) {
+      level3 = false;
+      blocked.push_back("opensm runs on this host, and mstfwreset, the reset-sync owner (the adapter lists no "
+                        "driver-owned sync), refuses (\"Please stop opensm manually and resume operation\"): stop it or let "
+                        "the reboot activate the image");
+    }
+    for (const auto& f : host.value("functions", nlohmann::json::array())) {
+      const std::string driver = f.value("driver", "");
+      if (driver.empty() || driver == "mlx5_core" || driver == "rshim_pcie" || driver == "nvme") continue;
+      level3 = false;
+      blocked.push_back(f.value("pci", "") + " is bound to " + driver + ", which mstfwreset does not stop "
+                        "(\"mlxfwreset doesn't support 3rd party driver\")");
+    }
+  }
+  const std::string functions = describe_functions(devices);
+  const std::string vfs = describe_vfs(host);
+  const std::string level3_takes =
+      "level 3 (driver restart and PCI reset) takes every port of the adapter down and up: " + functions +
+      (vfs.empty() ? std::string()
+                   : driver_sync ? "; its VFs go down and come back (" + vfs + ")"
+                                 : "; its VFs are removed (" + vfs + ": mstfwreset writes 0 to sriov_numvfs) and "
+                                   "rdmactl creates them again after the reset");
+  const std::string sync_text = driver_sync ? " with the driver as the reset-sync owner (--sync 1)" : "";
+  std::string not_possible;
+  for (const std::string& b : blocked) not_possible += "; " + b;
+  Activation a;
+  a.needs_reboot = false;
+  if (burn_first && (level0 || level3)) {
+    const int max_level = level3 ? 3 : 0;
+    a.detail = {{"tool", "mstfwreset"}, {"decidedAfterBurn", true}, {"maxLevel", max_level},
+                {"level0", level0_possible}, {"sync", driver_sync ? 1 : 0}};
+    a.disruptive = level3;
+    if (level0_possible && level3) {
+      a.says = "the reset level is decided after the burn, by what the firmware supports with the new image on "
+               "flash: level 0 (live patch: the links and RDMA devices stay up) where it can patch the image in, "
+               "else " + level3_takes + sync_text;
+    } else if (level0) {
+      a.says = "the reset level is decided after the burn: level 0 (live patch) where the firmware can patch the new "
+               "image in; else nothing is reset and the image waits on flash (plan again)" + not_possible;
+    } else {
+      a.says = "mstfwreset " + level3_takes + sync_text + not_possible;
+    }
+    return a;
+  }
+  if (!burn_first) {
+    for (const int level : {0, 3}) {
+      if (!(level == 0 ? level0 && supported(0) : level3)) continue;
+      a.detail = {{"tool", "mstfwreset"}, {"level", level}, {"maxLevel", level}, {"level0", level0_possible},
+                  {"sync", level == 3 && driver_sync ? 1 : 0}};
+      if (level == 0) {
+        a.says = "mstfwreset level 0 (live patch): the links and RDMA devices stay up";
+      } else {
+        a.disruptive = true;
+        a.says = "mstfwreset " + level3_takes + sync_text;
+      }
+      return a;
+    }
+  }
+  return reboot_activation("mstfwreset can run neither level 0 nor level 3 on this adapter" +
+                           (not_possible.empty() ? std::string() : " (" + not_possible.substr(2) + ")") +
+                           ": the new image runs after the next reboot");
+}
+
 Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::json& observed,
-                                   const std::vector<const DeviceState*>& devices) {
+                                   const std::vector<const DeviceState*>& devices, bool burn_first) {
   if (activation_of(spec) == "reboot") return reboot_activation("the new image runs after the next reboot");
   Activation a;
   const std::string functions = describe_functions(devices);
@@ -270,27 +511,7 @@ Result<Activation> plan_activation(const FirmwareSpec& spec, const nlohmann::jso
                                             "the host itself");
   }
   if (how.contains("error")) return make_error(ErrorKind::kNotSupported, "cannot activate by reset: " + json_plain_text(how["error"]));
-  if (how.value("tool", "") == "mstfwreset") {
-    // mstfwreset's levels (mstfwreset q): 0 live patch (driver, PCI and network links stay up),
-    // 3 driver restart and PCI reset; 4 is a warm reboot, which rdmactl leaves to the operator.
-    for (const int level : {0, 3}) {
-      for (const auto& l : how.value("levels", nlohmann::json::array())) {
-        if (l.value("level", -1) != level || !l.value("supported", false)) continue;
-        a.detail = {{"tool", "mstfwreset"}, {"level", level}};
-        a.needs_reboot = false;
-        if (level == 0) {
-          a.says = "mstfwreset level 0 (live patch): the links and RDMA devices stay up";
-        } else {
-          a.disruptive = true;
-          a.says = "mstfwreset level 3 (driver restart and PCI reset): the links and RDMA devices of every port of "
-                   "the adapter go down and come back: " + functions;
-        }
-        return a;
-      }
-    }
-    return reboot_activation("mstfwreset supports neither level 0 nor level 3 on this adapter: the new image runs "
-                             "after the next reboot");
-  }
+  if (how.value("tool", "") == "mstfwreset") return plan_mstfwreset(how, devices, burn_first);
   if (how.value("tool", "") == "devlink" && how.value("fwActivate", false)) {
     // mlx5 (devlink.c mlx5_devlink_reload_down): fw_activate with the no_reset limit is a live
     // patch, refused (EINVAL, "FW upgrade to the stored FW can't be done by FW live patching")
@@ -499,10 +720,11 @@ class FirmwareReconciler final : public Reconciler {
                         change.resource);
     }
     platform.progress(change, "activating " + wanted + " (" + change.note + ")");
+    std::vector<std::pair<std::string, std::string>> vfs_to_restore;  // sriov_numvfs path, count
     if (tool == "mstfwreset") {
-      if (auto reset = mstfwreset_reset(pci, activation.value("level", 3), kResetDeadline, guard); !reset) {
-        return located(reset.error(), change, "the image of " + wanted + " is on flash, but mstfwreset failed: ");
-      }
+      auto reset = activate_mstfwreset(platform, change, pci, wanted, activation, guard);
+      if (!reset) return reset.error();
+      vfs_to_restore = std::move(*reset);
     } else if (tool == "devlink") {
       if (auto activated = devlink_activate(platform, change, pci, activation.value("noReset", false)); !activated) {
         return located(activated.error(), change,
@@ -511,10 +733,92 @@ class FirmwareReconciler final : public Reconciler {
     } else {
       return make_error(ErrorKind::kPlatform, "unknown activation " + tool, change.resource);
     }
-    return read_back(platform, change, pci, wanted, /*running=*/true, kActivationReadBack);
+    auto running = read_back(platform, change, pci, wanted, /*running=*/true, kActivationReadBack);
+    // mstfwreset (the tool as the reset-sync owner) wrote 0 to sriov_numvfs and leaves it so
+    // (mlxfwreset_mlnxdriver.py MlnxDriverLinux.__init__): the VFs are created again.
+    std::string not_restored;
+    for (const auto& [path, count] : vfs_to_restore) {
+      if (auto now = platform.fs().read(path); now && *now == count) continue;
+      if (auto written = platform.fs().write(path, count); !written) {
+        not_restored += (not_restored.empty() ? "" : "; ") + path + " (" + count + "): " + written.error().message;
+      } else {
+        platform.progress(change, "VFs created again: " + path + " = " + count);
+      }
+    }
+    if (!not_restored.empty()) {
+      return make_error(ErrorKind::kPlatform,
+                        "the adapter was reset, but its VFs could not be created again (write the count back): " +
+                            not_restored,
+                        change.resource);
+    }
+    return running;
   }
 
  private:
+  // mstfwreset's level chosen now, with the image on flash (MFRL as `mstfwreset q` reads it): the
+  // lowest supported level up to the plan's maxLevel; a reset the plan did not announce is refused.
+  // Returns the sriov_numvfs files (and counts) the tool's own sync empties, to be written back.
+  static Result<std::vector<std::pair<std::string, std::string>>> activate_mstfwreset(
+      Platform& platform, const Change& change, const std::string& pci, const std::string& wanted,
+      const nlohmann::json& activation, const FirmwareToolGuard& guard) {
+    const std::string on_flash = "the image of " + wanted + " is on flash, but ";
+    auto now = mstfwreset_query(pci);
+    if (!now) return located(now.error(), change, on_flash + "the reset levels could not be read: ");
+    const int max_level = activation.value("maxLevel", activation.value("level", 3));
+    const auto supported = [&](int level) {
+      const FwResetLevel* l = now->find(level);
+      return l != nullptr && l->supported;
+    };
+    int level = -1;
+    for (const int candidate : {0, 3}) {
+      if (candidate == 0 && !activation.value("level0", true)) continue;  // refused on this host (Secure Boot)
+      if (candidate <= max_level && supported(candidate)) {
+        level = candidate;
+        break;
+      }
+    }
+    if (level < 0) {
+      const bool more = supported(3) && max_level < 3;
+      return make_error(ErrorKind::kVerification,
+                        on_flash + "mstfwreset supports no reset up to level " + std::to_string(max_level) +
+                            " now (the plan's)" +
+                            (more ? ": level 3, which takes every port of the adapter down, needs a new plan (plan "
+                                    "again, read what it takes down, and apply that plan)"
+                                  : "") +
+                            "; nothing was reset, the image loads at the next reboot",
+                        change.resource);
+    }
+    ResetSync sync = ResetSync::kTool;
+    if (level == 3 && activation.value("sync", 0) == 1) {
+      if (now->driver_sync != true) {
+        return make_error(ErrorKind::kVerification,
+                          on_flash + "the adapter no longer lists the driver as a reset-sync owner (mstfwreset q), "
+                          "and the plan did not announce the tool's sync (which removes the VFs): plan again",
+                          change.resource);
+      }
+      sync = ResetSync::kDriver;
+    }
+    std::vector<std::pair<std::string, std::string>> restore;
+    if (level == 3 && sync == ResetSync::kTool) {
+      // MlnxDriverLinux.__init__: "/sys/bus/pci/devices/{dbd}.{0,1}/sriov_numvfs", for pf 0 and 1.
+      const std::string dbd = pci.substr(0, pci.rfind('.'));
+      for (const char* pf : {".0", ".1"}) {
+        const std::string path = "/sys/bus/pci/devices/" + dbd + pf + "/sriov_numvfs";
+        auto count = platform.fs().read(path);
+        if (!count) continue;
+        std::string text = *count;
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+        if (!text.empty() && text != "0") restore.emplace_back(path, text);
+      }
+    }
+    platform.progress(change, "mstfwreset q with " + wanted + " on flash: level " + std::to_string(level) +
+                                  (sync == ResetSync::kDriver ? " (--sync 1)" : ""));
+    if (auto reset = mstfwreset_reset(pci, level, kResetDeadline, guard, sync); !reset) {
+      return located(reset.error(), change, on_flash + "mstfwreset failed: ");
+    }
+    return restore;
+  }
+
   static std::string signal_name(int signal) {
     const char* name = ::sigabbrev_np(signal);
     return std::string("SIG") + (name != nullptr ? name : std::to_string(signal).c_str());
@@ -725,8 +1029,9 @@ class FirmwareReconciler final : public Reconciler {
       a.out.changes.push_back(std::move(change));
       return;
     }
-    auto activation = plan_activation(spec, a.observed, a.w.devices);
+    auto activation = plan_activation(spec, a.observed, a.w.devices, /*burn_first=*/false);
     if (!activation) return a.fail(activation.error().kind, a.where + ": " + activation.error().message);
+    if (management_refused(a, *activation)) return;
     change.detail["activation"] = activation->detail;
     change.disruptive = activation->disruptive;
     change.via = via_of(activation->detail, a.primary.pci);
@@ -736,6 +1041,41 @@ class FirmwareReconciler final : public Reconciler {
       change.status = ChangeStatus::kPendingReboot;
     }
     a.out.changes.push_back(std::move(change));
+  }
+
+  // An activation that may take down a netdev carrying a default route (the host's management path):
+  // refused (an error of the plan) unless the spec's firmware.allowManagementOutage is true; when it
+  // is, the change's note says which. The netdevs are the adapter's ports' and its VFs'.
+  static bool management_refused(const AdapterDiff& a, Activation& activation) {
+    if (!activation.disruptive) return false;
+    const nlohmann::json how = a.observed.value("activation", nlohmann::json::object());
+    std::set<std::string> routed;
+    for (const auto& n : how.value("defaultRoute", nlohmann::json::array())) routed.insert(n.get<std::string>());
+    std::vector<std::string> down;
+    for (const DeviceState* d : a.w.devices) {
+      for (const PortState& p : d->ports) {
+        if (!p.netdev.empty()) down.push_back(p.netdev);
+      }
+    }
+    for (const auto& f : how.value("host", nlohmann::json::object()).value("functions", nlohmann::json::array())) {
+      for (const auto& v : f.value("vfNetdevs", nlohmann::json::array())) down.push_back(v.get<std::string>());
+    }
+    std::string hit;
+    for (const std::string& n : down) {
+      if (routed.contains(n) && hit.find(n) == std::string::npos) hit += (hit.empty() ? "" : ", ") + n;
+    }
+    if (hit.empty()) return false;
+    if (a.spec.allow_management_outage.value_or(false)) {
+      activation.says += "; " + hit + " carries a default route (the management path) and goes down too "
+                         "(firmware.allowManagementOutage)";
+      return false;
+    }
+    a.fail(ErrorKind::kNotSupported,
+           a.where + ": the activation by reset (" + activation.says + ") takes down " + hit +
+               ", which carries a default route: the host's management path (and an agent's API reached through "
+               "it) goes down with it; set allowManagementOutage: true in " + a.spec.origin.path +
+               " to allow it, or activation: reboot");
+    return true;
   }
 
   // Whether a burn of the wanted version cannot be planned (said in a.out's errors): policy
@@ -785,8 +1125,9 @@ class FirmwareReconciler final : public Reconciler {
     }
     Activation activation;
     if (a.state.recorded_from.empty()) {
-      auto planned = plan_activation(spec, a.observed, a.w.devices);
+      auto planned = plan_activation(spec, a.observed, a.w.devices, /*burn_first=*/true);
       if (!planned) return a.fail(planned.error().kind, a.where + ": " + planned.error().message);
+      if (management_refused(a, *planned)) return;
       activation = *planned;
     } else {
       // From a recorded state: the host chooses the reset when it plans (its mstfwreset levels).
@@ -826,7 +1167,16 @@ class FirmwareReconciler final : public Reconciler {
 
   static std::string via_of(const nlohmann::json& activation, const std::string& pci) {
     const std::string tool = activation.value("tool", "reboot");
-    if (tool == "mstfwreset") return "mstfwreset -d " + pci + " --level " + std::to_string(activation.value("level", 3)) + " -y reset";
+    if (tool == "mstfwreset") {
+      const std::string sync = activation.value("sync", 0) == 1 ? " --sync 1" : "";
+      if (activation.value("decidedAfterBurn", false)) {
+        return "mstfwreset -d " + pci + " q, then mstfwreset -d " + pci + " --level " +
+               (activation.value("maxLevel", 0) == 3 ? "0|3" : "0") + (sync.empty() ? "" : " (level 3" + sync + ")") +
+               " -y reset";
+      }
+      return "mstfwreset -d " + pci + " --level " + std::to_string(activation.value("level", 3)) +
+             (activation.value("level", 3) == 3 ? sync : "") + " -y reset";
+    }
     if (tool == "devlink") return "devlink dev reload pci/" + pci + " action fw_activate";
     if (tool == "host's reset") return "mstfwreset -d " + pci + " or devlink fw_activate";
     return "a reboot";

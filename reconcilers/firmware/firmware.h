@@ -13,8 +13,12 @@
 //    "virtualFunction": true,                          an SR-IOV VF (sysfs physfn): no firmware of its own
 //    "images": {"dir": D, "found": [{"file", "psid", "version"}], "unreadable": [{"file", "error"}]}
 //              or {"dir": D, "error": why}             only where a burn is being planned
-//    "activation": {"tool": "mstfwreset", "levels": [{"level", "description", "supported", "default"}]}
-//                  or {"tool": "devlink", "fwActivate": bool, "noReset": bool} or {"error": why}
+//    "activation": {"tool": "mstfwreset", "levels": [{"level", "description", "supported", "default"}],
+//                   "driverSync": bool,                 "1: Driver is the owner" listed as Supported
+//                   "host": {"secureBoot", "virtualMachine", "opensmRunning": bool,
+//                            "functions": [{"pci", "driver", "sriovNumvfs", "vfNetdevs"}]}}
+//                  or {"tool": "devlink", "fwActivate": bool, "noReset": bool} or {"error": why},
+//                  with "defaultRoute": [netdevs that carry a default route]
 //                                                       only where an activation by reset is being planned}
 // Sources, kernel first: devlink `dev info` (fixed fw.psid, running and stored fw.version); else
 // `mstflint -d <bdf> q` (FW Version is the flash's, FW Version(Running) is printed only while an
@@ -35,6 +39,13 @@
 //                                                        mstfwreset at the lowest level the device
 //                                                        supports (0 live patch, then 3 PCI reset),
 //                                                        else devlink reload action fw_activate
+// mstfwreset's level is decided after the burn (MFRL answers for the image on flash: apply asks
+// `mstfwreset q` again and takes the lowest level up to the plan's maxLevel, never above it); level
+// 3 runs with the driver as the reset-sync owner (--sync 1) where the adapter lists it, else with
+// the tool, whose refusals (opensm running, a function bound to vfio-pci, UEFI Secure Boot; a VM
+// refuses every level) are planned, and whose emptied sriov_numvfs apply writes back. A reset that
+// may take down a netdev carrying a default route is an error of the plan unless the spec's
+// allowManagementOutage is true. plan_mstfwreset (firmware.cpp) cites the mstflint lines.
 // Apply burns with a deadline and progress, reads the flash back, activates, and reads back until
 // the running version is the wanted one. The engine applies firmware first, observes the host again
 // after an activation (a reset restarts the driver of every port of the adapter), and never rolls

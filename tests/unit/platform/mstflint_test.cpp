@@ -4,10 +4,12 @@
 // against the fake mstflint and mstfwreset of tests/fake-tools (models of mstflint v4.21.0-1).
 #include "agent/platform/mstflint.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -395,6 +397,60 @@ TEST_F(MstflintToolTest, ResetLevelsThatDoNotExistAreNotRun) {
   ASSERT_FALSE(no_device);
   EXPECT_EQ(no_device.error().message,
             "mstfwreset -d 0000:03:00.0 q: Failed to Identify Device: 0000:03:00.0, mopen: No such file or directory.");
+}
+
+// Issue 41 item 2: cmd_reg_mcam.py reset_sync_query_text, "1: Driver is the owner" "Supported" or
+// "Not supported" (MCAM mng_feature_cap_mask bit 19).
+TEST(MstfwresetParseTest, ReadsTheDriverOwnedResetSync) {
+  auto q = parse_mstfwreset_query(fixture("mstfwreset-q-pci-reset-only.txt"));
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->driver_sync, std::optional<bool>(true));
+  std::string text = fixture("mstfwreset-q-pci-reset-only.txt");
+  const std::string row = "1: Driver is the owner                                           -Supported     ";
+  const std::string no = "1: Driver is the owner                                           -Not supported ";
+  ASSERT_NE(text.find(row), std::string::npos);
+  text.replace(text.find(row), row.size(), no);
+  auto not_supported = parse_mstfwreset_query(text);
+  ASSERT_TRUE(not_supported);
+  EXPECT_EQ(not_supported->driver_sync, std::optional<bool>(false));
+  auto no_section = parse_mstfwreset_query(text.substr(0, text.find("Reset-sync")));
+  ASSERT_TRUE(no_section);
+  EXPECT_FALSE(no_section->driver_sync);
+}
+
+TEST_F(MstflintToolTest, TheDriverOwnedSyncIsAskedForWithSyncOneAtLevelThreeOnly) {
+  ASSERT_TRUE(mstflint_burn("0000:3b:00.0", image_, 30s, nullptr));
+  tools_.firmware({"reset-sync", "0000:3b:00.0", "no"});
+  auto q = mstfwreset_query("0000:3b:00.0");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->driver_sync, std::optional<bool>(false));
+  auto refused = mstfwreset_reset("0000:3b:00.0", 3, 30s, {}, ResetSync::kDriver);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "Synchronization by driver is not supported in the current state of this device.");
+  auto level0 = mstfwreset_reset("0000:3b:00.0", 0, 30s, {}, ResetSync::kDriver);
+  ASSERT_FALSE(level0);
+  EXPECT_EQ(level0.error().kind, ErrorKind::kUsage);
+  tools_.firmware({"reset-sync", "0000:3b:00.0", "yes"});
+  ASSERT_TRUE(mstfwreset_reset("0000:3b:00.0", 3, 30s, {}, ResetSync::kDriver));
+  EXPECT_EQ(running("0000:3b:00.0"), "20.36.1012");
+  const std::vector<std::string> calls = tools_.mstconfig_calls();
+  EXPECT_NE(std::find(calls.begin(), calls.end(), "-d 0000:3b:00.0 --level 3 --sync 1 -y reset"), calls.end());
+  // The driver resets: the tool stops no driver and removes no VF.
+  EXPECT_EQ(std::find(calls.begin(), calls.end(), "sriov_numvfs 0"), calls.end());
+}
+
+// Issue 41 item 7: at its deadline mstfwreset gets SIGTERM, whose handler (mstfwreset.py sigHndl)
+// puts the multi-host reset FSM back to idle; SIGKILL would leave the other hosts waiting.
+TEST_F(MstflintToolTest, AResetPastItsDeadlineIsEndedWithSigtermSoItRestoresTheResetFsm) {
+  ASSERT_TRUE(mstflint_burn("0000:3b:00.0", image_, 30s, nullptr));
+  tools_.firmware({"reset-seconds", "20"});
+  auto reset = mstfwreset_reset("0000:3b:00.0", 3, 700ms);
+  ASSERT_FALSE(reset);
+  EXPECT_EQ(reset.error().kind, ErrorKind::kTimeout);
+  EXPECT_THAT(reset.error().message, ::testing::HasSubstr("was ended with SIGTERM"));
+  const std::vector<std::string> calls = tools_.mstconfig_calls();
+  EXPECT_NE(std::find(calls.begin(), calls.end(), "reset_fsm_register"), calls.end());
+  EXPECT_EQ(running("0000:3b:00.0"), "20.34.1002");
 }
 
 TEST(MstflintMissingTest, NotFoundWithInstallHint) {

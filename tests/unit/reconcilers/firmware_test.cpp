@@ -29,6 +29,7 @@ namespace rdmactl {
 namespace reconcilers_firmware_test {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr const char* kPf0 = "0000:3b:00.0";
 constexpr const char* kPf1 = "0000:3b:00.1";
@@ -193,7 +194,8 @@ TEST_F(FirmwareTest, UpdateWithResetBurnsThenResetsAtTheLowestSupportedLevel) {
   const Change& c = p.changes[0];
   EXPECT_FALSE(c.requires_);
   EXPECT_TRUE(c.disruptive);
-  EXPECT_THAT(c.via, HasSubstr("then mstfwreset -d 0000:3b:00.0 --level 3 -y reset"));
+  EXPECT_THAT(c.via, HasSubstr("then mstfwreset -d 0000:3b:00.0 q, then mstfwreset -d 0000:3b:00.0 --level 0|3 "
+                               "(level 3 --sync 1) -y reset"));
   EXPECT_THAT(c.note, HasSubstr("level 3 (driver restart and PCI reset)"));
   EXPECT_THAT(c.note, HasSubstr("mlx5_0 (ens1f0np0), mlx5_1 (ens1f1np1)"));
 
@@ -203,7 +205,7 @@ TEST_F(FirmwareTest, UpdateWithResetBurnsThenResetsAtTheLowestSupportedLevel) {
   EXPECT_EQ(r.changes[0].status, ChangeStatus::kApplied);
   EXPECT_THAT(adapter_state(), HasSubstr("running 22.41.1000"));
   EXPECT_EQ(calls(" burn").size(), 1u);
-  EXPECT_EQ(calls("--level 3 -y reset").size(), 1u);
+  EXPECT_EQ(calls("--level 3 --sync 1 -y reset").size(), 1u);
   EXPECT_EQ(progress_.back(), "running 22.41.1000");
 
   const Report again = engine_->apply(*platform_, s, "n");
@@ -213,12 +215,170 @@ TEST_F(FirmwareTest, UpdateWithResetBurnsThenResetsAtTheLowestSupportedLevel) {
 }
 
 TEST_F(FirmwareTest, LivePatchWhereTheAdapterSupportsLevelZero) {
+  // An image already on flash: MFRL answers for it, so the plan's level is the one run.
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
   fake({"reset-levels", kPf0, "0:yes 3:yes 4:yes"});
-  const Report p = plan(spec("22.41.1000", "update", "reset"));
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
   ASSERT_EQ(p.changes.size(), 1u);
   EXPECT_FALSE(p.changes[0].disruptive);
   EXPECT_THAT(p.changes[0].via, HasSubstr("--level 0 -y reset"));
   EXPECT_THAT(p.changes[0].note, HasSubstr("live patch"));
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures());
+  EXPECT_EQ(calls("--level 0 -y reset").size(), 1u);
+}
+
+// Issue 41 item 1: whether the firmware can live-patch depends on the image waiting on flash (mlx5
+// devlink.c mlx5_devlink_trigger_fw_live_patch; mstfwreset.py main re-reads MFRL: "Reset-level '0' is
+// not supported in the current state of this device"). Before the burn the adapter offers level 0;
+// with the new image on flash only level 3.
+TEST_F(FirmwareTest, TheResetLevelIsDecidedAfterTheBurnAndThePlanSaysWhatEachTakesDown) {
+  fake({"reset-levels", kPf0, "0:yes 3:yes 4:yes"});
+  fake({"reset-levels-pending", kPf0, "0:no 3:yes 4:yes"});
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u) << (p.errors.empty() ? "" : p.errors[0].message);
+  EXPECT_TRUE(p.changes[0].disruptive);  // level 3 may follow: the plan says so
+  EXPECT_THAT(p.changes[0].note, HasSubstr("decided after the burn"));
+  EXPECT_THAT(p.changes[0].note, HasSubstr("level 0 (live patch"));
+  EXPECT_THAT(p.changes[0].note, HasSubstr("level 3 (driver restart and PCI reset) takes every port of the adapter "
+                                           "down and up: mlx5_0 (ens1f0np0), mlx5_1 (ens1f1np1)"));
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures()) << (r.errors.empty() ? r.changes[0].error : r.errors[0].message);
+  EXPECT_TRUE(calls("--level 0").empty());
+  EXPECT_EQ(calls("--level 3").size(), 1u);
+  EXPECT_THAT(adapter_state(), HasSubstr("running 22.41.1000"));
+}
+
+// A plan that promised a live patch only (level 3 not offered) never resets further after the burn:
+// the image waits, and taking the adapter down needs a new plan.
+TEST_F(FirmwareTest, AResetTheEarlierPlanDidNotAnnounceIsNotRun) {
+  fake({"reset-levels", kPf0, "0:yes 3:no 4:yes"});
+  fake({"reset-levels-pending", kPf0, "0:no 3:yes 4:yes"});
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_FALSE(p.changes[0].disruptive);
+  const Report r = engine_->apply(*platform_, s, "n");
+  ASSERT_TRUE(r.has_failures());
+  EXPECT_THAT(r.changes[0].error, HasSubstr("level 3, which takes every port of the adapter down, needs a new plan"));
+  EXPECT_EQ(calls(" reset").size(), 0u);
+  EXPECT_THAT(adapter_state(), HasSubstr("running 22.39.1002"));
+  // The new plan says what level 3 takes down before anything is reset.
+  const Report again = plan(s);
+  ASSERT_EQ(again.changes.size(), 1u);
+  EXPECT_TRUE(again.changes[0].disruptive);
+  EXPECT_THAT(again.changes[0].via, HasSubstr("--level 3"));
+}
+
+// Issue 41 item 2: "1: Driver is the owner" listed as Supported: --sync 1, mlx5 resets, VFs kept.
+TEST_F(FirmwareTest, TheDriverOwnsTheResetSyncWhereTheAdapterListsIt) {
+  fake({"reset-sync", kPf0, "yes"});
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_THAT(p.changes[0].via, HasSubstr("--sync 1"));
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures()) << (r.errors.empty() ? r.changes[0].error : r.errors[0].message);
+  EXPECT_EQ(calls("--level 3 --sync 1 -y reset").size(), 1u);
+  EXPECT_TRUE(calls("sriov_numvfs 0").empty());
+}
+
+// The tool as the owner (no driver sync listed): mstfwreset writes 0 to sriov_numvfs and leaves it;
+// the plan names the VFs and rdmactl writes the count back.
+TEST_F(FirmwareTest, TheToolsSyncRemovesTheVfsThePlanNamesThemAndApplyCreatesThemAgain) {
+  fake({"reset-sync", kPf0, "no"});
+  fake({"sysfs-root", tree_.root()});
+  const std::string dev0 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0";
+  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "/sys/bus/pci/devices/0000:3b:00.0");
+  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1", "/sys/bus/pci/devices/0000:3b:00.1");
+  tree_.write(dev0 + "/sriov_numvfs", "2\n");
+  tree_.write(dev0 + "/virtfn0/net/ens1f0v0/ifindex", "9\n");
+  tree_.write(dev0 + "/virtfn1/net/ens1f0v1/ifindex", "10\n");
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u) << (p.errors.empty() ? "" : p.errors[0].message);
+  EXPECT_THAT(p.changes[0].note, HasSubstr("its VFs are removed (0000:3b:00.0: 2 VFs (ens1f0v0, ens1f0v1)"));
+  EXPECT_THAT(p.changes[0].via, Not(HasSubstr("--sync")));
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures()) << (r.errors.empty() ? r.changes[0].error : r.errors[0].message);
+  EXPECT_EQ(calls("sriov_numvfs 0").size(), 1u);
+  EXPECT_EQ(tree_.read(dev0 + "/sriov_numvfs"), "2");
+}
+
+// mstfwreset 4.21 main(): a VM refuses every reset; UEFI Secure Boot every level below 4 under the
+// tool's sync (level 0 too); mlxfwreset_mlnxdriver.py: opensm running and vfio-pci refuse the tool's
+// driver stop. Each is planned (a reboot, or the driver's sync), never found out after the burn.
+TEST_F(FirmwareTest, WhatMstfwresetRefusesIsPlannedNotFoundAfterTheBurn) {
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  fake({"reset-sync", kPf0, "no"});
+  tree_.write("/proc/4242/comm", "opensm\n");
+  fake({"host", "opensm", "on"});
+  Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].requires_, "reboot");
+  EXPECT_THAT(p.changes[0].note, HasSubstr("opensm runs on this host"));
+
+  // The driver's sync does not stop the driver from the tool: opensm does not matter.
+  fake({"reset-sync", kPf0, "yes"});
+  p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_FALSE(p.changes[0].requires_);
+  EXPECT_THAT(p.changes[0].via, HasSubstr("--sync 1"));
+
+  // Secure Boot: no level 0 even where the firmware offers it; level 3 only with the driver's sync.
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  fake({"reset-levels", kPf0, "0:yes 3:yes 4:yes"});
+  fake({"host", "secure-boot", "on"});
+  tree_.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", std::string("\x06\0\0\0\x01", 5));
+  p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].via, "mstfwreset -d 0000:3b:00.0 --level 3 --sync 1 -y reset");
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures()) << (r.errors.empty() ? r.changes[0].error : r.errors[0].message);
+  EXPECT_TRUE(calls("--level 0").empty());
+
+  // A virtual machine: mstfwreset refuses every reset.
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  fake({"host", "vm", "on"});
+  tree_.write("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme hypervisor lahf_lm\n");
+  p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u);
+  EXPECT_EQ(p.changes[0].requires_, "reboot");
+  EXPECT_THAT(p.changes[0].note, HasSubstr("virtual machine"));
+}
+
+// Issue 41 item 8: the reset takes down a netdev that carries the default route.
+TEST_F(FirmwareTest, AResetThatTakesDownTheDefaultRouteIsRefusedUnlessAllowed) {
+  tree_.write("/proc/net/route",
+              "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+              "ens1f1np1\t00000000\t0101A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+              "ens1f1np1\t0001A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
+  NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report refused = plan(s);
+  ASSERT_EQ(refused.errors.size(), 1u);
+  EXPECT_THAT(refused.errors[0].message, HasSubstr("takes down ens1f1np1, which carries a default route"));
+  EXPECT_THAT(refused.errors[0].message, HasSubstr("allowManagementOutage: true"));
+  const Report nothing = engine_->apply(*platform_, s, "n");
+  EXPECT_TRUE(calls(" burn").empty());
+
+  s.interfaces[0].firmware.allow_management_outage = true;
+  const Report allowed = plan(s);
+  ASSERT_EQ(allowed.changes.size(), 1u) << (allowed.errors.empty() ? "" : allowed.errors[0].message);
+  EXPECT_THAT(allowed.changes[0].note, HasSubstr("ens1f1np1 carries a default route"));
+
+  // A live patch takes nothing down: not refused.
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  fake({"reset-levels", kPf0, "0:yes 3:yes 4:yes"});
+  s.interfaces[0].firmware.allow_management_outage.reset();
+  const Report live = plan(s);
+  ASSERT_EQ(live.changes.size(), 1u);
+  EXPECT_THAT(live.changes[0].via, HasSubstr("--level 0"));
 }
 
 TEST_F(FirmwareTest, NoResetBelowAWarmRebootMeansTheNextReboot) {
@@ -237,7 +397,7 @@ TEST_F(FirmwareTest, AnImageAlreadyOnFlashIsActivatedNotBurntAgain) {
   const Report p = plan(s);
   ASSERT_EQ(p.changes.size(), 1u);
   EXPECT_THAT(p.changes[0].note, HasSubstr("already on flash (not burnt again)"));
-  EXPECT_EQ(p.changes[0].via, "mstfwreset -d 0000:3b:00.0 --level 3 -y reset");
+  EXPECT_EQ(p.changes[0].via, "mstfwreset -d 0000:3b:00.0 --level 3 --sync 1 -y reset");
   const Report r = engine_->apply(*platform_, s, "n");
   EXPECT_FALSE(r.has_failures());
   EXPECT_TRUE(calls(" burn").empty());
@@ -251,6 +411,24 @@ TEST_F(FirmwareTest, AnImageAlreadyOnFlashIsActivatedNotBurntAgain) {
   ASSERT_EQ(v.changes.size(), 1u);
   EXPECT_EQ(v.changes[0].status, ChangeStatus::kPendingReboot);
   EXPECT_THAT(v.changes[0].note, HasSubstr("policy validate: rdmactl does not activate it"));
+}
+
+// Issue 41 item 7: the apply unit outlasts what a firmware change may take (firmware.cpp: the wait for
+// another run's operation, 40 min in apply.cpp; kBurnDeadline 30 min, kResetDeadline 10 min,
+// kActivationReadBack 3 min), and a stop reaches rdmactl alone (KillMode=mixed: SIGTERM to the main
+// process), which lets a burn end, rather than mstflint too (its SIGTERM handler aborts the burn).
+TEST(FirmwareApplyUnit, OutlastsABurnAndItsResetAndLetsRdmactlDecideOnStop) {
+  const std::string unit = test::read_file(test::source_path("packaging/systemd/rdmactl-apply.service"));
+  const auto value = [&](const std::string& key) {
+    const size_t at = unit.find("\n" + key + "=");
+    if (at == std::string::npos) return std::string();
+    const size_t start = at + key.size() + 2;
+    return unit.substr(start, unit.find('\n', start) - start);
+  };
+  const auto minutes = [](const std::string& v) { return v.ends_with("min") ? std::stoi(v) : -1; };
+  EXPECT_GE(minutes(value("TimeoutStartSec")), 40 + 30 + 10 + 3) << value("TimeoutStartSec");
+  EXPECT_EQ(value("KillMode"), "mixed");
+  EXPECT_GE(minutes(value("TimeoutStopSec")), 30 + 10 + 3) << value("TimeoutStopSec");
 }
 
 TEST_F(FirmwareTest, AnotherImageWaitingBlocksABurnAndThePlanSaysSo) {

@@ -30,7 +30,7 @@ TEST(FirmwareSpec, IsReadWithImagesRelativeToTheSpecFile) {
   auto spec = load_spec_text(kHeader + R"(defaults:
   interfaces:
     - rdmaDevice: mlx5_0
-      firmware: {version: "28.42.1000", images: firmware, policy: update, activation: reset}
+      firmware: {version: "28.42.1000", images: firmware, policy: update, activation: reset, allowManagementOutage: true}
     - rdmaDevice: mlx5_2
       firmware: {version: "28.42.1000", images: /srv/fw}
 )",
@@ -41,11 +41,13 @@ TEST(FirmwareSpec, IsReadWithImagesRelativeToTheSpecFile) {
   EXPECT_EQ(f.images, "/etc/rdmactl/firmware");
   EXPECT_EQ(f.policy, "update");
   EXPECT_EQ(f.activation, "reset");
+  EXPECT_EQ(f.allow_management_outage, std::optional<bool>(true));
   EXPECT_EQ(f.origin.line, 8);
   const FirmwareSpec& g = spec->defaults.interfaces[1].firmware;
   EXPECT_EQ(g.images, "/srv/fw");
   EXPECT_FALSE(g.policy) << "unset: validate, decided where it is used";
   EXPECT_FALSE(g.activation);
+  EXPECT_FALSE(g.allow_management_outage);
 }
 
 TEST(FirmwareSpec, TheSchemaRefusesWhatIsNotAVersionPolicyOrActivation) {

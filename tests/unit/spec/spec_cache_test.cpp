@@ -23,7 +23,7 @@ FabricSpec full_spec() {
   InterfaceSpec interface;
   interface.selector = Selector{Selector::Kind::kPci, "0000:3b:00.0", 2};
   interface.link_type = "ethernet";
-  interface.firmware = FirmwareSpec{"28.42.1000", "/srv/fw", "update", "reset", mark("firmware", 3)};
+  interface.firmware = FirmwareSpec{"28.42.1000", "/srv/fw", "update", "reset", true, mark("firmware", 3)};
   interface.mtu = 9000;
   interface.state = "up";
   interface.addresses = std::vector<std::string>{"10.0.0.1/24", "fd00::1/64"};
