@@ -101,6 +101,34 @@ count_ran() {  # RESULTS
               END { print n + 0 }' "$1" -
 }
 
+# Each failed test of DIR's JUnit reports: its name, then the last 25 lines of its output.
+failed_output() {  # DIR
+  cat "$1"/junit-*.xml 2>/dev/null | awk -v dir="$1" '
+    function unescape(t) {
+      gsub(/&quot;/, "\"", t); gsub(/&apos;/, "\047", t); gsub(/&lt;/, "<", t); gsub(/&gt;/, ">", t)
+      gsub(/&amp;/, "\\&", t); return t
+    }
+    function flush(  i, from) {
+      if (!failing) return
+      print "---- " dir ": " name " failed; the end of its output:"
+      from = n > 25 ? n - 24 : 1
+      for (i = from; i <= n; i++) print "  | " lines[i]
+      failing = 0
+    }
+    /<testcase / {
+      flush(); n = 0; out = 0
+      name = $0; sub(/.*<testcase name="/, "", name); sub(/".*/, "", name); name = unescape(name)
+      failing = ($0 ~ / status="fail"/)
+    }
+    failing && /<system-out>/ { out = 1; sub(/.*<system-out>/, "") }
+    failing && out {
+      line = $0; done = sub(/<\/system-out>.*/, "", line)
+      lines[++n] = unescape(line)
+      if (done) out = 0
+    }
+    END { flush() }'
+}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 results "$plain" > "$tmp/plain.results"
@@ -144,6 +172,12 @@ echo "durations:"
 printf '  %s\n' "${durations[@]}"
 printf '  %-40s %s\n' "total" "$(mmss "$SECONDS")"
 if [ ${#failed[@]} -gt 0 ]; then
+  # The failed tests by name, each with the end of its output, last: a CI log that keeps only
+  # its tail still says which test failed and how.
+  for build in plain san; do
+    dir=${!build}
+    failed_output "$dir"
+  done
   echo "FAILED:"
   printf '  %s\n' "${failed[@]}"
   exit 1
