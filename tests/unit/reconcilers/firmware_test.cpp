@@ -362,6 +362,26 @@ TEST_F(FirmwareTest, ASocketDirectAdaptersFunctionsOnTwoBusesAreOneAdapterBurntO
   EXPECT_THAT(two.errors[0].message, HasSubstr("the firmware of adapter 0000:3b:00 is given twice, differently"));
 }
 
+// Without mstflint, devlink's VPD serial_number (mlx5_devlink_serial_numbers_put: the same on both
+// functions of one card, devlink_dev_info_cx7_28.41.1000_pirko2025.txt) is the identity that joins
+// the two buses; a card whose kernel puts no serials stays one adapter per PCI device.
+TEST_F(FirmwareTest, DevlinksSerialNumberJoinsTheBusesWhereNoMacWasRead) {
+  test::ScopedEnv path("PATH", "/nonexistent");
+  move_function(kPf1, "0000:86:00.0");
+  test::FakeDevlinkKernel kernel;
+  test::FakeMlx5Devlink hw;
+  hw.board_id = kPsid;
+  hw.running = (22u << 24) | (39u << 16) | 1002u;
+  kernel.add_mlx5(kPf0, hw).serial = "e4397f872caeed218000846daa7d2f49";
+  kernel.add_mlx5("0000:86:00.0", hw).serial = "e4397f872caeed218000846daa7d2f49";
+  platform_->set_devlink(Devlink::over(kernel.connect()));
+  NodeSpec s = spec("22.41.1000");
+  s.interfaces.push_back(firmware_interface(Selector::Kind::kRdmaDevice, "mlx5_0", "22.41.1000"));
+  const Report p = plan(s);
+  ASSERT_EQ(p.errors.size(), 1u) << "one adapter, one finding";
+  EXPECT_THAT(p.errors[0].message, HasSubstr("adapter 0000:3b:00 (PSID MT_0000000359) runs 22.39.1002"));
+}
+
 // Two identical adapters (one PSID, one firmware version) are two flashes: their base MACs differ.
 TEST_F(FirmwareTest, TwoAdaptersOfOneModelAreTwoBurns) {
   move_function(kPf1, "0000:86:00.0");
