@@ -259,7 +259,14 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   std::optional<FabricMonitor> fabric_monitor;
   if (auto added = add_fabric_monitor(opts, fabric_monitor, settings); !added) return report_error(added.error());
   // The process is already in --netns: every thread and socket from here on is too.
-  Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node, opts.allow_firmware));
+  // The API's address, where a netdev carries it (not a wildcard, not loopback): a firmware reset
+  // that takes that netdev down cuts the agent off (reconcilers/firmware, the management path).
+  std::vector<std::string> served;
+  if (const std::string& host = api_settings->listen.host;
+      !is_loopback_host(host) && host != "0.0.0.0" && host != "::" && !host.empty()) {
+    served.push_back(host);
+  }
+  Agent agent(settings, std::make_unique<LiveHost>(global.root, settings.node, opts.allow_firmware, std::move(served)));
   auto api = HttpApi::bind(agent, *api_settings);
   if (!api) return report_error(api.error());
 

@@ -20,15 +20,26 @@ constexpr const char* kFirmwareRefusal =
     "--allow-firmware), or run `rdmactl apply` on this node";
 }  // namespace
 
-LiveHost::LiveHost(std::string root, std::string node, bool allow_firmware)
-    : root_(std::move(root)), node_(std::move(node)), allow_firmware_(allow_firmware), engine_(make_reconciler_table()) {
+LiveHost::LiveHost(std::string root, std::string node, bool allow_firmware, std::vector<std::string> served_addresses)
+    : root_(std::move(root)),
+      node_(std::move(node)),
+      served_addresses_(std::move(served_addresses)),
+      allow_firmware_(allow_firmware),
+      engine_(make_reconciler_table()) {
   engine_.set_firmware_writes(allow_firmware_, kFirmwareRefusal);
+}
+
+Platform LiveHost::platform() const {
+  Platform platform{HostFs(root_)};
+  platform.set_unattended(true);
+  platform.set_served_addresses(served_addresses_);
+  return platform;
 }
 
 ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
   const NodeSpec& spec = request.node_spec;
   ReconcileOutcome outcome;
-  Platform platform{HostFs(root_)};
+  Platform platform = this->platform();
   if (request.dry_run) {
     auto state = engine_.observe(platform, &spec, node_);
     if (!state) {
@@ -53,7 +64,7 @@ ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
   // The state after apply, for /v1/state and the self-test: apply's last observation (its verify,
   // or the plan's when there was nothing to do), with no write since; a fresh pass only when apply
   // did not get as far as observing.
-  Platform after{HostFs(root_)};
+  Platform after = this->platform();
   if (observed) {
     outcome.observed = std::move(observed);
   } else if (auto state = engine_.observe(after, &spec, node_); state) {
@@ -96,7 +107,7 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
   guard_host_wide(engine, host_wide_lock, kAgentLockWait, fs.root());
   RecoveryOutcome recovered;
   {
-    Platform platform{HostFs(root_)};
+    Platform platform = this->platform();
     platform.set_lock_timeout(kAgentLockWait);
     recovered = recover_interrupted(engine, platform, false);
   }
@@ -104,7 +115,7 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
     // Never apply over a host a killed run left half-restored. The agent is degraded and not
     // ready until someone acts; meanwhile it still plans, so that the drift shows in the metrics.
     outcome.blocked = recovered.blocking->to_string();
-    Platform platform{HostFs(root_)};
+    Platform platform = this->platform();
     std::optional<HostState> observed;
     if (auto state = engine.observe(platform, &request.node_spec, node_); state) {
       outcome.report = engine.plan(request.node_spec, *state);
@@ -116,7 +127,7 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
     outcome.report.errors.insert(outcome.report.errors.begin(), *recovered.blocking);
     return observed;
   }
-  Platform platform{HostFs(root_)};
+  Platform platform = this->platform();
   platform.set_lock_timeout(kAgentLockWait);
   arm_engine(engine, platform, request.spec, node_, audit);
   outcome.report = engine.apply(platform, request.node_spec, node_);
@@ -131,14 +142,14 @@ std::optional<HostState> LiveHost::apply_locked(const ReconcileRequest& request,
 }
 
 Result<Report> LiveHost::plan(const NodeSpec& spec) {
-  Platform platform{HostFs(root_)};
+  Platform platform = this->platform();
   auto state = engine_.observe(platform, &spec, node_);
   if (!state) return state.error();
   return engine_.plan(spec, *state);
 }
 
 nlohmann::json LiveHost::selftest(const NodeSpec* spec) {
-  Platform platform{HostFs(root_)};
+  Platform platform = this->platform();
   return selftest_on(platform, spec, nullptr);
 }
 

@@ -27,7 +27,9 @@ class LiveHost : public HostDriver {
  public:
   // root: --root (file-based sources and targets); node: the resolved node name.
   // `allow_firmware`: serve --allow-firmware (Engine::set_firmware_writes).
-  LiveHost(std::string root, std::string node, bool allow_firmware = false);
+  // `served_addresses`: the addresses serve's HTTP API listens on (Platform::set_served_addresses).
+  LiveHost(std::string root, std::string node, bool allow_firmware = false,
+           std::vector<std::string> served_addresses = {});
 
   ReconcileOutcome reconcile(const ReconcileRequest& request) override;
   Result<Report> plan(const NodeSpec& spec) override;
@@ -40,8 +42,12 @@ class LiveHost : public HostDriver {
   // The self-test on `observed` (the host as just observed), or on a new observation when null.
   nlohmann::json selftest_on(Platform& platform, const NodeSpec* spec, const HostState* observed);
 
+  // A Platform on this host, marked as serve's (unattended, its API's addresses).
+  Platform platform() const;
+
   std::string root_;
   std::string node_;
+  std::vector<std::string> served_addresses_;
   bool allow_firmware_ = false;
   Engine engine_;
   bool tested_once_ = false;  // the self-test ran after some reconcile of this process

@@ -16,7 +16,8 @@ namespace rdmactl::doctor_detail {
 void Doctor::check_firmware() {
   std::map<std::string, std::vector<const DeviceState*>> adapters;
   for (const DeviceState& d : state_.devices) {
-    if (!d.pci.empty() && !firmware_view(d).running.empty()) adapters[adapter_of_pci(d.pci)].push_back(&d);
+    // One adapter may have functions on several PCI devices (Socket Direct): adapter_of.
+    if (!d.pci.empty() && !firmware_view(d).running.empty()) adapters[adapter_of(state_, d)].push_back(&d);
   }
   for (auto& [adapter, functions] : adapters) {
     std::sort(functions.begin(), functions.end(), [](const DeviceState* a, const DeviceState* b) { return a->pci < b->pci; });
@@ -28,7 +29,9 @@ void Doctor::check_firmware() {
           "the adapter runs firmware " + fw.running + " but " + fw.stored + " waits on flash (" + fw.source +
               "): it loads at the next firmware reset or reboot, whether or not that is planned",
           "activate it in a maintenance window (reboot, or `mstfwreset -d " + first.pci + " reset`; rdmactl "
-          "apply does it with firmware activation: reset), or burn the running version back");
+          "apply does it with firmware activation: reset). The running version cannot be burnt back first: "
+          "the firmware takes no image until the waiting one is activated (\"The firmware image was already "
+          "updated on flash, pending reset.\"); to keep " + fw.running + ", activate, then burn it again");
     }
     std::string versions;
     bool differ = false;
@@ -56,7 +59,7 @@ void Doctor::pin_firmware_note(const std::string& adapter, const DeviceState& fi
       if (!iface.firmware.version) continue;
       for (const DeviceState& d : state_.devices) {
         for (const PortState& p : d.ports) {
-          if (!d.pci.empty() && adapter_of_pci(d.pci) == adapter && selects(iface.selector, d, p)) return;
+          if (!d.pci.empty() && adapter_of(state_, d) == adapter && selects(iface.selector, d, p)) return;
         }
       }
     }

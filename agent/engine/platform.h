@@ -73,6 +73,15 @@ class Platform {
   void set_firmware_wait(std::chrono::milliseconds wait) { firmware_wait_ = wait; }
   std::chrono::milliseconds firmware_wait() const { return firmware_wait_.value_or(lock_timeout_); }
 
+  // Set by serve (agent/daemon/live_host): it runs unattended, no person reads its plans before they
+  // are applied, and its HTTP API listens on these addresses (the --listen host; a wildcard or
+  // loopback address is none a netdev carries). The firmware reconciler does not take a disruptive
+  // reset nobody read, nor takes down the netdev the API is reached through.
+  void set_unattended(bool unattended) { unattended_ = unattended; }
+  bool unattended() const { return unattended_; }
+  void set_served_addresses(std::vector<std::string> addresses) { served_addresses_ = std::move(addresses); }
+  const std::vector<std::string>& served_addresses() const { return served_addresses_; }
+
   // The snapshot the engine took before this apply's first write (or recovery loaded from a
   // journal), while it applies and rolls back; null otherwise. A reconciler's write back of an
   // observed value (a revert) restores its netdev from it: what its own write disturbed beyond the
@@ -94,6 +103,8 @@ class Platform {
   const std::atomic<int>* interrupt_ = nullptr;
   std::chrono::milliseconds lock_timeout_{std::chrono::seconds(120)};
   std::optional<std::chrono::milliseconds> firmware_wait_;
+  bool unattended_ = false;
+  std::vector<std::string> served_addresses_;
 };
 
 }  // namespace rdmactl

@@ -30,7 +30,7 @@ std::string export_quoted(std::string_view text) { return "\"" + escape_for_disp
 void emit_firmware(YAML::Emitter& out, const HostState& state, const DeviceState& d, std::set<std::string>& done,
                    std::vector<std::string>& skipped) {
   if (d.pci.empty() || !d.firmware) return;
-  const std::string adapter = adapter_of_pci(d.pci);
+  const std::string adapter = adapter_of(state, d);
   if (!done.insert(adapter).second) return;
   const std::vector<const DeviceState*> functions = adapter_devices(state, adapter);
   const FirmwareView fw = firmware_view(functions.empty() ? d : *functions.front());

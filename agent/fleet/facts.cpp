@@ -218,13 +218,14 @@ void firmware_facts(const FleetMember& m, FleetChecker::Facts& out) {
   if (m.state != nullptr) {
     std::set<std::string> adapters;
     for (const DeviceState& d : m.state->devices) {
-      if (d.pci.empty() || !adapters.insert(adapter_of_pci(d.pci)).second) continue;
+      // One count per adapter, a Socket Direct one's functions on two buses included (adapter_of).
+      if (d.pci.empty() || !adapters.insert(adapter_of(*m.state, d)).second) continue;
       const FirmwareView fw = firmware_view(d);
       if (fw.psid.empty() || fw.running.empty()) continue;
       FleetChecker::Facts::Firmware entry{fw.psid, fw.running, {}, std::nullopt};
       for (const InterfaceSpec& iface : m.spec->interfaces) {
         auto ref = m.state->resolve_port(iface.selector);
-        if (!ref || adapter_of_pci(ref->device->pci) != adapter_of_pci(d.pci)) continue;
+        if (!ref || ref->device->pci.empty() || adapter_of(*m.state, *ref->device) != adapter_of(*m.state, d)) continue;
         entry.where = iface.firmware.any() ? iface.firmware.origin : interface_mark(iface);
         entry.pinned = iface.firmware.version;
         break;

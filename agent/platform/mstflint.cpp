@@ -39,6 +39,19 @@ std::vector<std::string_view> mstflint_lines(std::string_view text) {
   return lines;
 }
 
+// The first word of a UID value ("e09d730300126744        16"), lower case; "" for "N/A", for zero
+// (PRINT_FS3_OR_NEWER_UID prints N/A for a zero UID) and for anything but hex digits.
+std::string uid_hex(std::string_view value) {
+  value = value.substr(0, value.find_first_of(" \t"));
+  std::string out;
+  for (char c : value) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (out.find_first_not_of('0') == std::string::npos) return "";
+  return out;
+}
+
 std::string quote(std::string_view line) { return "\"" + std::string(line) + "\""; }
 
 // "Writing Boot image component" and the FS3/FS2 burn callbacks' stage names: the stages whose
@@ -159,6 +172,15 @@ Result<FlintQuery> parse_flint_query(std::string_view text) {
       query.psid = value;
     } else if (key == "Security Attributes") {
       query.security = value;
+    } else if (key == "Base GUID" || key == "Base MAC" || key == "Orig Base GUID" || key == "Orig Base MAC") {
+      // PRINT_FS3_OR_NEWER_UID: the UID in hex ("%016llx" for a GUID, "%012llx" for a MAC) or "N/A",
+      // then the number allocated. The legacy layout's "Base GUID1:"/"Base MAC1:" (ConnectX-4's
+      // cib_uids) is not read: rdmactl burns FW-controlled adapters only.
+      const std::string uid = uid_hex(value);
+      if (key == "Base GUID") query.base_guid = uid;
+      if (key == "Base MAC") query.base_mac = uid;
+      if (key == "Orig Base GUID") query.orig_base_guid = uid;
+      if (key == "Orig Base MAC") query.orig_base_mac = uid;
     }
   }
   if (!have_version || query.fw_version.empty()) {

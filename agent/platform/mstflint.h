@@ -34,11 +34,22 @@ struct FlintQuery {
   std::string product_version;  // "Product Version:"; "" when not printed
   std::string psid;             // "PSID:" (OEM PSIDs too: HP_..., DEL...); "" when not printed
   std::string security;         // "Security Attributes:" ("N/A", "secure-fw", "signed-fw, debug")
+  // The adapter's identity, lower-case hex without separators; "" where printed "N/A" or not printed
+  // (subcommands.cpp displayFs3Uids, printFs3OrNewerUids: "Base GUID:" and "Base MAC:" are the
+  // UIDs in use; "Orig Base GUID:"/"Orig Base MAC:" follow them only when the manufacturing ones
+  // differ: fw_comps_mgr.cpp queryFwInfo takes base_mac_orig from MGIR manufacturing_base_mac).
+  // An image file prints "N/A".
+  std::string base_guid, base_mac, orig_base_guid, orig_base_mac;
 
   // The version the device runs: running_version when printed, else fw_version.
   const std::string& running() const { return running_version.empty() ? fw_version : running_version; }
   // An image on flash waits for a reset (mstfwreset or reboot) to be loaded.
   bool pending() const { return !running_version.empty(); }
+  // The manufacturing base MAC: the one mstfwreset pairs Socket Direct functions by
+  // (mlxfwresetlib/mlnx_peripheral_components.py get_socket_direct_pci_devices compares
+  // pci_device.py get_manufacturing_base_mac, MGIR's). "Orig Base MAC:" when printed, else "Base MAC:".
+  const std::string& manufacturing_mac() const { return orig_base_mac.empty() ? base_mac : orig_base_mac; }
+  const std::string& manufacturing_guid() const { return orig_base_guid.empty() ? base_guid : orig_base_guid; }
 };
 
 // Errors (kPlatform): the output carries the tool's "-E- ..." line (quoted as "mstflint: -E- ..."),

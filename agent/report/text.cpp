@@ -226,7 +226,9 @@ std::string render_state_text(const HostState& state) {
   out << "node " << state.node << "\n";
   for (const DeviceState& d : state.devices) {
     const FirmwareView fw = firmware_view(d);
-    out << "device " << d.name << " pci " << d.pci << " fw " << (fw.running.empty() ? d.fw_version : fw.running);
+    // firmware_view leaves out mlx5's marks of an unreadable version (fw_version_unknown).
+    out << "device " << d.name << " pci " << d.pci << " fw "
+        << (!fw.running.empty() ? fw.running : d.fw_version.empty() ? std::string() : std::string("unknown"));
     if (fw.pending()) out << " (" << fw.stored << " waits on flash)";
     if (!fw.psid.empty()) out << " psid " << fw.psid;
     out << "\n";

@@ -3,6 +3,7 @@
 #include "agent/state/firmware.h"
 
 #include <algorithm>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -43,6 +44,13 @@ std::optional<int> compare_fw_versions(std::string_view a, std::string_view b) {
   return 0;
 }
 
+bool fw_version_unknown(std::string_view version) {
+  for (std::string_view mark : {"255.255.65535", "0.0.0000"}) {
+    if (const auto order = compare_fw_versions(version, mark); order && *order == 0) return true;
+  }
+  return false;
+}
+
 bool FirmwareView::pending() const {
   if (running.empty() || stored.empty()) return false;
   const auto order = compare_fw_versions(running, stored);
@@ -62,19 +70,60 @@ FirmwareView firmware_view(const DeviceState& device) {
     view.psid = text("psid");
     view.source = text("source");
   }
-  if (view.running.empty() && !device.fw_version.empty()) {
+  if (fw_version_unknown(view.running)) view.running.clear();
+  if (fw_version_unknown(view.stored)) view.stored.clear();
+  if (view.running.empty() && !device.fw_version.empty() && !fw_version_unknown(device.fw_version)) {
+    view.source = "sysfs";
     view.running = device.fw_version;
-    if (view.source.empty()) view.source = "sysfs";
   }
   // mlx5's board_id is the PSID (mlx5_query_board_id copies query_adapter's vsd_contd_psid).
   if (view.psid.empty()) view.psid = device.board_id;
   return view;
 }
 
+namespace {
+
+// The identity the firmware gives a function: "mac:<manufacturing base MAC>", else
+// "serial:<devlink serial_number>"; "" when neither was read (a VF, a recorded state, no tool).
+std::string identity_of(const DeviceState& d) {
+  if (!d.firmware || !d.firmware->is_object()) return "";
+  const auto it = d.firmware->find("identity");
+  if (it == d.firmware->end() || !it->is_object()) return "";
+  const auto text = [&](const char* key) {
+    const auto v = it->find(key);
+    return v != it->end() && v->is_string() ? v->get<std::string>() : std::string();
+  };
+  if (const std::string mac = text("baseMac"); !mac.empty()) return "mac:" + mac;
+  if (const std::string serial = text("serialNumber"); !serial.empty()) return "serial:" + serial;
+  return "";
+}
+
+}  // namespace
+
+std::string adapter_of(const HostState& state, const DeviceState& device) {
+  if (device.pci.empty()) return "";
+  // The PCI devices joined through shared identities, until nothing more joins.
+  std::set<std::string> pci_devices = {adapter_of_pci(device.pci)};
+  std::set<std::string> identities;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const DeviceState& d : state.devices) {
+      if (d.pci.empty()) continue;
+      const std::string pci_device = adapter_of_pci(d.pci);
+      const std::string identity = identity_of(d);
+      const bool joined = pci_devices.contains(pci_device) || (!identity.empty() && identities.contains(identity));
+      if (!joined) continue;
+      grew = pci_devices.insert(pci_device).second || grew;
+      if (!identity.empty()) grew = identities.insert(identity).second || grew;
+    }
+  }
+  return *pci_devices.begin();
+}
+
 std::vector<const DeviceState*> adapter_devices(const HostState& state, const std::string& adapter) {
   std::vector<const DeviceState*> out;
   for (const DeviceState& d : state.devices) {
-    if (!d.pci.empty() && adapter_of_pci(d.pci) == adapter) out.push_back(&d);
+    if (!d.pci.empty() && adapter_of(state, d) == adapter) out.push_back(&d);
   }
   std::sort(out.begin(), out.end(), [](const DeviceState* a, const DeviceState* b) { return a->pci < b->pci; });
   return out;

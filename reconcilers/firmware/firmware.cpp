@@ -26,6 +26,7 @@
 
 #include "agent/core/fd.h"
 #include "agent/core/json_text.h"
+#include "agent/platform/command.h"
 #include "agent/platform/firmware_image.h"
 #include "agent/platform/firmware_lock.h"
 #include "agent/platform/devlink.h"
@@ -82,10 +83,60 @@ std::string describe_functions(const std::vector<const DeviceState*>& devices) {
   return out;
 }
 
+// The PCI devices ("0000:3b:00") an adapter's functions are on, lowest first: more than one for a
+// Socket Direct adapter (or a ConnectX-8 whose functions sit behind its own PCIe switch).
+std::vector<std::string> pci_devices_of(const std::vector<const DeviceState*>& devices) {
+  std::set<std::string> out;
+  for (const DeviceState* d : devices) out.insert(adapter_of_pci(d->pci));
+  return {out.begin(), out.end()};
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) out += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
+  return out;
+}
+
+// Why `mstfwreset reset` at level 3 (with the tool owning the reset sync: resetFlow) would reset only
+// the PCI device it is given of an adapter on several: it finds the others itself
+// (mstfwreset.py main: get_socket_direct_pci_devices, function 0 of every other device with the
+// same MGIR manufacturing base MAC; resetFlow stops their driver and resetPciAddr toggles their
+// links too), but lists devices with `mdevices_info -vv` (mstflint 4.21 to 4.30,
+// mlxfwresetlib/mlnx_peripheral_components.py discover_pci_devices), a tool mstflint ships from
+// 4.31 only (as mstdevices_info, which 4.31's mstfwreset runs); without it the exception is caught
+// ("Failed to check if device is Socket Direct!", logged at a level mstfwreset does not print
+// without --log) and the peers are left to their drivers during the reset. nullopt when fine.
+std::optional<std::string> socket_direct_reset_gap(const std::vector<const DeviceState*>& devices) {
+  const std::vector<std::string> pci_devices = pci_devices_of(devices);
+  if (pci_devices.size() < 2) return std::nullopt;
+  if (!find_program("mstdevices_info").empty() || !find_program("mdevices_info").empty()) return std::nullopt;
+  return "the adapter's functions are on the PCI devices " + join_words(pci_devices) +
+         " (one adapter: Socket Direct), and mstfwreset resets the others with the one it is given only when "
+         "it finds them, which it does with mstdevices_info (mstflint 4.31 and later) or mdevices_info "
+         "(mstflint 4.21 to 4.30, which do not ship it): neither is in " + tool_search_path_text() +
+         ", so it would reset " + pci_devices.front() + " alone. Activate with the next reboot (activation: "
+         "reboot), or install mstflint 4.31 or later";
+}
+
 // ---- observe ---------------------------------------------------------------------------------
 
-// devlink first, then mstflint (when asked), then what sysfs already gave.
-nlohmann::json observe_device(Platform& platform, const DeviceState& device, bool ask_mstflint) {
+// The identity mstflint's query gives (see firmware.h): the manufacturing UIDs.
+void add_flint_identity(nlohmann::json& fw, const FlintQuery& query) {
+  nlohmann::json& id = fw["identity"];
+  if (!query.manufacturing_mac().empty()) id["baseMac"] = query.manufacturing_mac();
+  if (!query.manufacturing_guid().empty()) id["baseGuid"] = query.manufacturing_guid();
+  if (id.empty()) fw.erase("identity");
+}
+
+// Identities read by mstflint for identity alone, for the process's life: serve plans every few
+// minutes, and the manufacturing UIDs of the card at a PCI address change only with the card (its
+// node GUID, which sysfs gives at no cost, changes with it).
+std::mutex g_identity_mutex;
+std::map<std::pair<std::string, std::string>, nlohmann::json> g_identity_cache;
+
+// devlink first, then mstflint (when asked for versions, or for the adapter's identity where
+// devlink gave none), then what sysfs already gave.
+nlohmann::json observe_device(Platform& platform, const DeviceState& device, bool ask_mstflint, bool ask_identity) {
   nlohmann::json fw = nlohmann::json::object();
   nlohmann::json notes = nlohmann::json::array();
   // An SR-IOV virtual function (its sysfs node links to its physfn) has no firmware of its own:
@@ -110,6 +161,10 @@ nlohmann::json observe_device(Platform& platform, const DeviceState& device, boo
       }
       fw["psid"] = get(info->fixed, "fw.psid");
       fw["source"] = "devlink";
+      // The card's VPD (mlx5_devlink_serial_numbers_put, mainline since 2025: V3 and SN), the same on
+      // every function of one card (the two of a ConnectX-7 in that patch's `devlink dev info`).
+      if (!info->serial.empty()) fw["identity"]["serialNumber"] = info->serial;
+      if (!info->board_serial.empty()) fw["identity"]["boardSerialNumber"] = info->board_serial;
       if (!info->driver.empty()) fw["driver"] = info->driver;
     } else {
       notes.push_back("devlink: " + info.error().message);
@@ -118,14 +173,32 @@ nlohmann::json observe_device(Platform& platform, const DeviceState& device, boo
     notes.push_back("devlink: " + devlink.error().message);
   }
   const bool have_running = fw.contains("running") && !fw["running"].get<std::string>().empty();
-  if (!have_running && ask_mstflint) {
+  const bool is_vf = fw.value("virtualFunction", false);
+  // What adapter_of groups by: a base MAC, else devlink's serial_number.
+  const auto identified = [&] {
+    return fw.contains("identity") && (fw["identity"].contains("baseMac") || fw["identity"].contains("serialNumber"));
+  };
+  const bool versions_from_mstflint = !have_running && ask_mstflint;
+  const std::pair<std::string, std::string> identity_key{device.pci, device.node_guid};
+  if (!versions_from_mstflint && ask_identity && !identified() && !is_vf && !device.node_guid.empty()) {
+    std::lock_guard lock(g_identity_mutex);
+    if (auto it = g_identity_cache.find(identity_key); it != g_identity_cache.end()) fw["identity"].update(it->second);
+  }
+  if (versions_from_mstflint || (ask_identity && !identified() && !is_vf)) {
     auto query = mstflint_query_device(device.pci);
     if (query) {
-      // FW Version is the flash's; FW Version(Running) appears only while they differ.
-      fw["stored"] = query->fw_version;
-      fw["running"] = query->running_version.empty() ? query->fw_version : query->running_version;
-      fw["psid"] = query->psid;
-      fw["source"] = "mstflint";
+      if (!have_running) {
+        // FW Version is the flash's; FW Version(Running) appears only while they differ.
+        fw["stored"] = query->fw_version;
+        fw["running"] = query->running_version.empty() ? query->fw_version : query->running_version;
+        fw["psid"] = query->psid;
+        fw["source"] = "mstflint";
+      }
+      add_flint_identity(fw, *query);
+      if (identified() && !device.node_guid.empty()) {
+        std::lock_guard lock(g_identity_mutex);
+        g_identity_cache[identity_key] = fw["identity"];
+      }
     } else {
       notes.push_back("mstflint: " + query.error().message);
     }
@@ -357,6 +430,9 @@ nlohmann::json observe_default_routes(Platform& platform) {
 nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
   nlohmann::json how = observe_activation_tool(platform, pci);
   how["defaultRoute"] = observe_default_routes(platform);
+  // serve's: no person reads its plans, and its API listens on these addresses (Platform).
+  if (platform.unattended()) how["unattended"] = true;
+  if (!platform.served_addresses().empty()) how["servedAddresses"] = platform.served_addresses();
   return how;
 }
 
@@ -450,6 +526,16 @@ Result<Activation> plan_mstfwreset(const nlohmann::json& how, const std::vector<
       blocked.push_back(f.value("pci", "") + " is bound to " + driver + ", which mstfwreset does not stop "
                         "(\"mlxfwreset doesn't support 3rd party driver\")");
     }
+  }
+  // A Socket Direct adapter's other PCI devices are reset with the one given only where mstfwreset
+  // finds them (socket_direct_reset_gap); with the driver as the sync owner, mlx5's fw_reset.c
+  // resets every PF of the firmware, peers included, and execResLvl runs no resetFlow of its own.
+  std::optional<std::string> sd_gap;
+  if (level3 && !driver_sync) sd_gap = socket_direct_reset_gap(devices);
+  if (sd_gap) {
+    level3 = false;
+    if (!level0) return make_error(ErrorKind::kNotSupported, *sd_gap);
+    blocked.push_back(*sd_gap);
   }
   const std::string functions = describe_functions(devices);
   const std::string vfs = describe_vfs(host);
@@ -593,20 +679,46 @@ class FirmwareReconciler final : public Reconciler {
         asked.emplace(adapter_of_pci(ref->device->pci), &iface.firmware);
       }
     }
+    // Where a spec names firmware, every PCI device is identified (its lowest function, as mstfwreset
+    // reads function 0 only): an adapter may have functions on other buses (Socket Direct), which
+    // the spec's interface does not name. show (no spec) asks mstflint of every device anyway.
+    std::set<std::string> identified;
     for (DeviceState& device : state.devices) {
       if (device.pci.empty()) continue;  // Soft-RoCE, siw: no adapter
-      const std::string adapter = adapter_of_pci(device.pci);
-      device.firmware = observe_device(platform, device, spec == nullptr || asked.contains(adapter));
+      const std::string pci_device = adapter_of_pci(device.pci);
+      const bool ask_identity = !asked.empty() && !identified.contains(pci_device);
+      device.firmware = observe_device(platform, device, spec == nullptr || asked.contains(pci_device), ask_identity);
+      const nlohmann::json id = device.firmware->value("identity", nlohmann::json::object());
+      if (id.contains("baseMac") || id.contains("serialNumber")) identified.insert(pci_device);
+    }
+    // The spec's adapters, now that their functions are known by identity.
+    std::map<std::string, const FirmwareSpec*> adapters;
+    for (const auto& [pci_device, firmware] : asked) {
+      for (const DeviceState& d : state.devices) {
+        if (!d.pci.empty() && adapter_of_pci(d.pci) == pci_device) adapters.emplace(adapter_of(state, d), firmware);
+      }
+    }
+    // A burn or reset under way through another function of the adapter (its lock is the adapter's).
+    for (DeviceState& device : state.devices) {
+      if (device.pci.empty() || !device.firmware) continue;
+      const std::string adapter = adapter_of(state, device);
+      if (adapter == adapter_of_pci(device.pci) || device.firmware->contains("operationInProgress")) continue;
+      if (auto running = FirmwareLock::in_progress(adapter)) {
+        (*device.firmware)["operationInProgress"] = *running;
+        (*device.firmware)["notes"].push_back("a firmware operation is in progress on this adapter (" + *running +
+                                              "): what was read may change when it ends; apply waits for it");
+      }
     }
     // Where a burn or an activation is being planned: the images and the reset levels.
-    for (const auto& [adapter, firmware] : asked) {
+    for (const auto& [adapter, firmware] : adapters) {
       const std::vector<const DeviceState*> devices = adapter_devices(state, adapter);
       if (devices.empty()) continue;
       const auto found = std::find_if(state.devices.begin(), state.devices.end(),
                                       [&](const DeviceState& d) { return &d == devices.front(); });
       DeviceState& primary = *found;
       const FirmwareView view = firmware_view(primary);
-      if (same_version(view.running, *firmware->version) && (view.stored.empty() || !view.pending())) continue;
+      // Running the wanted version: nothing to burn (with another image waiting the plan is an error).
+      if (same_version(view.running, *firmware->version)) continue;
       const bool stored_is_wanted = same_version(view.stored, *firmware->version);
       if (policy_of(*firmware) == "update" && !stored_is_wanted && firmware->images) {
         (*primary.firmware)["images"] = scan_images(*firmware->images);
@@ -638,7 +750,7 @@ class FirmwareReconciler final : public Reconciler {
                                                                             "firmware (a software RDMA device)")));
         continue;
       }
-      const std::string adapter = adapter_of_pci(ref->device->pci);
+      const std::string adapter = adapter_of(state, *ref->device);
       auto [it, inserted] = wanted.emplace(adapter, Wanted{&iface, adapter, adapter_devices(state, adapter)});
       if (inserted) continue;
       const FirmwareSpec& first = it->second.iface->firmware;
@@ -668,8 +780,10 @@ class FirmwareReconciler final : public Reconciler {
     // One burn or reset per adapter on this host, whatever the namespace, for as long as the tool
     // runs (it inherits the lock): an orphaned burn is waited for, never joined by a second one.
     // How long: Platform::firmware_wait (apply: as long as a burn may take; serve: 30 s).
+    // The adapter as the plan identified it: a Socket Direct adapter's functions on two buses are one
+    // flash, so one lock.
     auto lock = FirmwareLock::acquire(
-        adapter_of_pci(pci), platform.firmware_wait(), "rdmactl " + change.resource + " " + wanted,
+        d.value("adapter", adapter_of_pci(pci)), platform.firmware_wait(), "rdmactl " + change.resource + " " + wanted,
         [&](const std::string& holder) { platform.progress(change, "waiting: " + holder); },
         [&] { return platform.interrupt_signal(); });
     if (!lock) return located(lock.error(), change, "");
@@ -983,7 +1097,7 @@ class FirmwareReconciler final : public Reconciler {
     if (runs_wanted && (!stored_known || stored_is_wanted)) return;
 
     Change change = make_change(resource, kField, view.running, version, kFirmwareName, false);
-    change.detail = {{"pci", primary.pci}, {"psid", view.psid}};
+    change.detail = {{"pci", primary.pci}, {"psid", view.psid}, {"adapter", w.adapter}};
     a.update = policy_of(spec) == "update";
     if (runs_wanted) return diff_burn_back(a, std::move(change));
     if (stored_is_wanted) return diff_stored_wanted(a, std::move(change));
@@ -992,26 +1106,23 @@ class FirmwareReconciler final : public Reconciler {
   }
 
   // The adapter runs the wanted version, but someone burnt another image that waits for the next
-  // reset: it would replace the wanted one.
-  static void diff_burn_back(const AdapterDiff& a, Change change) {
+  // reset: it would replace the wanted one. Burning the wanted one back cannot be planned: the
+  // firmware refuses every burn, of any version, until the waiting image is activated
+  // (fw_comps_mgr.cpp: MCC_ERRCODE_BLOCKED_PENDING_RESET -> FWCOMPS_MCC_ERR_BLOCKED_PENDING_RESET,
+  // kFlintPendingResetText), so the plan names the ways out instead.
+  static void diff_burn_back(const AdapterDiff& a, Change) {
     const std::string& version = a.version;
     const FirmwareView& view = a.view;
-    if (!a.update) {
-      a.fail(ErrorKind::kVerification,
-             a.where + " runs " + version + ", but " + view.stored + " waits on flash for the next reset or reboot, "
-                 "which would load it (policy validate: rdmactl does not burn; set policy: update with images to "
-                 "burn " + version + " back)");
-      return;
-    }
-    change.current = nlohmann::json{{"stored", view.stored}};
-    auto image = image_for(a.spec, a.observed, view, version);
-    if (!image) return a.fail(image.error().kind, image.error().message);
-    change.detail["image"] = *image;
-    change.detail["activation"] = {{"tool", "reboot"}};
-    change.via = "mstflint -d " + a.primary.pci + " -i " + *image + " -y burn";
-    change.note = "the adapter runs " + version + ", but " + view.stored + " waits on flash: " + version +
-                  " is burnt back, and nothing needs activating";
-    a.out.changes.push_back(std::move(change));
+    const std::string pci = a.primary.pci;
+    a.fail(a.update ? ErrorKind::kPlatform : ErrorKind::kVerification,
+           a.where + " runs " + version + ", but " + view.stored + " waits on flash and runs after the next firmware "
+               "reset or reboot. It cannot be burnt back now: the firmware takes no image, not even the running "
+               "one, until the waiting one is activated (mstflint: \"" + std::string(kFlintPendingResetText) +
+               "\"). Either activate it (reboot, or `mstfwreset -d " + pci + " reset`), then " +
+               (a.update ? "apply again: rdmactl burns " + version + " and activates it"
+                         : "burn " + version + " (policy: update with images lets rdmactl do it)") +
+               "; or let " + view.stored + " run and set the spec's version to it (" + a.spec.origin.path +
+               ".version)");
   }
 
   // Burnt earlier (by rdmactl or by hand) and waiting for activation: never burnt twice.
@@ -1032,6 +1143,17 @@ class FirmwareReconciler final : public Reconciler {
     auto activation = plan_activation(spec, a.observed, a.w.devices, /*burn_first=*/false);
     if (!activation) return a.fail(activation.error().kind, a.where + ": " + activation.error().message);
     if (management_refused(a, *activation)) return;
+    // serve does not take down what no plan it ran announced: a disruptive reset goes with the burn
+    // of the plan that said so. An image already waiting (a reset that failed or was refused, a
+    // plan that offered only a live patch, a burn by hand) is activated disruptively by a plan a
+    // person reads: `rdmactl apply`, or the next reboot.
+    if (activation->disruptive &&
+        a.observed.value("activation", nlohmann::json::object()).value("unattended", false)) {
+      return a.fail(ErrorKind::kNotSupported,
+                    a.where + ": the image of " + version + " waits on flash, and activating it now takes down more "
+                    "than a live patch (" + activation->says + "); the agent does not run such a reset for an image "
+                    "it did not burn in the same pass: run `rdmactl plan` and `rdmactl apply` on this node, or reboot it");
+    }
     change.detail["activation"] = activation->detail;
     change.disruptive = activation->disruptive;
     change.via = via_of(activation->detail, a.primary.pci);
@@ -1060,21 +1182,38 @@ class FirmwareReconciler final : public Reconciler {
     for (const auto& f : how.value("host", nlohmann::json::object()).value("functions", nlohmann::json::array())) {
       for (const auto& v : f.value("vfNetdevs", nlohmann::json::array())) down.push_back(v.get<std::string>());
     }
-    std::string hit;
+    // The netdevs that carry an address serve's API listens on (HostState's addresses, CIDR text).
+    std::map<std::string, std::string> served;  // netdev -> address
+    for (const auto& address : how.value("servedAddresses", nlohmann::json::array())) {
+      const std::string wanted = address.get<std::string>();
+      for (const NetdevState& n : a.state.netdevs) {
+        for (const std::string& cidr : n.addresses) {
+          if (cidr.substr(0, cidr.find('/')) == wanted) served[n.name] = wanted;
+        }
+      }
+    }
+    std::string hit;  // "ens1f0np0 (a default route)", ...
+    std::set<std::string> said;
     for (const std::string& n : down) {
-      if (routed.contains(n) && hit.find(n) == std::string::npos) hit += (hit.empty() ? "" : ", ") + n;
+      if (said.contains(n)) continue;
+      std::string why;
+      if (routed.contains(n)) why = "it carries a default route";
+      if (const auto s = served.find(n); s != served.end()) {
+        why += (why.empty() ? "it carries " : " and ") + s->second + ", the address the agent's API listens on";
+      }
+      if (why.empty()) continue;
+      said.insert(n);
+      hit += (hit.empty() ? "" : ", ") + n + " (" + why + ")";
     }
     if (hit.empty()) return false;
     if (a.spec.allow_management_outage.value_or(false)) {
-      activation.says += "; " + hit + " carries a default route (the management path) and goes down too "
-                         "(firmware.allowManagementOutage)";
+      activation.says += "; " + hit + " goes down too: the management path (firmware.allowManagementOutage)";
       return false;
     }
     a.fail(ErrorKind::kNotSupported,
            a.where + ": the activation by reset (" + activation.says + ") takes down " + hit +
-               ", which carries a default route: the host's management path (and an agent's API reached through "
-               "it) goes down with it; set allowManagementOutage: true in " + a.spec.origin.path +
-               " to allow it, or activation: reboot");
+               ": the host's management path (and an agent's API reached through it) goes down with it; set "
+               "allowManagementOutage: true in " + a.spec.origin.path + " to allow it, or activation: reboot");
     return true;
   }
 
@@ -1145,10 +1284,15 @@ class FirmwareReconciler final : public Reconciler {
     if (activation.needs_reboot) change.requires_ = "reboot";
     change.via = "mstflint -d " + primary.pci + " -i " + image_text + " -y burn, then " +
                  via_of(activation.detail, primary.pci);
+    // firmware_view left mlx5's unreadable-version marks out: an unknown version is never a downgrade.
     const auto order = compare_fw_versions(view.running, version);
+    const std::vector<std::string> pci_devices = pci_devices_of(a.w.devices);
     change.note = std::string(order && *order > 0 ? "a downgrade; " : "") + "burnt once for the adapter's " +
-                  std::to_string(a.w.devices.size()) + " function(s), before any other change; " + activation.says +
-                  "; a burnt image is never rolled back";
+                  std::to_string(a.w.devices.size()) + " function(s)" +
+                  (pci_devices.size() > 1 ? " on the PCI devices " + join_words(pci_devices) +
+                                                " (one adapter: the firmware gives them one identity)"
+                                          : std::string()) +
+                  ", before any other change; " + activation.says + "; a burnt image is never rolled back";
     a.out.changes.push_back(std::move(change));
   }
 

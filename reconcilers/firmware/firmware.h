@@ -2,15 +2,22 @@
 // The firmware reconciler: the adapter's firmware version (spec `firmware:` of any of its
 // interfaces), checked, burnt from a directory of images and activated.
 //
-// An adapter is one PCI device: its functions (0000:3b:00.0 and 0000:3b:00.1, the two ports of a
-// dual-port ConnectX) share one firmware. Resource: pci/<bdf> of its lowest function on this host;
-// field: firmware.version; current: the running version; desired: the spec's.
+// An adapter is one flash and one firmware: the functions of one PCI device (0000:3b:00.0 and
+// 0000:3b:00.1, the two ports of a dual-port ConnectX), and the functions of other PCI devices the
+// firmware gives the same identity: a Socket Direct adapter's on another bus, paired as mstfwreset
+// pairs them, by the manufacturing base MAC (agent/state/firmware.h adapter_of). It is burnt once
+// and reset once (mstfwreset resets the other PCI devices of a Socket Direct adapter with the one
+// it is given). Resource: pci/<bdf> of its lowest function on this host; field: firmware.version;
+// current: the running version; desired: the spec's.
 //
 // Observed shape of DeviceState::firmware, for every device with a PCI address:
 //   {"running": "28.41.1000", "stored": "28.42.1000", "psid": "MT_0000000894",
 //    "source": "devlink" | "mstflint" | "sysfs",
 //    "notes": ["devlink: ...", "mstflint: ..."],    why a richer source did not answer
 //    "virtualFunction": true,                          an SR-IOV VF (sysfs physfn): no firmware of its own
+//    "identity": {"baseMac", "baseGuid",              mstflint q's manufacturing UIDs ("Orig Base MAC:"
+//                 "serialNumber", "boardSerialNumber"}  when printed, else "Base MAC:"); devlink's VPD serials
+//                                                       (kernels with mlx5_devlink_serial_numbers_put)
 //    "images": {"dir": D, "found": [{"file", "psid", "version"}], "unreadable": [{"file", "error"}]}
 //              or {"dir": D, "error": why}             only where a burn is being planned
 //    "activation": {"tool": "mstfwreset", "levels": [{"level", "description", "supported", "default"}],
@@ -23,11 +30,19 @@
 // Sources, kernel first: devlink `dev info` (fixed fw.psid, running and stored fw.version); else
 // `mstflint -d <bdf> q` (FW Version is the flash's, FW Version(Running) is printed only while an
 // image waits for activation); else sysfs fw_ver (running only). mstflint is asked only for
-// adapters a spec's firmware names, or by show (no spec): it takes seconds per device.
+// adapters a spec's firmware names, or by show (no spec): it takes seconds per device. Where a spec
+// names firmware, the lowest function of every PCI device is identified too (mstflint q, unless
+// devlink gave its serial_number), so that an adapter's functions on other buses are found.
+// devlink's 0.0.0000 and 255.255.65535 are no versions (agent/platform/devlink.h).
 //
 // Diff, for each adapter a spec names (policy validate unless it says update; activation reboot
 // unless it says reset):
 //   running == wanted and no other image waits           nothing
+//   running == wanted, another image waits               an error of the plan: the firmware takes no
+//                                                        burn until that image is activated
+//                                                        (FWCOMPS_MCC_ERR_BLOCKED_PENDING_RESET); it
+//                                                        names the ways out (activate or reboot, then
+//                                                        apply again; or pin the waiting version)
 //   stored == wanted != running (an image waits)         policy validate, or activation reboot: the
 //                                                        change pending-reboot, never burnt again;
 //                                                        activation reset: the change activates only

@@ -109,6 +109,31 @@ TEST(FlintQueryParseTest, PendingAndRunning) {
   EXPECT_EQ(q->running(), "20.34.1002");
 }
 
+// The adapter's identity: "Base GUID:"/"Base MAC:" and, when the UIDs in use are not the
+// manufacturing ones, "Orig Base ...:" after them (printFs3OrNewerUids); an image file prints N/A.
+TEST(FlintQueryParseTest, BaseUidsAndTheManufacturingOnes) {
+  auto dx = parse_flint_query(fixture("cx6dx-q.txt"));
+  ASSERT_TRUE(dx);
+  EXPECT_EQ(dx->base_guid, "b8599f0300f08018");
+  EXPECT_EQ(dx->base_mac, "b8599ff08018");
+  EXPECT_EQ(dx->orig_base_mac, "");
+  EXPECT_EQ(dx->manufacturing_mac(), "b8599ff08018");
+  auto cx7 = parse_flint_query(fixture("cx7-q-secure-fw.txt"));
+  ASSERT_TRUE(cx7);
+  EXPECT_EQ(cx7->manufacturing_mac(), "e09d73126744");
+  EXPECT_EQ(cx7->manufacturing_guid(), "e09d730300126744");
+  auto changed = parse_flint_query(fixture("orig-uids-written.txt"));
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(changed->base_mac, "0002c9a0b0c0");
+  EXPECT_EQ(changed->orig_base_mac, "b8599ff08018");
+  EXPECT_EQ(changed->manufacturing_mac(), "b8599ff08018") << "mstfwreset pairs by MGIR's manufacturing MAC";
+  EXPECT_EQ(changed->manufacturing_guid(), "b8599f0300f08018");
+  auto image = parse_flint_query(fixture("cx6-i-image-q.txt"));
+  ASSERT_TRUE(image);
+  EXPECT_EQ(image->manufacturing_mac(), "") << "N/A";
+  EXPECT_EQ(image->manufacturing_guid(), "");
+}
+
 // --- parse_mstfwreset_query --------------------------------------------------------------------
 
 struct ResetCase {

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "agent/engine/engine.h"
@@ -83,6 +84,35 @@ class FirmwareTest : public test::ReconcilerOnFixture {
   }
 
   std::string adapter_state() const { return test::read_file(tools_.state_dir() + "/adapters/" + kPf0); }
+
+  // Moves the fixture's function `from` (under the root port 0000:3a:00.0) to the PCI device `to`
+  // under another root port, as the second function of a Socket Direct adapter is: its own bus,
+  // its own PCIe link, the same adapter.
+  void move_function(const std::string& from, const std::string& to) {
+    namespace fs = std::filesystem;
+    const std::string sys = tree_.root() + "/sys";
+    const std::string old_dir = "pci0000:3a/0000:3a:00.0/" + from;
+    const std::string new_dir = "pci0000:85/0000:85:00.0/" + to;
+    fs::create_directories(sys + "/devices/pci0000:85/0000:85:00.0");
+    fs::rename(sys + "/devices/" + old_dir, sys + "/devices/" + new_dir);
+    // Its netdev's and RDMA device's `device` links: "../../../<function>".
+    for (const char* sub : {"/net", "/infiniband"}) {
+      for (const auto& entry : fs::directory_iterator(sys + "/devices/" + new_dir + sub)) {
+        fs::remove(entry.path() / "device");
+        fs::create_directory_symlink("../../../" + to, entry.path() / "device");
+      }
+    }
+    for (const char* cls : {"/class/infiniband", "/class/net"}) {
+      for (const auto& entry : fs::directory_iterator(sys + cls)) {
+        std::string target = fs::read_symlink(entry.path()).string();
+        const size_t at = target.find(old_dir);
+        if (at == std::string::npos) continue;
+        target.replace(at, old_dir.size(), new_dir);
+        fs::remove(entry.path());
+        fs::create_directory_symlink(target, entry.path());
+      }
+    }
+  }
 
   test::FakeTools tools_;
   std::string images_;
@@ -361,7 +391,7 @@ TEST_F(FirmwareTest, AResetThatTakesDownTheDefaultRouteIsRefusedUnlessAllowed) {
   NodeSpec s = spec("22.41.1000", "update", "reset");
   const Report refused = plan(s);
   ASSERT_EQ(refused.errors.size(), 1u);
-  EXPECT_THAT(refused.errors[0].message, HasSubstr("takes down ens1f1np1, which carries a default route"));
+  EXPECT_THAT(refused.errors[0].message, HasSubstr("takes down ens1f1np1 (it carries a default route)"));
   EXPECT_THAT(refused.errors[0].message, HasSubstr("allowManagementOutage: true"));
   const Report nothing = engine_->apply(*platform_, s, "n");
   EXPECT_TRUE(calls(" burn").empty());
@@ -369,7 +399,7 @@ TEST_F(FirmwareTest, AResetThatTakesDownTheDefaultRouteIsRefusedUnlessAllowed) {
   s.interfaces[0].firmware.allow_management_outage = true;
   const Report allowed = plan(s);
   ASSERT_EQ(allowed.changes.size(), 1u) << (allowed.errors.empty() ? "" : allowed.errors[0].message);
-  EXPECT_THAT(allowed.changes[0].note, HasSubstr("ens1f1np1 carries a default route"));
+  EXPECT_THAT(allowed.changes[0].note, HasSubstr("ens1f1np1 (it carries a default route) goes down too"));
 
   // A live patch takes nothing down: not refused.
   fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
@@ -379,6 +409,66 @@ TEST_F(FirmwareTest, AResetThatTakesDownTheDefaultRouteIsRefusedUnlessAllowed) {
   const Report live = plan(s);
   ASSERT_EQ(live.changes.size(), 1u);
   EXPECT_THAT(live.changes[0].via, HasSubstr("--level 0"));
+}
+
+// Issue 41, 8: serve's API listens on an address of the adapter's netdev: a reset that takes it
+// down cuts the agent off, as a default route's netdev does.
+TEST_F(FirmwareTest, AResetThatTakesDownTheAgentsApiAddressIsRefusedUnlessAllowed) {
+  NodeSpec s = spec("22.41.1000", "update", "reset");
+  const auto with_address = [&](const std::string& netdev, const std::string& cidr) {
+    HostState state = observe(s);
+    for (NetdevState& n : state.netdevs) {
+      if (n.name == netdev) n.addresses.push_back(cidr);
+    }
+    return state;
+  };
+  platform_->set_served_addresses({"192.0.2.7"});
+  const Report refused = engine_->plan(s, with_address("ens1f1np1", "192.0.2.7/24"));
+  ASSERT_EQ(refused.errors.size(), 1u);
+  EXPECT_THAT(refused.errors[0].message,
+              HasSubstr("takes down ens1f1np1 (it carries 192.0.2.7, the address the agent's API listens on)"));
+  EXPECT_THAT(refused.errors[0].message, HasSubstr("allowManagementOutage: true"));
+  // Another address of that netdev, or the API's address on a netdev of another adapter: not refused.
+  const Report other = engine_->plan(s, with_address("ens1f1np1", "192.0.2.8/24"));
+  EXPECT_TRUE(other.errors.empty()) << other.errors[0].message;
+  ASSERT_EQ(other.changes.size(), 1u);
+  s.interfaces[0].firmware.allow_management_outage = true;
+  const Report allowed = engine_->plan(s, with_address("ens1f1np1", "192.0.2.7/24"));
+  ASSERT_EQ(allowed.changes.size(), 1u) << (allowed.errors.empty() ? "" : allowed.errors[0].message);
+  EXPECT_THAT(allowed.changes[0].note, HasSubstr("the address the agent's API listens on) goes down too"));
+}
+
+// Issue 41, 1: under serve (unattended) an image already waiting on flash is not activated by a
+// reset that takes more down than a live patch: a failed or refused activation of an earlier pass
+// never escalates on a later reconcile without a plan a person reads. A burn's own activation, in
+// the plan that announced it, still runs.
+TEST_F(FirmwareTest, TheAgentDoesNotEscalateTheActivationOfAnImageWaitingOnFlash) {
+  platform_->set_unattended(true);
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report burn = plan(s);
+  ASSERT_EQ(burn.changes.size(), 1u) << (burn.errors.empty() ? "" : burn.errors[0].message);
+  EXPECT_TRUE(burn.changes[0].disruptive);
+
+  fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.41.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  const Report waiting = plan(s);
+  ASSERT_EQ(waiting.errors.size(), 1u);
+  EXPECT_THAT(waiting.errors[0].message, HasSubstr("waits on flash, and activating it now takes down more than a "
+                                                   "live patch"));
+  EXPECT_THAT(waiting.errors[0].message, HasSubstr("run `rdmactl plan` and `rdmactl apply` on this node"));
+  const Report applied = engine_->apply(*platform_, s, "n");
+  EXPECT_TRUE(calls(" reset").empty());
+  // A live patch takes nothing down: the agent runs it.
+  fake({"reset-levels", kPf0, "0:yes 3:yes 4:yes"});
+  const Report live = plan(s);
+  ASSERT_EQ(live.changes.size(), 1u) << (live.errors.empty() ? "" : live.errors[0].message);
+  EXPECT_THAT(live.changes[0].via, HasSubstr("--level 0"));
+  // By hand (not unattended) the disruptive reset is planned.
+  platform_->set_unattended(false);
+  fake({"reset-levels", kPf0, "0:no 3:yes 4:yes"});
+  const Report by_hand = plan(s);
+  ASSERT_EQ(by_hand.changes.size(), 1u) << (by_hand.errors.empty() ? "" : by_hand.errors[0].message);
+  EXPECT_THAT(by_hand.changes[0].via, HasSubstr("--level 3"));
 }
 
 TEST_F(FirmwareTest, NoResetBelowAWarmRebootMeansTheNextReboot) {
@@ -454,6 +544,121 @@ TEST_F(FirmwareTest, AnotherImageWaitingBlocksABurnAndThePlanSaysSo) {
   ASSERT_FALSE(refused);
   EXPECT_THAT(refused.error().message,
               HasSubstr("Burning FS4 image failed: The firmware image was already updated on flash, pending reset."));
+}
+
+// Issue 41, 5: the adapter runs the wanted version, another image waits. The firmware takes no
+// burn until that one is activated (fw_comps_mgr.cpp FWCOMPS_MCC_ERR_BLOCKED_PENDING_RESET), the
+// running version's included, so a "burn back" always failed in apply: the plan says so instead,
+// with the ways out.
+TEST_F(FirmwareTest, TheRunningVersionCannotBeBurntBackWhileAnotherImageWaits) {
+  fake({"add-fw", kPf0, kPsid, "22.41.1000", "22.40.1000"});
+  fake({"add-fw-function", kPf0, kPf1});
+  for (const std::string policy : {"update", ""}) {
+    const Report p = plan(spec("22.41.1000", policy, "reset"));
+    EXPECT_TRUE(p.changes.empty()) << policy;
+    ASSERT_EQ(p.errors.size(), 1u) << policy;
+    const std::string& m = p.errors[0].message;
+    EXPECT_THAT(m, HasSubstr("runs 22.41.1000, but 22.40.1000 waits on flash")) << m;
+    EXPECT_THAT(m, HasSubstr("cannot be burnt back now")) << m;
+    EXPECT_THAT(m, HasSubstr("pending reset.")) << m;
+    EXPECT_THAT(m, HasSubstr("reboot, or `mstfwreset -d 0000:3b:00.0 reset`")) << m;
+    EXPECT_THAT(m, HasSubstr("defaults.interfaces[0].firmware.version")) << m;
+  }
+  const Report r = engine_->apply(*platform_, spec("22.41.1000", "update", "reset"), "n");
+  EXPECT_FALSE(r.errors.empty());
+  EXPECT_TRUE(calls(" burn").empty()) << "nothing the firmware refuses is tried";
+}
+
+// Issue 41, 3: a Socket Direct adapter has functions on two buses (0000:3b:00.0 and 0000:86:00.0)
+// and one flash; mstflint q answers with one manufacturing base MAC through both (MGIR), which is
+// how mstfwreset pairs them. One adapter: one change, one burn, whichever interfaces name it.
+TEST_F(FirmwareTest, ASocketDirectAdaptersFunctionsOnTwoBusesAreOneAdapterBurntOnce) {
+  move_function(kPf1, "0000:86:00.0");
+  fake({"add-fw", kPf0, kPsid, "22.39.1002"});
+  fake({"add-fw-function", kPf0, "0000:86:00.0"});
+  NodeSpec s = spec("22.41.1000", "update");  // mlx5_1, now on 0000:86:00.0
+  const Report one = plan(s);
+  ASSERT_TRUE(one.errors.empty()) << one.errors[0].message;
+  ASSERT_EQ(one.changes.size(), 1u);
+  EXPECT_EQ(one.changes[0].resource, std::string("pci/") + kPf0) << "the adapter's lowest function";
+  EXPECT_THAT(one.changes[0].note, HasSubstr("the PCI devices 0000:3b:00 and 0000:86:00 (one adapter"));
+  EXPECT_THAT(one.changes[0].note, HasSubstr("2 function(s)"));
+
+  s.interfaces.push_back(firmware_interface(Selector::Kind::kRdmaDevice, "mlx5_0", "22.41.1000", "update"));
+  s.interfaces.back().firmware.images = images_;
+  const Report both = plan(s);
+  ASSERT_TRUE(both.errors.empty()) << both.errors[0].message;
+  ASSERT_EQ(both.changes.size(), 1u) << "one flash: burnt once";
+  const Report r = engine_->apply(*platform_, s, "n");
+  EXPECT_FALSE(r.has_failures()) << (r.errors.empty() ? r.changes[0].error : r.errors[0].message);
+  EXPECT_EQ(calls(" burn").size(), 1u);
+
+  // Asking for two versions through the two buses is asking one adapter for two firmwares.
+  s.interfaces.back().firmware.version = "22.40.1000";
+  const Report two = plan(s);
+  ASSERT_EQ(two.errors.size(), 1u);
+  EXPECT_THAT(two.errors[0].message, HasSubstr("the firmware of adapter 0000:3b:00 is given twice, differently"));
+}
+
+// Without mstflint, devlink's VPD serial_number (mlx5_devlink_serial_numbers_put: the same on both
+// functions of one card, devlink_dev_info_cx7_28.41.1000_pirko2025.txt) is the identity that joins
+// the two buses; a card whose kernel puts no serials stays one adapter per PCI device.
+TEST_F(FirmwareTest, DevlinksSerialNumberJoinsTheBusesWhereNoMacWasRead) {
+  test::ScopedEnv path("PATH", "/nonexistent");
+  move_function(kPf1, "0000:86:00.0");
+  test::FakeDevlinkKernel kernel;
+  test::FakeMlx5Devlink hw;
+  hw.board_id = kPsid;
+  hw.running = (22u << 24) | (39u << 16) | 1002u;
+  kernel.add_mlx5(kPf0, hw).serial = "e4397f872caeed218000846daa7d2f49";
+  kernel.add_mlx5("0000:86:00.0", hw).serial = "e4397f872caeed218000846daa7d2f49";
+  platform_->set_devlink(Devlink::over(kernel.connect()));
+  NodeSpec s = spec("22.41.1000");
+  s.interfaces.push_back(firmware_interface(Selector::Kind::kRdmaDevice, "mlx5_0", "22.41.1000"));
+  const Report p = plan(s);
+  ASSERT_EQ(p.errors.size(), 1u) << "one adapter, one finding";
+  EXPECT_THAT(p.errors[0].message, HasSubstr("adapter 0000:3b:00 (PSID MT_0000000359) runs 22.39.1002"));
+}
+
+// Two identical adapters (one PSID, one firmware version) are two flashes: their base MACs differ.
+TEST_F(FirmwareTest, TwoAdaptersOfOneModelAreTwoBurns) {
+  move_function(kPf1, "0000:86:00.0");
+  fake({"add-fw", kPf0, kPsid, "22.39.1002"});
+  fake({"add-fw", "0000:86:00.0", kPsid, "22.39.1002"});
+  NodeSpec s = spec("22.41.1000", "update");
+  s.interfaces.push_back(firmware_interface(Selector::Kind::kRdmaDevice, "mlx5_0", "22.41.1000", "update"));
+  s.interfaces.back().firmware.images = images_;
+  const Report p = plan(s);
+  ASSERT_TRUE(p.errors.empty()) << p.errors[0].message;
+  ASSERT_EQ(p.changes.size(), 2u);
+  EXPECT_EQ(p.changes[0].resource, std::string("pci/") + kPf0);
+  EXPECT_EQ(p.changes[1].resource, "pci/0000:86:00.0");
+}
+
+// mstfwreset resets a Socket Direct adapter's other PCI devices with the one it is given only when
+// it finds them, with mdevices_info (mstflint 4.21-4.30, not shipped) or mstdevices_info (4.31+):
+// without either, a level-3 reset would leave the peer's driver bound across the firmware reset.
+TEST_F(FirmwareTest, AResetOfASocketDirectAdapterNeedsTheToolThatFindsItsPeers) {
+  move_function(kPf1, "0000:86:00.0");
+  fake({"add-fw", kPf0, kPsid, "22.39.1002"});
+  fake({"add-fw-function", kPf0, "0000:86:00.0"});
+  // With the driver as the reset-sync owner, mlx5's fw_reset.c resets every PF of the firmware, the
+  // peer's too, and mstfwreset runs no resetFlow of its own (execResLvl): level 3 is planned.
+  const Report driver = plan(spec("22.41.1000", "update", "reset"));
+  ASSERT_EQ(driver.changes.size(), 1u) << (driver.errors.empty() ? "" : driver.errors[0].message);
+  EXPECT_THAT(driver.changes[0].via, HasSubstr("--sync 1"));
+  // With its own sync, mstfwreset finds the peer only with mdevices_info / mstdevices_info.
+  fake({"reset-sync", kPf0, "no"});
+  const Report p = plan(spec("22.41.1000", "update", "reset"));
+  EXPECT_TRUE(p.changes.empty());
+  ASSERT_EQ(p.errors.size(), 1u);
+  EXPECT_THAT(p.errors[0].message, HasSubstr("on the PCI devices 0000:3b:00 and 0000:86:00 (one adapter: Socket Direct)"));
+  EXPECT_THAT(p.errors[0].message, HasSubstr("install mstflint 4.31 or later"));
+  // A live patch resets no PCI device.
+  fake({"reset-levels", kPf0, "0:yes 3:yes 4:yes"});
+  const Report live = plan(spec("22.41.1000", "update", "reset"));
+  ASSERT_EQ(live.changes.size(), 1u) << (live.errors.empty() ? "" : live.errors[0].message);
+  EXPECT_THAT(live.changes[0].via, HasSubstr("--level 0 -y reset"));
 }
 
 TEST_F(FirmwareTest, NoneOrSeveralMatchingImagesIsAnErrorNamingThem) {

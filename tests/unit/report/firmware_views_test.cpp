@@ -55,6 +55,64 @@ TEST(DoctorFirmware, AnImageWaitingForActivationIsAWarningOnTheAdapter) {
   EXPECT_THAT(found[0].fix, HasSubstr("mstfwreset -d 0000:3b:00.0 reset"));
 }
 
+// Issue 41, 5: the hint does not offer to burn the running version back first: the firmware
+// refuses every burn while an image waits (FWCOMPS_MCC_ERR_BLOCKED_PENDING_RESET).
+TEST(DoctorFirmware, TheHintForAWaitingImageNamesTheWaysOutNotABurnBack) {
+  const DoctorReport r = run_doctor(host("n", {function("mlx5_0", "0000:3b:00.0", "22.39.1002", "22.41.1000")}),
+                                    nullptr);
+  const auto found = firmware_findings(r);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_THAT(found[0].fix, Not(HasSubstr("or burn the running version back")));
+  EXPECT_THAT(found[0].fix, HasSubstr("cannot be burnt back first"));
+  EXPECT_THAT(found[0].fix, HasSubstr("pending reset."));
+  EXPECT_THAT(found[0].fix, HasSubstr("to keep 22.39.1002, activate, then burn it again"));
+}
+
+// Issue 41, 4: a state recorded before rdmactl knew mlx5's marks (devlink's 0.0.0000 without the
+// version query, 255.255.65535 after a failed one) carries them as versions: doctor, the fleet
+// checks and /metrics take them as unknown, never as an image waiting or a version run.
+TEST(FirmwareViews, MlxUnknownVersionMarksInARecordedStateAreUnknown) {
+  DeviceState failed = function("mlx5_0", "0000:3b:00.0", "22.41.0188", "255.255.65535");
+  DeviceState none = function("mlx5_0", "0000:3b:00.0", "0.0.0000", "0.0.0000");
+  none.fw_version = "22.41.0188";  // sysfs fw_ver, read from the init segment, still answers
+  EXPECT_TRUE(firmware_findings(run_doctor(host("a", {failed}), nullptr)).empty()) << "nothing waits";
+  const DoctorReport r = run_doctor(host("b", {none}), nullptr);
+  EXPECT_TRUE(firmware_findings(r).empty());
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_THAT(r.notes[0].message, HasSubstr("firmware: {version: \"22.41.0188\"}")) << "sysfs's version";
+
+  const NodeSpec spec;
+  std::vector<HostState> states;
+  states.push_back(host("gpu-01", {function("mlx5_0", "0000:3b:00.0", "22.41.0188", "22.41.0188")}));
+  DeviceState unreadable = function("mlx5_0", "0000:3b:00.0", "0.0.0000", "0.0.0000");
+  unreadable.fw_version = "";
+  states.push_back(host("gpu-02", {unreadable}));
+  states.push_back(host("gpu-03", {function("mlx5_0", "0000:3b:00.0", "255.255.65535", "255.255.65535")}));
+  std::vector<FleetMember> members;
+  for (const HostState& s : states) members.push_back(FleetMember{s.node, &spec, &s});
+  EXPECT_TRUE(check_fleet(members).empty()) << check_fleet(members)[0].message;
+
+  PromText out;
+  prom_firmware(out, host("gpu-01", {failed}));
+  EXPECT_THAT(out.text(), HasSubstr(R"(running="22.41.0188",stored="",)"));
+  EXPECT_THAT(out.text(), HasSubstr(R"(rdmactl_firmware_pending_activation{node="gpu-01",device="mlx5_0",pci="0000:3b:00.0"} 0)"));
+}
+
+// Issue 41, 3: a Socket Direct adapter's functions on two buses report one identity (the
+// manufacturing base MAC): doctor judges it once, as one adapter, and the fleet counts it once.
+TEST(FirmwareViews, ASocketDirectAdapterIsOneAdapter) {
+  DeviceState a = function("mlx5_0", "0000:3b:00.0", "22.39.1002", "22.41.1000");
+  DeviceState b = function("mlx5_1", "0000:86:00.0", "22.39.1002", "22.41.1000");
+  (*a.firmware)["identity"] = {{"baseMac", "b8599ff08018"}};
+  (*b.firmware)["identity"] = {{"baseMac", "b8599ff08018"}};
+  const auto found = firmware_findings(run_doctor(host("n", {a, b}), nullptr));
+  ASSERT_EQ(found.size(), 1u) << "one adapter, one finding";
+  EXPECT_EQ(found[0].resource, "pci/0000:3b:00.0");
+  // Another adapter of the same model: its own MAC, its own finding.
+  (*b.firmware)["identity"] = {{"baseMac", "b8599ff08020"}};
+  EXPECT_EQ(firmware_findings(run_doctor(host("n", {a, b}), nullptr)).size(), 2u);
+}
+
 TEST(DoctorFirmware, TheFunctionsOfOneAdapterReportingDifferentVersionsIsAnError) {
   const DoctorReport r = run_doctor(host("n", {function("mlx5_0", "0000:3b:00.0", "22.41.1000", "22.41.1000"),
                                                function("mlx5_1", "0000:3b:00.1", "22.39.1002", "22.39.1002")}),

@@ -69,5 +69,53 @@ TEST(AdapterDevices, GroupsTheFunctionsOfOnePciDeviceLowestFirst) {
   EXPECT_EQ(functions[1]->pci, "0000:3b:00.1");
 }
 
+// One flash, one adapter: the functions of one PCI device, and those of other PCI devices whose
+// firmware gives the same identity (the manufacturing base MAC; devlink's serial_number where no
+// MAC was read). Variants: a dual-port adapter (one PCI device), Socket Direct (two buses, one
+// MAC), two adapters of one model (two MACs), a function without an identity (its PCI device only).
+TEST(AdapterOf, GroupsByPciDeviceAndByTheFirmwaresIdentity) {
+  HostState s;
+  const auto add = [&](const std::string& pci, const nlohmann::json& identity) {
+    DeviceState d;
+    d.pci = pci;
+    d.name = pci;
+    if (!identity.is_null()) d.firmware = nlohmann::json{{"running", "22.39.1002"}, {"identity", identity}};
+    s.devices.push_back(d);
+  };
+  add("0000:86:00.0", {{"baseMac", "b8599ff08018"}, {"serialNumber", "e439"}});  // Socket Direct, 2nd bus
+  add("0000:3b:00.1", nullptr);                                                  // its peer's 2nd port
+  add("0000:3b:00.0", {{"baseMac", "b8599ff08018"}});
+  add("0000:af:00.0", {{"baseMac", "b8599ff08020"}, {"serialNumber", "e439"}});  // same model, own MAC
+  add("0000:d8:00.0", {{"serialNumber", "77aa"}});                                // devlink only
+  add("0000:d9:00.0", {{"serialNumber", "77aa"}});
+  add("0000:e1:00.0", nullptr);
+  for (const DeviceState& d : s.devices) {
+    const std::string want = d.pci.starts_with("0000:86") || d.pci.starts_with("0000:3b") ? "0000:3b:00"
+                             : d.pci.starts_with("0000:d9")                              ? "0000:d8:00"
+                                                                                          : adapter_of_pci(d.pci);
+    EXPECT_EQ(adapter_of(s, d), want) << d.pci;
+  }
+  const auto functions = adapter_devices(s, "0000:3b:00");
+  ASSERT_EQ(functions.size(), 3u);
+  EXPECT_EQ(functions[0]->pci, "0000:3b:00.0");
+  EXPECT_EQ(functions[2]->pci, "0000:86:00.0");
+}
+
+TEST(FirmwareView, MlxUnknownVersionMarksAreNoVersions) {
+  EXPECT_TRUE(fw_version_unknown("0.0.0000"));
+  EXPECT_TRUE(fw_version_unknown("0.0.0"));
+  EXPECT_TRUE(fw_version_unknown("255.255.65535"));
+  EXPECT_FALSE(fw_version_unknown("22.41.0188"));
+  EXPECT_FALSE(fw_version_unknown(""));
+  DeviceState d;
+  d.fw_version = "22.41.0188";
+  d.firmware = nlohmann::json{{"running", "0.0.0000"}, {"stored", "255.255.65535"}, {"source", "devlink"}};
+  const FirmwareView v = firmware_view(d);
+  EXPECT_EQ(v.running, "22.41.0188");
+  EXPECT_EQ(v.source, "sysfs");
+  EXPECT_EQ(v.stored, "");
+  EXPECT_FALSE(v.pending());
+}
+
 }  // namespace state_firmware_view_test
 }  // namespace rdmactl
