@@ -28,8 +28,9 @@ void Doctor::check_firmware() {
       add("firmware", "warning", resource,
           "the adapter runs firmware " + fw.running + " but " + fw.stored + " waits on flash (" + fw.source +
               "): it loads at the next firmware reset or reboot, whether or not that is planned",
-          "activate it in a maintenance window (reboot, or `mstfwreset -d " + first.pci + " reset`; rdmactl "
-          "apply does it with firmware activation: reset). The running version cannot be burnt back first: "
+          "activate it in a maintenance window: reboot, or let rdmactl apply do it (firmware activation: "
+          "reset), which picks the level and the reset-sync owner (a bare `mstfwreset reset` takes the "
+          "tool's sync, which removes the VFs and is refused under Secure Boot). The running version cannot be burnt back first: "
           "the firmware takes no image until the waiting one is activated (\"The firmware image was already "
           "updated on flash, pending reset.\"); to keep " + fw.running + ", activate, then burn it again");
     }

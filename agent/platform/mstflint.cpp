@@ -260,7 +260,9 @@ Result<FwResetQuery> parse_mstfwreset_query(std::string_view text) {
       if (row.rfind("1:", 0) != 0 || row.find("Driver is the owner") == std::string_view::npos) continue;
       const size_t dash = row.rfind('-');
       const std::string_view status = dash == std::string_view::npos ? "" : trim_mstflint(row.substr(dash + 1));
-      query.driver_sync = status == "Supported";
+      // "Supported", or in later releases "Supported (default)" (cmd_reg_mcam.py master
+      // reset_sync_query_text marks the default owner); "Not supported" / "Not Supported" are not.
+      query.driver_sync = status.rfind("Supported", 0) == 0;
     }
     break;
   }

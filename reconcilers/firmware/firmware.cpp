@@ -332,6 +332,7 @@ nlohmann::json observe_reset_host(Platform& platform, const std::string& pci) {
     for (const std::string& bdf : names) {
       if (bdf.rfind(dbd + ".", 0) != 0) continue;
       nlohmann::json f = {{"pci", bdf}};
+      if (fs.exists("/sys/bus/pci/devices/" + bdf + "/physfn")) f["vf"] = true;
       if (auto driver = fs.read_link("/sys/bus/pci/devices/" + bdf + "/driver"); driver) {
         f["driver"] = driver->substr(driver->rfind('/') + 1);
       }
@@ -427,9 +428,64 @@ nlohmann::json observe_default_routes(Platform& platform) {
 }
 
 // The reset's tool and the host's default routes.
+// The netdevs stacked on the adapter's that go down with it: a bond, team, bridge, VLAN or macvlan
+// (the kernel's /sys/class/net/<n>/upper_<u> and lower_<l> links, netdev_upper_dev_link) all of
+// whose lower netdevs are the adapter's, its VFs' or such uppers themselves; a bond with a port on
+// another adapter stays up. {"bond0": "ens1f0np0, ens1f1np1"}: each, with its lowers.
+nlohmann::json observe_stacked(Platform& platform, const std::string& pci) {
+  const HostFs& fs = platform.fs();
+  std::set<std::string> down;
+  const std::string dbd = pci.substr(0, pci.rfind('.'));
+  if (auto devices = fs.list("/sys/bus/pci/devices"); devices) {
+    for (const std::string& bdf : *devices) {
+      if (bdf.rfind(dbd + ".", 0) != 0) continue;
+      const std::string dir = "/sys/bus/pci/devices/" + bdf;
+      std::vector<std::string> net_dirs = {dir + "/net"};
+      if (auto entries = fs.list(dir); entries) {
+        for (const std::string& e : *entries) {
+          if (e.rfind("virtfn", 0) == 0) net_dirs.push_back(dir + "/" + e + "/net");
+        }
+      }
+      for (const std::string& net : net_dirs) {
+        if (auto names = fs.list(net); names) down.insert(names->begin(), names->end());
+      }
+    }
+  }
+  const auto links = [&](const std::string& netdev, const std::string& prefix) {
+    std::vector<std::string> out;
+    if (auto entries = fs.list("/sys/class/net/" + netdev); entries) {
+      for (const std::string& e : *entries) {
+        if (e.rfind(prefix, 0) == 0 && e.size() > prefix.size()) out.push_back(e.substr(prefix.size()));
+      }
+    }
+    return out;
+  };
+  nlohmann::json out = nlohmann::json::object();
+  // Upward, to a fixpoint: each pass may take down an upper whose last lower went down in it.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const std::string& n : std::set<std::string>(down)) {
+      for (const std::string& upper : links(n, "upper_")) {
+        if (down.contains(upper)) continue;
+        const std::vector<std::string> lowers = links(upper, "lower_");
+        if (lowers.empty() || !std::all_of(lowers.begin(), lowers.end(), [&](const std::string& l) { return down.contains(l); })) {
+          continue;
+        }
+        std::string text;
+        for (const std::string& l : lowers) text += (text.empty() ? "" : ", ") + l;
+        out[upper] = text;
+        down.insert(upper);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
+
 nlohmann::json observe_activation(Platform& platform, const std::string& pci) {
   nlohmann::json how = observe_activation_tool(platform, pci);
   how["defaultRoute"] = observe_default_routes(platform);
+  if (auto stacked = observe_stacked(platform, pci); !stacked.empty()) how["stacked"] = std::move(stacked);
   // serve's: no person reads its plans, and its API listens on these addresses (Platform).
   if (platform.unattended()) how["unattended"] = true;
   if (!platform.served_addresses().empty()) how["servedAddresses"] = platform.served_addresses();
@@ -491,8 +547,25 @@ Result<Activation> plan_mstfwreset(const nlohmann::json& how, const std::vector<
     }
     return false;
   };
-  const bool driver_sync = how.value("driverSync", false);
+  bool driver_sync = how.value("driverSync", false);
   std::vector<std::string> blocked;  // why a level cannot run, for the note
+  // mlx5 acknowledges the firmware's sync reset only when every function on the adapter's bus has
+  // the PF's device ID (fw_reset.c mlx5_is_reset_now_capable -> mlx5_check_dev_ids, mainline
+  // 92501fa6e421): a VF has another, so with VFs the driver refuses (NACK) and nothing is reset,
+  // while mstfwreset --sync 1, which only sends MFRL (mstfwreset.py execResLvl), exits 0. Then the
+  // tool's own sync is the one that works (it removes the VFs; rdmactl creates them again).
+  std::string vfs_block_driver_sync;
+  for (const auto& f : host.value("functions", nlohmann::json::array())) {
+    if (f.value("sriovNumvfs", 0) > 0) {
+      vfs_block_driver_sync += (vfs_block_driver_sync.empty() ? "" : ", ") + f.value("pci", "");
+    }
+  }
+  if (driver_sync && !vfs_block_driver_sync.empty()) {
+    driver_sync = false;
+    blocked.push_back("the driver-owned reset sync is not used: " + vfs_block_driver_sync +
+                      " has VFs, and mlx5 refuses the firmware's sync reset while a function of another device ID "
+                      "is on the bus (fw_reset.c mlx5_check_dev_ids)");
+  }
   if (host.value("virtualMachine", false)) {
     return reboot_activation("mstfwreset refuses every reset inside a virtual machine (lscpu reports a hypervisor: "
                              "mstfwreset.py main, \"The tool is not supported on virtual machines\"): the new image "
@@ -521,6 +594,9 @@ Result<Activation> plan_mstfwreset(const nlohmann::json& how, const std::vector<
     }
     for (const auto& f : host.value("functions", nlohmann::json::array())) {
       const std::string driver = f.value("driver", "");
+      // VFs never reach that check: the tool has emptied sriov_numvfs before it looks
+      // (mlxfwreset_mlnxdriver.py MlnxDriverLinux.__init__); they are removed, as the plan says.
+      if (f.value("vf", false)) continue;
       if (driver.empty() || driver == "mlx5_core" || driver == "rshim_pcie" || driver == "nvme") continue;
       level3 = false;
       blocked.push_back(f.value("pci", "") + " is bound to " + driver + ", which mstfwreset does not stop "
@@ -545,7 +621,15 @@ Result<Activation> plan_mstfwreset(const nlohmann::json& how, const std::vector<
                    : driver_sync ? "; its VFs go down and come back (" + vfs + ")"
                                  : "; its VFs are removed (" + vfs + ": mstfwreset writes 0 to sriov_numvfs) and "
                                    "rdmactl creates them again after the reset");
-  const std::string sync_text = driver_sync ? " with the driver as the reset-sync owner (--sync 1)" : "";
+  const std::string sync_text =
+      driver_sync ? std::string(" with the driver as the reset-sync owner (--sync 1: mlx5 resets and reloads every "
+                                "function of the firmware; on a multi-host adapter the other hosts' mlx5 acknowledge "
+                                "the firmware's request too, by default, and their links reset as well") +
+                        (host.value("opensmRunning", false)
+                             ? "; the opensm running on this host loses its port until the driver is back"
+                             : "") +
+                        ")"
+                  : "";
   std::string not_possible;
   for (const std::string& b : blocked) not_possible += "; " + b;
   Activation a;
@@ -558,7 +642,7 @@ Result<Activation> plan_mstfwreset(const nlohmann::json& how, const std::vector<
     if (level0_possible && level3) {
       a.says = "the reset level is decided after the burn, by what the firmware supports with the new image on "
                "flash: level 0 (live patch: the links and RDMA devices stay up) where it can patch the image in, "
-               "else " + level3_takes + sync_text;
+               "else " + level3_takes + sync_text + not_possible;
     } else if (level0) {
       a.says = "the reset level is decided after the burn: level 0 (live patch) where the firmware can patch the new "
                "image in; else nothing is reset and the image waits on flash (plan again)" + not_possible;
@@ -810,8 +894,9 @@ class FirmwareReconciler final : public Reconciler {
     }
     if (burn_needed) {
       if (auto burnt = burn(platform, change, pci, d.value("image", ""), wanted, guard); !burnt) {
-        // Ctrl-C or a service stop reaches mstflint too (it is in rdmactl's process group), which
-        // aborts its burn cleanly (flint.cpp TerminationHandler): say so, not only its exit code.
+        // Ctrl-C (or a signal to the whole process group, as a unit with the default KillMode would
+        // send; rdmactl's units use KillMode=mixed) reaches mstflint too, which aborts its burn
+        // cleanly (flint.cpp TerminationHandler): say so, not only its exit code.
         if (const int signal = platform.interrupt_signal(); signal != 0) {
           Error e = burnt.error();
           const std::string flash = flash_now(platform, pci);
@@ -830,15 +915,24 @@ class FirmwareReconciler final : public Reconciler {
       return make_error(ErrorKind::kInterrupted,
                         signal_name(signal) + " arrived during the burn: the image of " + wanted +
                             " is on flash but was not activated (no reset was run); it loads at the next reboot, or "
-                            "with `mstfwreset -d " + pci + " reset`",
+                            "with a reset in a maintenance window (activation: reset, then rdmactl apply: it picks the "
+                            "level and the reset-sync owner)",
                         change.resource);
     }
     platform.progress(change, "activating " + wanted + " (" + change.note + ")");
     std::vector<std::pair<std::string, std::string>> vfs_to_restore;  // sriov_numvfs path, count
     if (tool == "mstfwreset") {
-      auto reset = activate_mstfwreset(platform, change, pci, wanted, activation, guard);
-      if (!reset) return reset.error();
-      vfs_to_restore = std::move(*reset);
+      if (auto reset = activate_mstfwreset(platform, change, pci, wanted, activation, guard, vfs_to_restore); !reset) {
+        // The tool emptied sriov_numvfs before it failed (or was ended at its deadline): the VFs
+        // are created again all the same, and the error says so.
+        Error e = reset.error();
+        if (const std::string not_restored = restore_vfs(platform, change, vfs_to_restore); !not_restored.empty()) {
+          e.message += "; and the VFs it removed could not be created again (write the count back): " + not_restored;
+        } else if (!vfs_to_restore.empty()) {
+          e.message += "; the VFs it removed were created again";
+        }
+        return e;
+      }
     } else if (tool == "devlink") {
       if (auto activated = devlink_activate(platform, change, pci, activation.value("noReset", false)); !activated) {
         return located(activated.error(), change,
@@ -848,18 +942,20 @@ class FirmwareReconciler final : public Reconciler {
       return make_error(ErrorKind::kPlatform, "unknown activation " + tool, change.resource);
     }
     auto running = read_back(platform, change, pci, wanted, /*running=*/true, kActivationReadBack);
+    if (!running && tool == "mstfwreset" && activation.value("sync", 0) == 1) {
+      // --sync 1 only asks the firmware (execResLvl sends MFRL and exits 0); mlx5 may refuse the sync
+      // reset (fw_reset.c mlx5_sync_reset_request_event: "PCI Sync FW Update Reset Nack"), e.g. with
+      // SFs, a bridge with hotplug enabled, no fast teardown, or a host with enable_remote_dev_reset off.
+      Error e = running.error();
+      e.message += "; with the driver as the reset-sync owner mstfwreset returns once the firmware "
+                                 "has the request, and mlx5 may have refused it (the kernel log says \"PCI Sync FW "
+                                 "Update Reset Nack\": subfunctions, a PCIe bridge with hotplug, or another host of "
+                                 "the adapter with enable_remote_dev_reset off): the image waits for the next reboot";
+      running = e;
+    }
     // mstfwreset (the tool as the reset-sync owner) wrote 0 to sriov_numvfs and leaves it so
     // (mlxfwreset_mlnxdriver.py MlnxDriverLinux.__init__): the VFs are created again.
-    std::string not_restored;
-    for (const auto& [path, count] : vfs_to_restore) {
-      if (auto now = platform.fs().read(path); now && *now == count) continue;
-      if (auto written = platform.fs().write(path, count); !written) {
-        not_restored += (not_restored.empty() ? "" : "; ") + path + " (" + count + "): " + written.error().message;
-      } else {
-        platform.progress(change, "VFs created again: " + path + " = " + count);
-      }
-    }
-    if (!not_restored.empty()) {
+    if (const std::string not_restored = restore_vfs(platform, change, vfs_to_restore); !not_restored.empty()) {
       return make_error(ErrorKind::kPlatform,
                         "the adapter was reset, but its VFs could not be created again (write the count back): " +
                             not_restored,
@@ -872,9 +968,26 @@ class FirmwareReconciler final : public Reconciler {
   // mstfwreset's level chosen now, with the image on flash (MFRL as `mstfwreset q` reads it): the
   // lowest supported level up to the plan's maxLevel; a reset the plan did not announce is refused.
   // Returns the sriov_numvfs files (and counts) the tool's own sync empties, to be written back.
-  static Result<std::vector<std::pair<std::string, std::string>>> activate_mstfwreset(
-      Platform& platform, const Change& change, const std::string& pci, const std::string& wanted,
-      const nlohmann::json& activation, const FirmwareToolGuard& guard) {
+  // The VFs written back (sriov_numvfs files the tool emptied): "" when all are, else what failed.
+  static std::string restore_vfs(Platform& platform, const Change& change,
+                                 const std::vector<std::pair<std::string, std::string>>& vfs) {
+    std::string not_restored;
+    for (const auto& [path, count] : vfs) {
+      if (auto now = platform.fs().read(path); now && *now == count) continue;
+      if (auto written = platform.fs().write(path, count); !written) {
+        not_restored += (not_restored.empty() ? "" : "; ") + path + " (" + count + "): " + written.error().message;
+      } else {
+        platform.progress(change, "VFs created again: " + path + " = " + count);
+      }
+    }
+    return not_restored;
+  }
+
+  // `restore` gets the sriov_numvfs files (and counts) the tool's own sync empties, before it runs.
+  static Result<void> activate_mstfwreset(Platform& platform, const Change& change, const std::string& pci,
+                                          const std::string& wanted, const nlohmann::json& activation,
+                                          const FirmwareToolGuard& guard,
+                                          std::vector<std::pair<std::string, std::string>>& restore) {
     const std::string on_flash = "the image of " + wanted + " is on flash, but ";
     auto now = mstfwreset_query(pci);
     if (!now) return located(now.error(), change, on_flash + "the reset levels could not be read: ");
@@ -912,7 +1025,6 @@ class FirmwareReconciler final : public Reconciler {
       }
       sync = ResetSync::kDriver;
     }
-    std::vector<std::pair<std::string, std::string>> restore;
     if (level == 3 && sync == ResetSync::kTool) {
       // MlnxDriverLinux.__init__: "/sys/bus/pci/devices/{dbd}.{0,1}/sriov_numvfs", for pf 0 and 1.
       const std::string dbd = pci.substr(0, pci.rfind('.'));
@@ -928,9 +1040,16 @@ class FirmwareReconciler final : public Reconciler {
     platform.progress(change, "mstfwreset q with " + wanted + " on flash: level " + std::to_string(level) +
                                   (sync == ResetSync::kDriver ? " (--sync 1)" : ""));
     if (auto reset = mstfwreset_reset(pci, level, kResetDeadline, guard, sync); !reset) {
+      // The reset may have happened although the tool failed after it (master's
+      // execute_driver_sync_reset: the MFRL write can fail once the reset has begun): asked once.
+      if (auto now = query_now(platform, pci); now && same_version(now->running, wanted)) {
+        platform.progress(change, "mstfwreset reported a failure (" + reset.error().message + "), but the adapter runs " +
+                                      wanted);
+        return ok();
+      }
       return located(reset.error(), change, on_flash + "mstfwreset failed: ");
     }
-    return restore;
+    return ok();
   }
 
   static std::string signal_name(int signal) {
@@ -1118,7 +1237,7 @@ class FirmwareReconciler final : public Reconciler {
            a.where + " runs " + version + ", but " + view.stored + " waits on flash and runs after the next firmware "
                "reset or reboot. It cannot be burnt back now: the firmware takes no image, not even the running "
                "one, until the waiting one is activated (mstflint: \"" + std::string(kFlintPendingResetText) +
-               "\"). Either activate it (reboot, or `mstfwreset -d " + pci + " reset`), then " +
+               "\"). Either activate it (reboot, or activation: reset and rdmactl apply), then " +
                (a.update ? "apply again: rdmactl burns " + version + " and activates it"
                          : "burn " + version + " (policy: update with images lets rdmactl do it)") +
                "; or let " + view.stored + " run and set the spec's version to it (" + a.spec.origin.path +
@@ -1182,6 +1301,13 @@ class FirmwareReconciler final : public Reconciler {
     for (const auto& f : how.value("host", nlohmann::json::object()).value("functions", nlohmann::json::array())) {
       for (const auto& v : f.value("vfNetdevs", nlohmann::json::array())) down.push_back(v.get<std::string>());
     }
+    // Bonds, bridges, VLANs and macvlans on them that go down too (observe_stacked).
+    std::map<std::string, std::string> stacked_on;
+    const nlohmann::json stacked = how.value("stacked", nlohmann::json::object());
+    for (const auto& [upper, lowers] : stacked.items()) {
+      down.push_back(upper);
+      stacked_on[upper] = lowers.get<std::string>();
+    }
     // The netdevs that carry an address serve's API listens on (HostState's addresses, CIDR text).
     std::map<std::string, std::string> served;  // netdev -> address
     for (const auto& address : how.value("servedAddresses", nlohmann::json::array())) {
@@ -1203,6 +1329,7 @@ class FirmwareReconciler final : public Reconciler {
       }
       if (why.empty()) continue;
       said.insert(n);
+      if (const auto on = stacked_on.find(n); on != stacked_on.end()) why = "on " + on->second + "; " + why;
       hit += (hit.empty() ? "" : ", ") + n + " (" + why + ")";
     }
     if (hit.empty()) return false;
@@ -1240,7 +1367,7 @@ class FirmwareReconciler final : public Reconciler {
       a.fail(ErrorKind::kPlatform,
              a.where + " runs " + view.running + " and " + view.stored + " waits on flash for activation: the firmware "
                  "takes no other image until a reset or reboot loads it (mstflint: \"" + std::string(kFlintPendingResetText) +
-                 "\"); reboot or run `mstfwreset -d " + a.primary.pci + " reset`, then apply " + version + " again");
+                 "\"); reboot, or activate it (activation: reset), then apply " + version + " again");
       return true;
     }
     return false;

@@ -338,6 +338,69 @@ TEST_F(FirmwareTest, TheToolsSyncRemovesTheVfsThePlanNamesThemAndApplyCreatesThe
   EXPECT_EQ(tree_.read(dev0 + "/sriov_numvfs"), "2");
 }
 
+// mlx5 NACKs the firmware's sync reset while a VF (another device ID) is on the bus (fw_reset.c
+// mlx5_is_reset_now_capable -> mlx5_check_dev_ids), and mstfwreset --sync 1, which only sends MFRL,
+// exits 0 all the same: with VFs the tool's sync is planned (the VFs are removed and created again).
+// A reset that fails after the tool removed the VFs creates them again too.
+TEST_F(FirmwareTest, WithVfsTheDriversSyncIsNotUsedAndAFailedResetStillCreatesThemAgain) {
+  fake({"reset-sync", kPf0, "yes"});
+  fake({"sysfs-root", tree_.root()});
+  const std::string dev0 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0";
+  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "/sys/bus/pci/devices/0000:3b:00.0");
+  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1", "/sys/bus/pci/devices/0000:3b:00.1");
+  tree_.write(dev0 + "/sriov_numvfs", "2\n");
+  tree_.write(dev0 + "/virtfn0/net/ens1f0v0/ifindex", "9\n");
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report p = plan(s);
+  ASSERT_EQ(p.changes.size(), 1u) << (p.errors.empty() ? "" : p.errors[0].message);
+  EXPECT_THAT(p.changes[0].via, Not(HasSubstr("--sync")));
+  EXPECT_THAT(p.changes[0].note, HasSubstr("mlx5 refuses the firmware's sync reset"));
+  EXPECT_THAT(p.changes[0].note, HasSubstr("its VFs are removed"));
+
+  fake({"fail-reset", kPf0, "Failed to stop the driver"});
+  const Report r = engine_->apply(*platform_, s, "n");
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_EQ(r.changes[0].status, ChangeStatus::kFailed);
+  EXPECT_THAT(r.changes[0].error, HasSubstr("Failed to stop the driver"));
+  EXPECT_THAT(r.changes[0].error, HasSubstr("the VFs it removed were created again"));
+  EXPECT_EQ(calls("sriov_numvfs 0").size(), 1u);
+  EXPECT_EQ(tree_.read(dev0 + "/sriov_numvfs"), "2");
+}
+
+// A bond, VLAN or bridge on the adapter's netdevs goes down with them when all its lower netdevs
+// do (sysfs upper_/lower_ links): a default route on it is the management path too. A bond with a
+// port on another adapter stays up.
+TEST_F(FirmwareTest, ADefaultRouteOnABondOfTheAdaptersPortsIsTheManagementPath) {
+  const std::string dev0 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0";
+  const std::string dev1 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1";
+  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "/sys/bus/pci/devices/0000:3b:00.0");
+  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1", "/sys/bus/pci/devices/0000:3b:00.1");
+  tree_.write("/sys/devices/virtual/net/bond0/ifindex", "20\n");
+  tree_.write("/sys/devices/virtual/net/bond0.100/ifindex", "21\n");
+  tree_.symlink("../../devices/virtual/net/bond0", "/sys/class/net/bond0");
+  tree_.symlink("../../devices/virtual/net/bond0.100", "/sys/class/net/bond0.100");
+  for (const char* port : {"ens1f0np0", "ens1f1np1"}) {
+    tree_.symlink("../../../../virtual/net/bond0", "/sys/class/net/" + std::string(port) + "/upper_bond0");
+    tree_.symlink("../../../../../devices/" + std::string(port), std::string("/sys/devices/virtual/net/bond0/lower_") + port);
+  }
+  tree_.symlink("../bond0.100", "/sys/devices/virtual/net/bond0/upper_bond0.100");
+  tree_.symlink("../bond0", "/sys/devices/virtual/net/bond0.100/lower_bond0");
+  tree_.write("/proc/net/route",
+              "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+              "bond0.100\t00000000\t0101A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n");
+  (void)dev0;
+  (void)dev1;
+  const NodeSpec s = spec("22.41.1000", "update", "reset");
+  const Report refused = plan(s);
+  ASSERT_EQ(refused.errors.size(), 1u) << (refused.changes.empty() ? "" : refused.changes[0].note);
+  EXPECT_THAT(refused.errors[0].message, HasSubstr("bond0.100 (on bond0; it carries a default route)"));
+  // A port of another adapter in the bond: the bond stays up.
+  tree_.write("/sys/devices/virtual/net/eth9/ifindex", "30\n");
+  tree_.symlink("../eth9", "/sys/devices/virtual/net/bond0/lower_eth9");
+  const Report stays = plan(s);
+  EXPECT_TRUE(stays.errors.empty()) << stays.errors[0].message;
+}
+
 // mstfwreset 4.21 main(): a VM refuses every reset; UEFI Secure Boot every level below 4 under the
 // tool's sync (level 0 too); mlxfwreset_mlnxdriver.py: opensm running and vfio-pci refuse the tool's
 // driver stop. Each is planned (a reboot, or the driver's sync), never found out after the burn.
@@ -521,6 +584,20 @@ TEST(FirmwareApplyUnit, OutlastsABurnAndItsResetAndLetsRdmactlDecideOnStop) {
   EXPECT_GE(minutes(value("TimeoutStopSec")), 30 + 10 + 3) << value("TimeoutStopSec");
 }
 
+// The agent's unit too: serve --allow-firmware burns, and a restart must not abort the burn.
+TEST(FirmwareApplyUnit, TheAgentsStopLetsABurnEndToo) {
+  const std::string unit = test::read_file(test::source_path("packaging/systemd/rdmactl.service"));
+  const auto value = [&](const std::string& key) {
+    const size_t at = unit.find("\n" + key + "=");
+    if (at == std::string::npos) return std::string();
+    const size_t start = at + key.size() + 2;
+    return unit.substr(start, unit.find('\n', start) - start);
+  };
+  EXPECT_EQ(value("KillMode"), "mixed");
+  const std::string stop = value("TimeoutStopSec");
+  EXPECT_TRUE(stop.ends_with("min") && std::stoi(stop) >= 30 + 10 + 3) << stop;
+}
+
 TEST_F(FirmwareTest, AnotherImageWaitingBlocksABurnAndThePlanSaysSo) {
   fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.40.1000"});
   fake({"add-fw-function", kPf0, kPf1});
@@ -561,7 +638,7 @@ TEST_F(FirmwareTest, TheRunningVersionCannotBeBurntBackWhileAnotherImageWaits) {
     EXPECT_THAT(m, HasSubstr("runs 22.41.1000, but 22.40.1000 waits on flash")) << m;
     EXPECT_THAT(m, HasSubstr("cannot be burnt back now")) << m;
     EXPECT_THAT(m, HasSubstr("pending reset.")) << m;
-    EXPECT_THAT(m, HasSubstr("reboot, or `mstfwreset -d 0000:3b:00.0 reset`")) << m;
+    EXPECT_THAT(m, HasSubstr("Either activate it (reboot, or activation: reset and rdmactl apply), then")) << m;
     EXPECT_THAT(m, HasSubstr("defaults.interfaces[0].firmware.version")) << m;
   }
   const Report r = engine_->apply(*platform_, spec("22.41.1000", "update", "reset"), "n");

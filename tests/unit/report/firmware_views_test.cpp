@@ -52,7 +52,7 @@ TEST(DoctorFirmware, AnImageWaitingForActivationIsAWarningOnTheAdapter) {
   EXPECT_EQ(found[0].severity, "warning");
   EXPECT_EQ(found[0].resource, "pci/0000:3b:00.0");
   EXPECT_THAT(found[0].message, HasSubstr("runs firmware 22.39.1002 but 22.41.1000 waits on flash"));
-  EXPECT_THAT(found[0].fix, HasSubstr("mstfwreset -d 0000:3b:00.0 reset"));
+  EXPECT_THAT(found[0].fix, HasSubstr("let rdmactl apply do it (firmware activation: reset)"));
 }
 
 // Issue 41, 5: the hint does not offer to burn the running version back first: the firmware
