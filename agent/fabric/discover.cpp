@@ -227,7 +227,10 @@ void read_counters(Queries& q, FabricScan& scan) {
           ++scan.counters_failed;
           continue;
         }
-        // Each CA port's PMA says for itself (ibqueryerrors.c print_node: query_cap_mask per port).
+        // rdmactl asks each CA port's PMA for its ClassPortInfo, since the ports of one CA may
+        // differ in extended counters and each PMA is reached at its own port's LID. ibqueryerrors
+        // (v44 print_node) asks once per node, through the first port present, and uses that
+        // answer for every port: rdmactl departs from it here on purpose.
         const auto caps = q.pm_caps(p.lid, p.number);
         p.counters_extended = caps && caps->extended_error_counters();
         if (!q.counters(p.lid, p.number, p.counters_extended, p.counters)) {

@@ -315,6 +315,16 @@ Result<DeviceState> read_rdma_device(const HostFs& fs, const std::string& name) 
   device.node_guid = read_optional(fs, dev_dir + "/node_guid");
   device.hca_type = read_optional(fs, dev_dir + "/hca_type");
   device.board_id = read_optional(fs, dev_dir + "/board_id");
+  // "<n>: <name>" (show_node_type): the number, as libibumad's sys_read_uint takes it.
+  {
+    const std::string node_type = read_optional(fs, dev_dir + "/node_type");
+    int n = 0;
+    for (const char c : node_type) {
+      if (c < '0' || c > '9' || n > 1000) break;
+      n = n * 10 + (c - '0');
+    }
+    device.node_type = n;
+  }
   device.pci = read_pci_address(fs, dev_dir);
   if (!device.pci.empty()) device.pcie = read_pcie_link(fs, dev_dir);
   for (const int port : numeric_entries(*port_names)) {

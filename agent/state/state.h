@@ -65,6 +65,10 @@ struct DeviceState {
   std::string node_guid;
   std::string hca_type;
   std::string board_id;
+  // sysfs node_type's number (drivers/infiniband/core/sysfs.c show_node_type, "1: CA"): 1 CA,
+  // 2 switch, 3 router, 4 RNIC (iWARP), 5 usNIC, 6 usNIC UDP; 0 where not read (the state's JSON
+  // does not carry it). libibumad lists only types 1-3 (umad.c is_ib_type), so OpenSM does too.
+  int node_type = 0;
   PcieLink pcie;
   std::vector<PortState> ports;
 };

@@ -194,11 +194,35 @@ std::optional<uint64_t> parse_guid(std::string_view text) {
   return value;
 }
 
-std::optional<uint64_t> parse_guid_option(std::string_view text) {
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) text.remove_prefix(2);
+uint64_t strtoull_hex(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  // "0x" is a prefix only where a hex digit follows: "0xz" reads as 0, ending at the x.
+  if (i + 2 < text.size() && text[i] == '0' && (text[i + 1] == 'x' || text[i + 1] == 'X') && hex(text[i + 2]) >= 0) {
+    i += 2;
+  }
   uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  bool overflow = false;
+  for (; i < text.size() && hex(text[i]) >= 0; ++i) {
+    if (value > (UINT64_MAX >> 4)) overflow = true;
+    value = (value << 4) | static_cast<uint64_t>(hex(text[i]));
+  }
+  if (overflow) return UINT64_MAX;  // ERANGE: ULLONG_MAX, whatever the sign
+  return negative ? ~value + 1 : value;
+}
+
+std::optional<uint64_t> parse_guid_option(std::string_view text) {
+  const uint64_t value = strtoull_hex(text);
+  // main.c: 0 becomes INVALID_GUID (all ones), and either sends OpenSM to get_port_guid.
+  if (value == 0 || value == UINT64_MAX) return std::nullopt;
   return value;
 }
 

@@ -44,10 +44,16 @@ std::string shell_var_remove(std::string_view text, std::string_view key);
 // text is not a number.
 std::optional<std::string> canonical_guid(std::string_view text);
 std::optional<uint64_t> parse_guid(std::string_view text);
-// A GUID as `opensm --guid` reads it (opensm/main.c: strtoull(optarg, NULL, 16)): hexadecimal with
-// or without "0x", so "0002c9030002fb06" and "10" (0x10) are GUIDs; Debian's opensm@.service passes
-// each word of PORTS there. std::nullopt when the word is not hex digits throughout (or more than 64
-// bits).
+// strtoull(text, NULL, 16) as glibc reads it: leading white space, an optional sign, an optional
+// "0x" (where a hex digit follows), then the longest run of hex digits; 0 where there is none, and
+// ULLONG_MAX where the digits overflow 64 bits.
+uint64_t strtoull_hex(std::string_view text);
+// A GUID as `opensm --guid` reads it (opensm 3.3.23 main.c ~810: strtoull(optarg, NULL, 16)):
+// hexadecimal with or without "0x", only the leading hex digits counting, so "0002c9030002fb06" and
+// "10" (0x10) are GUIDs, "10zz" is 0x10 and "ALL" is 0xa; Debian's opensm@.service passes each word
+// of PORTS there. std::nullopt where that reads 0 ("0", "mlx5_0", "0xzz") or all ones (main.c
+// makes 0 INVALID_GUID, 0xffffffffffffffff, and an overflow reads as that too): OpenSM then picks
+// the port itself (main.c ~1242, get_port_guid with INVALID_GUID: the only port, else it prompts).
 std::optional<uint64_t> parse_guid_option(std::string_view text);
 std::string format_guid(uint64_t guid);
 

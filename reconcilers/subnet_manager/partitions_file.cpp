@@ -151,10 +151,17 @@ void SubnetManagerReconciler::observe_partitions(const HostFs& fs, const Layout&
     const int line = e.diagnostics.empty() ? 0 : e.diagnostics.front().line;
     // OpenSM's own errors drop the file; what rdmactl refuses besides (partitions.h) OpenSM reads
     // from outside the line, with no defined outcome.
-    const bool dropped = e.message.rfind("PARSE ERROR", 0) == 0 || e.message.rfind("no partition definition", 0) == 0;
-    local["partitionsError"] = *file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + e.message +
-                               (dropped ? ": OpenSM drops the whole file and runs its default partition"
-                                        : ": what OpenSM makes of it is not defined; a spec with partitions rewrites the file");
+    // But an mgid that is no multicast GID: osm_prtn_config.c mgroup_create logs its PARSE ERROR
+    // and returns 0, so that group alone is skipped and parsing goes on; the file is kept.
+    const bool group_skipped = e.message.find("gid is not multicast") != std::string::npos;
+    const bool dropped =
+        !group_skipped && (e.message.rfind("PARSE ERROR", 0) == 0 || e.message.rfind("no partition definition", 0) == 0);
+    local["partitionsError"] =
+        *file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + e.message +
+        (group_skipped ? ": OpenSM skips that multicast group and keeps the rest of the file (osm_prtn_config.c "
+                         "mgroup_create); a spec with partitions rewrites the file"
+         : dropped     ? ": OpenSM drops the whole file and runs its default partition"
+                       : ": what OpenSM makes of it is not defined; a spec with partitions rewrites the file");
     local["partitions"] = **text;  // a string: the file as it is
     return;
   }

@@ -32,9 +32,10 @@ bool above_down(const PortState& p) {
 
 // The port an OpenSM with opensm.conf's `guid` binds to: the local port with that GUID, or for
 // 0x0000000000000000 (and no guid line) the one OpenSM picks (opensm/main.c get_port_guid): of
-// every port of every RDMA device (umad_ports: RoCE ports included, libvendor reads no link
-// layer), the only one if there is one, else the first whose state is above DOWN (INIT and ARMED
-// count, not only ACTIVE), else the first. That port may be an Ethernet one: the caller says so.
+// every port of every device libibumad lists (umad_ports: node types CA, switch and router;
+// RoCE ports included, libvendor reads no link layer), the only one if there is one, else the
+// first whose state is above DOWN (INIT and ARMED count, not only ACTIVE), else the first. That
+// port may be an Ethernet one: the caller says so.
 PortRef opensm_port(const HostState& state, const json& config_guid) {
   const std::vector<PortRef> ports = umad_ports(state);
   if (!config_guid.is_null() && config_guid != format_guid(0)) {
@@ -66,6 +67,26 @@ PortRef local_sm_port(const HostState& state, const json& local) {
   return opensm_port(state, local.value("guid", json()));
 }
 
+// The port sminfo asks the master through where this node's own SM gives none (Debian's PORTS=NONE,
+// or PORTS naming only GUIDs of no local InfiniBand port) or where the SM is not meant to run: the
+// first InfiniBand port above DOWN, else the first InfiniBand port, as before issue 41 (e3e20e6).
+PortRef any_infiniband_port(const HostState& state) {
+  PortRef first;
+  for (const PortRef& ref : umad_ports(state)) {
+    if (ref.port->link_layer != "InfiniBand") continue;
+    if (above_down(*ref.port)) return ref;
+    if (!first.port) first = ref;
+  }
+  return first;
+}
+
+// Whether this node's OpenSM is meant to run: the spec's `enabled`, else the unit file's state.
+// Only then does the port OpenSM binds to matter (an Ethernet one is an error).
+bool sm_meant_to_run(const SubnetManagerSpec* sm, const json& local) {
+  if (sm && sm->enabled) return *sm->enabled;
+  return local.value("enabled", json()) == json(true);
+}
+
 // Where OpenSM binds to a port it cannot run on (an Ethernet port first in get_port_guid's
 // order), why, in words for the plan.
 std::string not_infiniband(const PortRef& port, const json& local) {
@@ -74,7 +95,8 @@ std::string not_infiniband(const PortRef& port, const json& local) {
                               ? local.value("portFrom", std::string()) + " names it"
                               : local.value("portFrom", std::string()) +
                                     " gives no port GUID, and OpenSM then takes the first port above DOWN of every "
-                                    "RDMA device, RoCE ports included (opensm/main.c get_port_guid)";
+                                    "InfiniBand-class device (CA, switch, router), RoCE ports included "
+                                    "(opensm/main.c get_port_guid)";
   return "OpenSM binds to " + port.device->name + " port " + std::to_string(port.port->port) + ", an " +
          port.port->link_layer + " port, where it cannot run (no QP0): " + why + "; give subnetManager a port";
 }
@@ -92,14 +114,19 @@ void SubnetManagerReconciler::observe_master(const HostState& state, const json&
   if (spec_ && spec_->port) {
     if (auto ref = state.resolve_port(*spec_->port); ref && ref->port->link_layer == "InfiniBand") port = *ref;
   }
-  if (!port.port) port = local_sm_port(state, local);
   out["master"] = nullptr;
   if (!port.port) {
-    out["masterReason"] = "no InfiniBand port to ask sminfo through";
-    return;
+    const PortRef mine = local_sm_port(state, local);
+    if (mine.port && mine.port->link_layer != "InfiniBand" && sm_meant_to_run(spec_ ? &*spec_ : nullptr, local)) {
+      out["masterReason"] = not_infiniband(mine, local);
+      return;
+    }
+    // No instance of this node's SM to ask through (or none meant to run): any InfiniBand port
+    // sees the fabric's master.
+    port = mine.port && mine.port->link_layer == "InfiniBand" ? mine : any_infiniband_port(state);
   }
-  if (port.port->link_layer != "InfiniBand") {
-    out["masterReason"] = not_infiniband(port, local);
+  if (!port.port) {
+    out["masterReason"] = "no InfiniBand port to ask sminfo through";
     return;
   }
   sminfo_argv_ = {"sminfo", "-C", port.device->name, "-P", std::to_string(port.port->port)};
@@ -127,8 +154,8 @@ void SubnetManagerReconciler::check_election(const SubnetManagerSpec& sm, const 
   const json& root = state.subnet_manager;
   const json& local = root["local"];
   const json master = root.value("master", json());
-  if (!sm.port) {
-    // The port OpenSM binds to (and sminfo asks through) is no InfiniBand port: nothing to judge.
+  if (!sm.port && sm_meant_to_run(&sm, local)) {
+    // The port OpenSM binds to is no InfiniBand port: nothing to judge.
     if (const PortRef port = local_sm_port(state, local); port.port && port.port->link_layer != "InfiniBand") {
       out.errors.push_back(sm_error(ErrorKind::kInvalidSpec, not_infiniband(port, local)));
       return;

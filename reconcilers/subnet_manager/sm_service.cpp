@@ -23,9 +23,14 @@ const char* package_of(const std::string& tool) {
   return "opensm";
 }
 
+// libibumad's ports (umad_get_cas_names, which OpenSM's osm_vendor_get_all_port_attr and
+// `ibstat -p` list): devices of node type 1-3 only (rdma-core libibumad/umad.c is_ib_type: CA,
+// switch, router; an iWARP RNIC, 4, or a usNIC is left out), in name order (scandir alphasort).
+// A device whose type was not read (0: a state from JSON) is kept.
 std::vector<PortRef> umad_ports(const HostState& state) {
   std::vector<PortRef> out;
   for (const DeviceState& d : state.devices) {
+    if (d.node_type > 3) continue;
     for (const PortState& p : d.ports) out.push_back({&d, &p});
   }
   std::stable_sort(out.begin(), out.end(), [](const PortRef& a, const PortRef& b) {
@@ -70,6 +75,12 @@ std::vector<DebianInstance> debian_instances(const HostState& state, const json&
     if (const auto guid = parse_guid_option(word)) {
       instance.guid = format_guid(*guid);
       instance.port = port_of(*instance.guid);
+    } else if (local.size() == 1) {
+      // opensm 3.3.23 main.c get_port_guid (~470): one port is taken whatever its state.
+      instance.guid = port_guid(*local.front().port);
+      instance.port = local.front();
+    } else {
+      instance.prompts = !local.empty();  // none: get_port_guid returns 0 and OpenSM exits
     }
     out.push_back(std::move(instance));
   }
@@ -134,9 +145,12 @@ void SubnetManagerReconciler::observe_service(const HostState& state, const Layo
     if (!i.can_run()) {
       // Not judged: started, it exits at once; say why (show).
       entry["runs"] = false;
-      entry["why"] = !i.guid           ? "opensm --guid reads no GUID from \"" + i.word + "\""
-                     : !i.port.port    ? std::string("no port of this host has that GUID: OpenSM exits")
-                                       : i.port.port->link_layer + " port: OpenSM cannot open QP0 there and exits";
+      const std::string no_guid = "opensm --guid reads no GUID from \"" + i.word + "\" (strtoull base 16 gives 0)";
+      entry["why"] = i.prompts ? no_guid + ": OpenSM asks on its terminal (/dev/null) which port to bind and binds "
+                                           "none (opensm/main.c get_port_guid); name a port GUID in PORTS"
+                     : !i.guid        ? no_guid + " and this host has no port: OpenSM exits"
+                     : !i.port.port   ? std::string("no port of this host has that GUID: OpenSM exits")
+                                      : i.port.port->link_layer + " port: OpenSM cannot open QP0 there and exits";
       out.push_back(std::move(entry));
       continue;
     }
@@ -151,18 +165,24 @@ void SubnetManagerReconciler::observe_service(const HostState& state, const Layo
   local["instances"] = std::move(out);
 }
 
-// Whether the SM runs as `want` asks: enabled and active (and, on Debian, every opensm@ instance
-// that can run active), or neither.
+// Whether the SM runs, judged as `want` asks: on, it is enabled and active (and, on Debian, every
+// opensm@ instance that can run is active); off, it is neither enabled nor active, and no opensm@
+// instance still runs OpenSM (one that outlived a dead sibling or a stopped oneshot is an SM on
+// the fabric all the same).
 bool SubnetManagerReconciler::running_as_asked(const SubnetManagerSpec& sm, const HostState& state, bool want) {
   const json& local = state.subnet_manager["local"];
   const bool enabled = local.value("enabled", false);
-  bool active = local.value("active", false);
+  const bool active = local.value("active", false);
+  bool all_active = active;
+  bool any_active = active;
   for (const json& i : local.value("instances", json::array())) {
-    if (i.contains("active")) active = active && i["active"] == json(true);
+    if (!i.contains("active")) continue;
+    all_active = all_active && i["active"] == json(true);
+    any_active = any_active || i["active"] == json(true);
   }
   (void)sm;
   // Half-enabled (enabled but stopped, or running but not enabled) is drift either way.
-  return want ? (enabled && active) : (enabled || active);
+  return want ? (enabled && all_active) : (enabled || any_active);
 }
 
 Result<void> SubnetManagerReconciler::apply_enabled(const HostFs& fs, const HostState& state, const Change& change) {

@@ -65,8 +65,14 @@ std::vector<PortRef> umad_ports(const HostState& state);
 // "0x%016" PRIx64, RoCE ports included), and each instance runs `opensm --guid WORD`.
 struct DebianInstance {
   std::string word;                 // as PORTS spells it (ALL: as ibstat -p prints it)
-  std::optional<std::string> guid;  // the GUID opensm --guid reads from the word (base 16)
-  PortRef port;                     // the local port with that GUID; none: no such port here
+  // The GUID opensm --guid reads from the word (base 16); where that is 0 or all ones, the one
+  // get_port_guid(INVALID_GUID) takes: the only port; none where there are more (OpenSM prompts)
+  std::optional<std::string> guid;
+  PortRef port;  // the local port with that GUID; none: no such port here
+  // The word reads no GUID and this host has more than one port: OpenSM (no --daemon in
+  // opensm@.service) asks on its terminal which one to bind (main.c get_port_guid) and, its
+  // stdin being /dev/null under systemd, loops there: the unit is active, no SM runs.
+  bool prompts = false;
   std::string unit() const { return "opensm@" + word; }
   // OpenSM runs only on an InfiniBand port of this host: on an Ethernet (RoCE) port it cannot
   // register QP0 (drivers/infiniband/core/mad.c ib_register_mad_agent: "Ethernet devices will not

@@ -92,6 +92,9 @@ TEST(OpensmConfTest, GuidsInOpensmsFormat) {
 // strtoull(optarg, NULL, 16) (opensm/main.c, 3.3.23): a word without "0x" is hexadecimal there, not
 // decimal as opensm.conf's guid line (strtoull base 0) would read it.
 TEST(OpensmConfTest, GuidOptionIsHexadecimalWithOrWithout0x) {
+  EXPECT_EQ(strtoull_hex("-1"), UINT64_MAX);
+  EXPECT_EQ(strtoull_hex("0xz"), 0u);
+  EXPECT_EQ(strtoull_hex("\t+0Xab"), 0xabu);
   struct Case {
     std::string text;
     std::optional<uint64_t> guid;
@@ -102,12 +105,20 @@ TEST(OpensmConfTest, GuidOptionIsHexadecimalWithOrWithout0x) {
       {"0002c9030002fb06", 0x0002c9030002fb06},
       {"10", 0x10},  // decimal 10 elsewhere
       {"0X2C9030002FB06", 0x2c9030002fb06},
-      {"ffffffffffffffff", 0xffffffffffffffff},
+      {"fffffffffffffffe", 0xfffffffffffffffe},
+      // strtoull's prefix: the leading hex digits count, the rest is ignored.
+      {"10zz", 0x10},
+      {"ALL", 0xa},
+      {"  0x10", 0x10},
+      {"0x10:", 0x10},
+      // 0 and all ones (INVALID_GUID, also an overflow's ULLONG_MAX): OpenSM picks the port.
+      {"ffffffffffffffff", std::nullopt},
       {"1ffffffffffffffff", std::nullopt},
+      {"0", std::nullopt},
+      {"mlx5_0", std::nullopt},
       {"0x", std::nullopt},
       {"", std::nullopt},
       {"0xzz", std::nullopt},
-      {"ALL", std::nullopt},
   };
   for (const Case& c : cases) EXPECT_EQ(parse_guid_option(c.text), c.guid) << c.text;
 }

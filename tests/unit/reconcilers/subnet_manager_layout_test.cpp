@@ -232,6 +232,26 @@ TEST_F(LayoutTest, DebianPortsAllWithoutASpecPortStartsEveryDeadInstance) {
   EXPECT_TRUE(apply(spec).changes.empty());
 }
 
+// A spec that wants the SM off: an opensm@ instance that still runs OpenSM is drift, though the
+// unit is disabled and its sibling died (before, the instances' states were ANDed into `active`,
+// and one dead instance hid the running one).
+TEST_F(LayoutTest, DebianSmOffWithOneInstanceStillRunningIsDrift) {
+  host("debian");
+  add_device("mlx5_2", "fe80:0000:0000:0000:946d:ae03:00f1:4b30", "InfiniBand");
+  auto started = run_command({"systemctl", "start", "opensm"});
+  ASSERT_TRUE(started && started->exit_code == 0);
+  ASSERT_EQ(running_instances(), (std::vector<std::string>{kGuid, kOtherGuid}));
+  ASSERT_EQ(fake_file("units/opensm.state"), "disabled\n");
+  fake("units/opensm@" + std::string(kOtherGuid) + ".active", "failed\n");
+  std::filesystem::remove(tools_.state_dir() + "/sm/instances/" + kOtherGuid);
+  NodeSpec spec;
+  spec.subnet_manager.enabled = false;
+  EXPECT_EQ(statuses(plan(spec)), std::vector<std::string>{"enabled: true -> false (planned)"});
+  // opensm.service inactive, the instance running all the same: still drift.
+  fake("units/opensm.active", "inactive\n");
+  EXPECT_EQ(statuses(plan(spec)), std::vector<std::string>{"enabled: true -> false (planned)"});
+}
+
 // `ibstat -p` lists RoCE ports too (libibumad reads no link layer to list them), so PORTS=ALL on
 // a host with an Ethernet port starts an opensm@ there that exits at once (no QP0 on Ethernet).
 // rdmactl shows it and does not chase it: it would plan `enabled` on every run.
@@ -243,7 +263,8 @@ TEST_F(LayoutTest, DebianPortsAllLeavesTheInstanceOfARocePortAlone) {
   tree_.write("/etc/opensm/opensm.conf", "sm_priority 15\n");
   auto started = run_command({"systemctl", "enable", "--now", "opensm"});
   ASSERT_TRUE(started && started->exit_code == 0);
-  EXPECT_EQ(fake_file(std::string("units/opensm@") + kRoceGuid + ".active"), "failed\n");
+  // osm_opensm_bind fails, main.c goes to Exit and exit(0): the Type=simple unit is inactive.
+  EXPECT_EQ(fake_file(std::string("units/opensm@") + kRoceGuid + ".active"), "inactive\n");
   NodeSpec spec = sm_spec(15);
   spec.subnet_manager.port.reset();
   const HostState state = observe(spec);
@@ -257,6 +278,54 @@ TEST_F(LayoutTest, DebianPortsAllLeavesTheInstanceOfARocePortAlone) {
   const Report planned = plan(spec);
   EXPECT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
   EXPECT_TRUE(planned.changes.empty()) << testing::PrintToString(statuses(planned));
+}
+
+// PORTS naming a GUID of no local port: OpenSM exits (libvendor osm_vendor_ibumad.c "ERR 5422:
+// Unable to find requested CA guid", osm_opensm_bind fails, main.c Exit: exit(0)), so its
+// Type=simple instance is inactive and no SM runs; rdmactl shows it as not running and does not
+// chase it.
+TEST_F(LayoutTest, DebianPortsWithAForeignGuidRunsNoOpensm) {
+  host("debian");
+  NodeSpec unported = sm_spec(15);
+  unported.subnet_manager.port.reset();
+  tree_.write("/etc/default/opensm", "PORTS=0x0002c90300009999\n");
+  auto started = run_command({"systemctl", "enable", "--now", "opensm"});
+  ASSERT_TRUE(started && started->exit_code == 0);
+  EXPECT_EQ(fake_file("units/opensm@0x0002c90300009999.active"), "inactive\n");
+  EXPECT_TRUE(running_instances().empty());
+  const HostState state = observe(unported);
+  const json& instances = state.subnet_manager["local"]["instances"];
+  ASSERT_EQ(instances.size(), 1u) << instances.dump();
+  EXPECT_EQ(instances[0]["runs"], false);
+  EXPECT_EQ(instances[0]["why"], "no port of this host has that GUID: OpenSM exits");
+}
+
+// A PORTS word from which `opensm --guid` (strtoull base 16) reads 0, such as a device name:
+// main.c makes it INVALID_GUID and get_port_guid takes the only port; with more ports OpenSM
+// prompts on its terminal (/dev/null under systemd) and binds none, its unit active.
+TEST_F(LayoutTest, DebianPortsWordReadingZeroTakesTheOnlyPortOrPrompts) {
+  host("debian");
+  NodeSpec unported = sm_spec(15);
+  unported.subnet_manager.port.reset();
+  tree_.write("/etc/default/opensm", "PORTS=mlx5_0\n");
+  fake("sm/ports", std::string("mlx5_0 1 ") + kGuid + " 18 ib\n");
+  ASSERT_TRUE(run_command({"systemctl", "start", "opensm"}));
+  EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+  HostState state = observe(unported);
+  ASSERT_EQ(state.subnet_manager["local"]["instances"].size(), 1u) << state.subnet_manager.dump();
+  EXPECT_EQ(state.subnet_manager["local"]["instances"][0]["guid"], kGuid);
+  EXPECT_EQ(state.subnet_manager["local"]["instances"][0]["active"], true);
+
+  ASSERT_TRUE(run_command({"systemctl", "stop", "opensm"}));
+  add_device("mlx5_2", "fe80:0000:0000:0000:946d:ae03:00f1:4b30", "InfiniBand");
+  fake("sm/ports", std::string("mlx5_0 1 ") + kGuid + " 18 ib\nmlx5_2 1 " + kOtherGuid + " 5 storage\n");
+  ASSERT_TRUE(run_command({"systemctl", "start", "opensm"}));
+  EXPECT_EQ(fake_file("units/opensm@mlx5_0.active"), "active\n");
+  EXPECT_TRUE(running_instances().empty());
+  state = observe(unported);
+  const json& instance = state.subnet_manager["local"]["instances"][0];
+  EXPECT_EQ(instance["runs"], false);
+  EXPECT_NE(instance.value("why", "").find("asks on its terminal"), std::string::npos) << instance.dump();
 }
 
 // PORTS as one GUID where it named more (ALL, or a list): the other ports' OpenSM stop with the
@@ -340,6 +409,66 @@ TEST_F(LayoutTest, GuidZeroWithAnEthernetPortFirstIsSaid) {
   EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
 }
 
+// libibumad lists devices of node type 1-3 only (rdma-core libibumad/umad.c is_ib_type): an
+// iWARP RNIC (node_type "4: RNIC") sorting before mlx5_0 is no port of OpenSM's (guid 0 binds to
+// mlx5_0) nor of `ibstat -p` (PORTS=ALL starts no opensm@ for it).
+TEST_F(LayoutTest, AnIwarpDeviceIsNoPortOfOpensm) {
+  host("rhel");
+  add_device("irdma0", "fe80:0000:0000:0000:0a5e:b0ff:fe44:5566", "Ethernet");
+  tree_.write("/sys/devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/infiniband/irdma0/node_type", "4: RNIC\n");
+  fake("units/opensm.state", "enabled\n");
+  ASSERT_TRUE(run_command({"systemctl", "start", "opensm"}));
+  NodeSpec spec = sm_spec(0);
+  spec.subnet_manager.port.reset();
+  spec.subnet_manager.enabled.reset();
+  const Report planned = plan(spec);
+  for (const Error& e : planned.errors) EXPECT_EQ(e.message.find("irdma0"), std::string::npos) << e.message;
+  EXPECT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+}
+
+TEST_F(LayoutTest, DebianPortsAllStartsNoInstanceForAnIwarpDevice) {
+  host("debian");
+  NodeSpec unported = sm_spec(15);
+  unported.subnet_manager.port.reset();
+  add_device("irdma0", "fe80:0000:0000:0000:0a5e:b0ff:fe44:5566", "Ethernet");
+  tree_.write("/sys/devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/infiniband/irdma0/node_type", "4: RNIC\n");
+  const HostState state = observe(unported);
+  ASSERT_EQ(state.subnet_manager["local"]["instances"].size(), 1u) << state.subnet_manager["local"].dump();
+  EXPECT_EQ(state.subnet_manager["local"]["instances"][0]["unit"], std::string("opensm@") + kGuid);
+}
+
+// guid 0: each branch of opensm 3.3.23 main.c get_port_guid (~441-486), as rdmactl models it
+// (the port sminfo asks through) and as the fake systemctl's OpenSM binds it (the instance that
+// runs): a single port whatever its state; else the first above DOWN; none above DOWN, the first.
+class GetPortGuidTest : public LayoutTest {
+ protected:
+  // mlx5_0's state, and mlx5_2's ("" : no mlx5_2); the GUID OpenSM binds; the port sminfo asks.
+  void check(const std::string& mlx5_0, const std::string& mlx5_2, const std::string& bound, const std::string& asked) {
+    const std::string dev = "/sys/devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/infiniband/";
+    host("rhel");
+    std::string ports = std::string("mlx5_0 1 ") + kGuid + " 18 ib" + (mlx5_0 == "1: DOWN" ? " DOWN" : "") + "\n";
+    if (!mlx5_2.empty()) {
+      add_device("mlx5_2", "fe80:0000:0000:0000:946d:ae03:00f1:4b30", "InfiniBand");
+      tree_.write(dev + "mlx5_2/ports/1/state", mlx5_2 + "\n");
+      ports += std::string("mlx5_2 1 ") + kOtherGuid + " 5 ib" + (mlx5_2 == "1: DOWN" ? " DOWN" : "") + "\n";
+    }
+    tree_.write(dev + "mlx5_0/ports/1/state", mlx5_0 + "\n");
+    fake("sm/ports", ports);
+    fake("units/opensm.state", "enabled\n");
+    ASSERT_TRUE(run_command({"systemctl", "start", "opensm"}));
+    EXPECT_EQ(running_instances(), std::vector<std::string>{bound});
+    NodeSpec spec;
+    spec.subnet_manager.enabled = true;
+    (void)observe(spec);
+    EXPECT_NE(fake_file("calls.log").find(asked + "\n"), std::string::npos) << fake_file("calls.log");
+  }
+};
+
+TEST_F(GetPortGuidTest, ASinglePortIsTakenWhateverItsState) { check("1: DOWN", "", kGuid, "sminfo -C mlx5_0 -P 1"); }
+TEST_F(GetPortGuidTest, DownPortsAreSkipped) { check("1: DOWN", "4: ACTIVE", kOtherGuid, "sminfo -C mlx5_2 -P 1"); }
+TEST_F(GetPortGuidTest, InitCountsAsAboveDown) { check("1: DOWN", "2: INIT", kOtherGuid, "sminfo -C mlx5_2 -P 1"); }
+TEST_F(GetPortGuidTest, NoneAboveDownTakesTheFirst) { check("1: DOWN", "1: DOWN", kGuid, "sminfo -C mlx5_0 -P 1"); }
+
 TEST_F(LayoutTest, DebianPortsNoneWithoutASpecPortIsAPlanError) {
   host("debian");
   tree_.write("/etc/default/opensm", "PORTS=NONE\n");
@@ -356,6 +485,44 @@ TEST_F(LayoutTest, DebianPortsNoneWithoutASpecPortIsAPlanError) {
   const Report applied = apply(sm_spec(15));
   ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
   EXPECT_EQ(running_instances(), std::vector<std::string>{kGuid});
+}
+
+// PORTS=NONE is how Debian's /etc/default/opensm says to run no OpenSM; a node whose spec asks
+// for none still wants a master elsewhere on the fabric, asked through its first InfiniBand port
+// above DOWN (as before issue 41). The same where PORTS names only a foreign or a RoCE GUID.
+TEST_F(LayoutTest, DebianPortsNoneWithTheSmDisabledAsksTheMasterThroughAnInfinibandPort) {
+  host("debian");
+  add_device("mlx4_0", "fe80:0000:0000:0000:0a5e:b0ff:fe11:2233", "Ethernet");
+  fake("sm/ports", std::string("mlx4_0 1 0x0a5eb0fffe112233 0 eth Ethernet\nmlx5_0 1 ") + kGuid + " 18 ib\n");
+  fake("sm/remote", "ib 3 0x0002c90300001234 15\n");
+  NodeSpec spec;
+  spec.subnet_manager.enabled = false;
+  for (const std::string ports : {"PORTS=NONE\n", "", "PORTS=0x0002c90300009999\n", "PORTS=0x0a5eb0fffe112233\n"}) {
+    tree_.write("/etc/default/opensm", ports);
+    const Report planned = plan(spec);
+    EXPECT_TRUE(planned.errors.empty()) << ports << ": " << planned.errors[0].to_string();
+    const HostState state = observe(spec);
+    EXPECT_EQ(state.subnet_manager["master"].value("guid", ""), "0x0002c90300001234")
+        << ports << ": " << state.subnet_manager.value("masterReason", "");
+    EXPECT_NE(fake_file("calls.log").find("sminfo -C mlx5_0 -P 1"), std::string::npos) << ports;
+  }
+}
+
+// RHEL's opensm.conf as shipped (guid 0) with an Ethernet port first: OpenSM would bind there,
+// but with the SM off nothing binds; the master is asked through mlx5_0, and no error is said.
+TEST_F(LayoutTest, GuidZeroWithAnEthernetPortFirstAndTheSmDisabledAsksThroughInfiniband) {
+  host("rhel");
+  add_device("mlx4_0", "fe80:0000:0000:0000:0a5e:b0ff:fe11:2233", "Ethernet");
+  fake("sm/ports", std::string("mlx4_0 1 0x0a5eb0fffe112233 0 eth Ethernet\nmlx5_0 1 ") + kGuid + " 18 ib\n");
+  fake("sm/remote", "ib 3 0x0002c90300001234 15\n");
+  NodeSpec spec;
+  spec.subnet_manager.enabled = false;
+  const Report planned = plan(spec);
+  EXPECT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+  const HostState state = observe(spec);
+  EXPECT_EQ(state.subnet_manager["master"].value("guid", ""), "0x0002c90300001234")
+      << state.subnet_manager.value("masterReason", "");
+  EXPECT_NE(fake_file("calls.log").find("sminfo -C mlx5_0 -P 1"), std::string::npos);
 }
 
 TEST_F(LayoutTest, RhelTakesGuidAndPriorityFromEtcRdmaOpensmConf) {

@@ -453,6 +453,20 @@ TEST_F(SubnetManagerTest, AFileOpensmWouldDropIsSaidAndItsRevertPutsTheSameBytes
   EXPECT_EQ(tree_.read(kPartitions), broken);
 }
 
+// An mgid that is no multicast GID starts with "PARSE ERROR" too, but OpenSM skips only that
+// group (osm_prtn_config.c mgroup_create returns 0) and keeps the file.
+TEST_F(SubnetManagerTest, ANonMulticastMgidIsSaidAsTheGroupSkippedNotTheFileDropped) {
+  const std::string file = "Default=0x7fff, ipoib : ALL=full;\nstorage=0x8001 : mgid=zz, sl=1;\n";
+  tree_.write(kPartitions, file);
+  NodeSpec spec = sm_spec(std::nullopt, std::nullopt, false);
+  spec.subnet_manager.partitions = default_and_storage();
+  const DiffResult d = plan(spec);
+  ASSERT_EQ(d.changes.size(), 1u) << messages(d.errors);
+  EXPECT_NE(d.changes[0].note.find("gid is not multicast"), std::string::npos) << d.changes[0].note;
+  EXPECT_NE(d.changes[0].note.find("OpenSM skips that multicast group"), std::string::npos) << d.changes[0].note;
+  EXPECT_EQ(d.changes[0].note.find("drops the whole file"), std::string::npos) << d.changes[0].note;
+}
+
 TEST_F(SubnetManagerTest, WhereTheSmIsDisabledPartitionsAreNotWritten) {
   NodeSpec spec = sm_spec(false, std::nullopt, false);
   spec.subnet_manager.partitions = default_and_storage();
