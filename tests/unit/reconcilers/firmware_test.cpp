@@ -114,6 +114,21 @@ class FirmwareTest : public test::ReconcilerOnFixture {
     }
   }
 
+  // The fixture's two functions under /sys/bus/pci/devices, the first with `vfs` VFs (their netdevs
+  // ens1f0v<N>), and the fake mstfwreset's sysfs writes under the tree. Returns the first's directory.
+  std::string pci_functions_with_vfs(int vfs) {
+    fake({"sysfs-root", tree_.root()});
+    const std::string dev0 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0";
+    tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "/sys/bus/pci/devices/0000:3b:00.0");
+    tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1", "/sys/bus/pci/devices/0000:3b:00.1");
+    tree_.write(dev0 + "/sriov_numvfs", std::to_string(vfs) + "\n");
+    for (int i = 0; i < vfs; ++i) {
+      tree_.write(dev0 + "/virtfn" + std::to_string(i) + "/net/ens1f0v" + std::to_string(i) + "/ifindex",
+                  std::to_string(9 + i) + "\n");
+    }
+    return dev0;
+  }
+
   test::FakeTools tools_;
   std::string images_;
   std::vector<std::string> progress_;
@@ -320,13 +335,7 @@ TEST_F(FirmwareTest, TheDriverOwnsTheResetSyncWhereTheAdapterListsIt) {
 // the plan names the VFs and rdmactl writes the count back.
 TEST_F(FirmwareTest, TheToolsSyncRemovesTheVfsThePlanNamesThemAndApplyCreatesThemAgain) {
   fake({"reset-sync", kPf0, "no"});
-  fake({"sysfs-root", tree_.root()});
-  const std::string dev0 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0";
-  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "/sys/bus/pci/devices/0000:3b:00.0");
-  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1", "/sys/bus/pci/devices/0000:3b:00.1");
-  tree_.write(dev0 + "/sriov_numvfs", "2\n");
-  tree_.write(dev0 + "/virtfn0/net/ens1f0v0/ifindex", "9\n");
-  tree_.write(dev0 + "/virtfn1/net/ens1f0v1/ifindex", "10\n");
+  const std::string dev0 = pci_functions_with_vfs(2);
   const NodeSpec s = spec("22.41.1000", "update", "reset");
   const Report p = plan(s);
   ASSERT_EQ(p.changes.size(), 1u) << (p.errors.empty() ? "" : p.errors[0].message);
@@ -344,12 +353,7 @@ TEST_F(FirmwareTest, TheToolsSyncRemovesTheVfsThePlanNamesThemAndApplyCreatesThe
 // A reset that fails after the tool removed the VFs creates them again too.
 TEST_F(FirmwareTest, WithVfsTheDriversSyncIsNotUsedAndAFailedResetStillCreatesThemAgain) {
   fake({"reset-sync", kPf0, "yes"});
-  fake({"sysfs-root", tree_.root()});
-  const std::string dev0 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0";
-  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "/sys/bus/pci/devices/0000:3b:00.0");
-  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1", "/sys/bus/pci/devices/0000:3b:00.1");
-  tree_.write(dev0 + "/sriov_numvfs", "2\n");
-  tree_.write(dev0 + "/virtfn0/net/ens1f0v0/ifindex", "9\n");
+  const std::string dev0 = pci_functions_with_vfs(2);
   const NodeSpec s = spec("22.41.1000", "update", "reset");
   const Report p = plan(s);
   ASSERT_EQ(p.changes.size(), 1u) << (p.errors.empty() ? "" : p.errors[0].message);
@@ -371,10 +375,7 @@ TEST_F(FirmwareTest, WithVfsTheDriversSyncIsNotUsedAndAFailedResetStillCreatesTh
 // do (sysfs upper_/lower_ links): a default route on it is the management path too. A bond with a
 // port on another adapter stays up.
 TEST_F(FirmwareTest, ADefaultRouteOnABondOfTheAdaptersPortsIsTheManagementPath) {
-  const std::string dev0 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0";
-  const std::string dev1 = "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1";
-  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0", "/sys/bus/pci/devices/0000:3b:00.0");
-  tree_.symlink("../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.1", "/sys/bus/pci/devices/0000:3b:00.1");
+  pci_functions_with_vfs(0);
   tree_.write("/sys/devices/virtual/net/bond0/ifindex", "20\n");
   tree_.write("/sys/devices/virtual/net/bond0.100/ifindex", "21\n");
   tree_.symlink("../../devices/virtual/net/bond0", "/sys/class/net/bond0");
@@ -388,8 +389,6 @@ TEST_F(FirmwareTest, ADefaultRouteOnABondOfTheAdaptersPortsIsTheManagementPath) 
   tree_.write("/proc/net/route",
               "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
               "bond0.100\t00000000\t0101A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n");
-  (void)dev0;
-  (void)dev1;
   const NodeSpec s = spec("22.41.1000", "update", "reset");
   const Report refused = plan(s);
   ASSERT_EQ(refused.errors.size(), 1u) << (refused.changes.empty() ? "" : refused.changes[0].note);
