@@ -565,38 +565,6 @@ TEST_F(FirmwareTest, AnImageAlreadyOnFlashIsActivatedNotBurntAgain) {
   EXPECT_THAT(v.changes[0].note, HasSubstr("policy validate: rdmactl does not activate it"));
 }
 
-// Issue 41 item 7: the apply unit outlasts what a firmware change may take (firmware.cpp: the wait for
-// another run's operation, 40 min in apply.cpp; kBurnDeadline 30 min, kResetDeadline 10 min,
-// kActivationReadBack 3 min), and a stop reaches rdmactl alone (KillMode=mixed: SIGTERM to the main
-// process), which lets a burn end, rather than mstflint too (its SIGTERM handler aborts the burn).
-TEST(FirmwareApplyUnit, OutlastsABurnAndItsResetAndLetsRdmactlDecideOnStop) {
-  const std::string unit = test::read_file(test::source_path("packaging/systemd/rdmactl-apply.service"));
-  const auto value = [&](const std::string& key) {
-    const size_t at = unit.find("\n" + key + "=");
-    if (at == std::string::npos) return std::string();
-    const size_t start = at + key.size() + 2;
-    return unit.substr(start, unit.find('\n', start) - start);
-  };
-  const auto minutes = [](const std::string& v) { return v.ends_with("min") ? std::stoi(v) : -1; };
-  EXPECT_GE(minutes(value("TimeoutStartSec")), 40 + 30 + 10 + 3) << value("TimeoutStartSec");
-  EXPECT_EQ(value("KillMode"), "mixed");
-  EXPECT_GE(minutes(value("TimeoutStopSec")), 30 + 10 + 3) << value("TimeoutStopSec");
-}
-
-// The agent's unit too: serve --allow-firmware burns, and a restart must not abort the burn.
-TEST(FirmwareApplyUnit, TheAgentsStopLetsABurnEndToo) {
-  const std::string unit = test::read_file(test::source_path("packaging/systemd/rdmactl.service"));
-  const auto value = [&](const std::string& key) {
-    const size_t at = unit.find("\n" + key + "=");
-    if (at == std::string::npos) return std::string();
-    const size_t start = at + key.size() + 2;
-    return unit.substr(start, unit.find('\n', start) - start);
-  };
-  EXPECT_EQ(value("KillMode"), "mixed");
-  const std::string stop = value("TimeoutStopSec");
-  EXPECT_TRUE(stop.ends_with("min") && std::stoi(stop) >= 30 + 10 + 3) << stop;
-}
-
 TEST_F(FirmwareTest, AnotherImageWaitingBlocksABurnAndThePlanSaysSo) {
   fake({"add-fw", kPf0, kPsid, "22.39.1002", "22.40.1000"});
   fake({"add-fw-function", kPf0, kPf1});
