@@ -21,6 +21,10 @@ struct SwitchConfigOptions {
   int ecn_probability = 100;
   int lossless_bandwidth = 50;
   bool watchdog = false;
+  bool no_watchdog = false;
+  bool tagged_uplinks = false;
+  std::string cable_length;
+  std::string uplink_cable_length;
   std::optional<int> watchdog_detect;
   std::optional<int> watchdog_restore;
   std::optional<std::string> watchdog_action;
@@ -38,7 +42,21 @@ std::vector<std::string> port_list(const std::string& text) {
   return out;
 }
 
+// "5m" or "5" as 5 metres; 0 when not given; -1 when not a length.
+int metres(const std::string& text) {
+  if (text.empty()) return 0;
+  std::string digits = text.back() == 'm' ? text.substr(0, text.size() - 1) : text;
+  if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+  const int m = std::stoi(digits);
+  return m == 0 ? -1 : m;
+}
+
 int run_switch_config(const SwitchConfigOptions& opts) {
+  const int cable = metres(opts.cable_length);
+  const int uplink_cable = metres(opts.uplink_cable_length);
+  if (cable < 0 || uplink_cable < 0) {
+    return report_error(make_error(ErrorKind::kUsage, "--cable-length and --uplink-cable-length are metres: 5m, 40m, 300m"));
+  }
   if (opts.ecn_min < 1 || opts.ecn_max < opts.ecn_min) {
     return report_error(make_error(ErrorKind::kUsage, "--ecn-min must be at least 1 and --ecn-max at least --ecn-min"));
   }
@@ -59,7 +77,12 @@ int run_switch_config(const SwitchConfigOptions& opts) {
   options.ecn_max_bytes = opts.ecn_max;
   options.ecn_probability = opts.ecn_probability;
   options.lossless_bandwidth = opts.lossless_bandwidth;
-  options.watchdog.enabled = opts.watchdog;
+  options.tagged_uplinks = opts.tagged_uplinks;
+  options.cable_m = cable;
+  options.uplink_cable_m = uplink_cable;
+  options.watchdog.mode = opts.watchdog      ? PfcWatchdog::Mode::kOn
+                          : opts.no_watchdog ? PfcWatchdog::Mode::kOff
+                                             : PfcWatchdog::Mode::kLeave;
   options.watchdog.detect_ms = opts.watchdog_detect;
   options.watchdog.restore_ms = opts.watchdog_restore;
   options.watchdog.action = opts.watchdog_action;
@@ -87,16 +110,29 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
                   "The ports facing the spines (or, on a spine, the leaves): they carry RoCE too\n"
                   "and get the same classification, PFC and ECN")
       ->type_name("LIST");
+  sub->add_flag("--tagged-uplinks", opts->tagged_uplinks,
+                "The uplinks are 802.1Q trunks that carry the hosts' VLAN tags, so PCP crosses\n"
+                "them (needed for qos.trust: pcp with --uplinks: routed links carry no PCP)");
   sub->add_option("--platform", opts->platform,
-                  "eos only, required: strata (Trident, Tomahawk; uc-tx-queue) or sand\n"
-                  "(Jericho, Arad: 7280R, 7500R, 7800R; tx-queue 0-6, class 7 is the control plane's)")
-      ->check(CLI::IsMember({"strata", "sand"}).description(""))
-      ->type_name("strata|sand");
+                  "eos, required: strata (Trident, Tomahawk; uc-tx-queue) or sand (Jericho,\n"
+                  "Arad: 7280R, 7500R, 7800R; tx-queue 0-6, class 7 is the control plane's).\n"
+                  "sonic, required: the asic_type `show version` prints as \"ASIC:\" (mellanox,\n"
+                  "broadcom, barefoot, marvell-teralynx, cisco-8000, ...): SONiC's maps differ by ASIC")
+      ->type_name("PLATFORM");
   sub->add_option("--buffer-model", opts->buffer_model,
-                  "sonic only: traditional (default; the platform's lossless headroom, PGs 3 and 4) or\n"
-                  "dynamic (BUFFER_PG entries with profile NULL: the switch sizes each lossless PG)")
+                  "sonic only: traditional (default: buffermgrd takes each lossless PG's headroom\n"
+                  "from the SKU's pg_profile_lookup.ini by speed and cable length) or dynamic\n"
+                  "(mellanox, barefoot: the switch computes it)")
       ->check(CLI::IsMember({"traditional", "dynamic"}).description(""))
       ->type_name("traditional|dynamic");
+  sub->add_option("--cable-length", opts->cable_length,
+                  "The host ports' cable length (5m): PFC headroom holds what is in flight on\n"
+                  "the cable when a pause is sent. sonic: CABLE_LENGTH, required when lossless;\n"
+                  "nvue: the PFC profile's cable-length; eos sizes its headroom itself")
+      ->type_name("METRES");
+  sub->add_option("--uplink-cable-length", opts->uplink_cable_length,
+                  "The uplinks' cable length (100-300m across a spine), default --cable-length")
+      ->type_name("METRES");
   sub->add_option("--ecn-min", opts->ecn_min, "ECN marking starts at this queue depth, bytes (default 150000)")
       ->type_name("BYTES");
   sub->add_option("--ecn-max", opts->ecn_max, "ECN marks with --ecn-probability at this depth, bytes (default 1500000)")
@@ -108,9 +144,11 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
                   "as `nv set qos roce`); the other non-strict classes share the rest, each at least 1 %,\n"
                   "so the largest value is 100 less one per other class (refused, naming it, above)")
       ->type_name("PERCENT");
-  sub->add_flag("--pfc-watchdog", opts->watchdog,
-                "Turn on the PFC watchdog on every port: a queue paused for longer than the\n"
-                "detection time (a PFC storm from a stuck NIC) is acted on instead of spreading");
+  auto* on = sub->add_flag("--pfc-watchdog", opts->watchdog,
+                           "Turn the PFC watchdog on on every port: a queue paused for longer than the\n"
+                           "detection time (a PFC storm from a stuck NIC) is acted on instead of spreading.\n"
+                           "Without it or --no-pfc-watchdog the switch's watchdog is left as it is");
+  sub->add_flag("--no-pfc-watchdog", opts->no_watchdog, "Turn the PFC watchdog off on every port")->excludes(on);
   sub->add_option("--pfc-watchdog-detect", opts->watchdog_detect,
                   "sonic, eos: storm detection time, 100-5000 ms (default 200)")
       ->type_name("MS");
@@ -141,7 +179,8 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       "Examples:\n"
       "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 --uplinks swp49-64 > roce.sh   # run it on the switch\n"
       "  rdmactl switch-config -f fabric.yaml --vendor sonic --ports Ethernet0,Ethernet4 \\\n"
-      "    --uplinks Ethernet248,Ethernet252 --pfc-watchdog > qos.json && sudo sonic-cfggen -j qos.json --write-to-db\n"
+      "    --uplinks Ethernet248,Ethernet252 --platform broadcom --cable-length 5m --uplink-cable-length 300m \\\n"
+      "    > qos.json && sudo config load -y qos.json && sudo config save -y   # save, or a reboot loses it\n"
       "  rdmactl switch-config -f fabric.yaml --vendor eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49-64");
   sub->callback([opts, &command] { command = [opts] { return run_switch_config(*opts); }; });
 }

@@ -117,7 +117,20 @@ std::string header(const FabricSpec& spec, const SwitchQos& qos, const SwitchOpt
   }
   out << "\n";
   if (!o.ports.empty()) out << comment << " host ports: " << join(o.ports, ",") << "\n";
-  if (!o.uplinks.empty()) out << comment << " uplinks: " << join(o.uplinks, ",") << " (the same QoS: RoCE crosses them)\n";
+  if (!o.uplinks.empty()) {
+    out << comment << " uplinks: " << join(o.uplinks, ",") << " (the same QoS: RoCE crosses them"
+        << (qos.trust == "pcp" ? "; 802.1Q trunks, so the hosts' PCP crosses too)" : "; DSCP survives routing)") << "\n";
+  }
+  if (o.cable_m != 0) {
+    out << comment << " cable length (PFC headroom): host ports " << o.cable_m << "m";
+    if (!o.uplinks.empty()) out << ", uplinks " << (o.uplink_cable_m != 0 ? o.uplink_cable_m : o.cable_m) << "m";
+    out << "\n";
+  }
+  out << comment << " PFC watchdog: "
+      << (o.watchdog.mode == PfcWatchdog::Mode::kOn    ? "turned on on these ports"
+          : o.watchdog.mode == PfcWatchdog::Mode::kOff ? "turned off on these ports"
+                                                        : "left as the switch has it (--pfc-watchdog or --no-pfc-watchdog to set it)")
+      << "\n";
   return out.str();
 }
 
@@ -192,8 +205,35 @@ Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, 
                       "7388X; unicast queues uc-tx-queue) or sand (Jericho, Arad: 7280R, 7500R, 7800R; tx-queue, "
                       "class 7 reserved); `show version` names the model");
   }
-  if (o.vendor != "eos" && !o.platform.empty()) {
-    return make_error(ErrorKind::kUsage, "--platform is EOS's (strata or sand); " + o.vendor + " has one form");
+  if (o.vendor == "sonic" && switch_detail::sonic_asic(o.platform) == nullptr) {
+    std::string names;
+    for (const switch_detail::SonicAsic& a : switch_detail::sonic_asics()) names += (names.empty() ? "" : ", ") + a.name;
+    return make_error(ErrorKind::kUsage,
+                      std::string(o.platform.empty() ? "--platform is needed" : "--platform \"" + escape_for_display(o.platform) + "\" is not a SONiC asic_type") +
+                          ": SONiC's maps and buffers differ by ASIC (qos_config.j2 binds the PFC-to-PG map on mellanox "
+                          "and barefoot only); give the switch's asic_type, which `show version` prints as \"ASIC:\" "
+                          "(and /etc/sonic/sonic_version.yml as asic_type): " + names);
+  }
+  if (o.vendor == "nvue" && !o.platform.empty()) {
+    return make_error(ErrorKind::kUsage, "--platform is EOS's (strata or sand) and SONiC's (the asic_type); NVUE has one form");
+  }
+  if (o.cable_m < 0 || o.cable_m > 120000 || o.uplink_cable_m < 0 || o.uplink_cable_m > 120000) {
+    return make_error(ErrorKind::kUsage, "--cable-length and --uplink-cable-length are metres, 1 to 120000 (SONiC's longest "
+                                         "cable in its templates, 120000m)");
+  }
+  if (o.uplink_cable_m != 0 && o.uplinks.empty()) {
+    return make_error(ErrorKind::kUsage, "--uplink-cable-length is the uplinks' cable: give --uplinks too");
+  }
+  if (qos.trust == "pcp" && !o.uplinks.empty() && !o.tagged_uplinks) {
+    return make_error(ErrorKind::kUsage,
+                      "--uplinks with the hosts' qos.trust: pcp: a routed leaf-spine link carries untagged frames, "
+                      "which have no PCP, and every vendor puts them in the default (lossy) class, so RoCE would lose its "
+                      "class at the first uplink; classify by DSCP (qos.trust: dscp, the roce-lossless profile), which "
+                      "crosses routed links, or give --tagged-uplinks when the uplinks are 802.1Q trunks that carry the "
+                      "hosts' VLAN tags");
+  }
+  if (o.tagged_uplinks && o.uplinks.empty()) {
+    return make_error(ErrorKind::kUsage, "--tagged-uplinks says what the uplinks are: give --uplinks too");
   }
   if (o.vendor != "sonic" && o.buffer_model != "traditional") {
     return make_error(ErrorKind::kUsage, "--buffer-model is SONiC's; " + o.vendor + " sizes its own buffers");
@@ -205,10 +245,10 @@ Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, 
     return make_error(ErrorKind::kUsage, "--lossless-bandwidth is a percentage, 1 to 99 (the other classes get the rest)");
   }
   const PfcWatchdog& wd = o.watchdog;
-  if (!wd.enabled && (wd.detect_ms || wd.restore_ms || wd.action)) {
+  if (!wd.on() && (wd.detect_ms || wd.restore_ms || wd.action)) {
     return make_error(ErrorKind::kUsage, "--pfc-watchdog-detect, -restore and -action tune --pfc-watchdog: give it too");
   }
-  if (wd.enabled && qos.lossy()) {
+  if (wd.on() && qos.lossy()) {
     return make_error(ErrorKind::kUsage,
                       "--pfc-watchdog: the spec is lossy RoCE (qos.pfc: []): there is no PFC queue for a watchdog to watch");
   }

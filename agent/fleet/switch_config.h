@@ -59,7 +59,11 @@ struct SwitchQos {
 };
 
 struct PfcWatchdog {
-  bool enabled = false;
+  // What the output does to the switch's PFC watchdog: leave it as the platform has it (the
+  // default: some images start it at boot on the lossless classes), turn it on, or turn it off.
+  enum class Mode { kLeave, kOn, kOff };
+  Mode mode = Mode::kLeave;
+  bool on() const { return mode == Mode::kOn; }
   std::optional<int> detect_ms;   // storm detection time
   std::optional<int> restore_ms;  // how long the queue stays in its action after the storm
   std::optional<std::string> action;  // drop | forward | notify
@@ -69,8 +73,15 @@ struct SwitchOptions {
   std::string vendor;                // nvue | sonic | eos
   std::vector<std::string> ports;    // the ports facing the hosts, as the vendor names them
   std::vector<std::string> uplinks;  // the ports facing other switches (spines)
-  std::string platform;              // eos: strata (Trident/Tomahawk) | sand (Jericho/Arad)
+  bool tagged_uplinks = false;        // the uplinks are 802.1Q trunks carrying the hosts' VLAN tags (PCP survives)
+  // eos: strata (Trident/Tomahawk) | sand (Jericho/Arad); sonic: SONiC's asic_type (`show
+  // version`'s "ASIC:"), which decides the maps and buffers SONiC's own templates write
+  std::string platform;
   std::string buffer_model = "traditional";  // sonic: traditional | dynamic (DEVICE_METADATA buffer_model)
+  // The cable length, metres, of the host ports and of the uplinks (PFC headroom: the data in
+  // flight on the cable when the pause is sent). 0: not given.
+  int cable_m = 0;
+  int uplink_cable_m = 0;
   long ecn_min_bytes = 150000;       // `nv set qos roce`'s default-global congestion-control
   long ecn_max_bytes = 1500000;
   int ecn_probability = 100;         // percent

@@ -40,6 +40,15 @@ std::vector<std::string> all_ports(const SwitchOptions& o);
 // The comment lines each text starts with (`comment`: the vendor's comment character).
 std::string header(const FabricSpec& spec, const SwitchQos& qos, const SwitchOptions& o, const char* comment);
 
+// SONiC's asic_type values and what SONiC's templates and daemons do on each (switch_sonic.cpp).
+struct SonicAsic {
+  std::string name;
+  bool pfc_to_pg;        // qos_config.j2 binds PFC_PRIORITY_TO_PRIORITY_GROUP_MAP
+  bool dynamic_buffers;  // buffermgrd's dynamic model has this asic's plugins
+};
+const std::vector<SonicAsic>& sonic_asics();
+const SonicAsic* sonic_asic(const std::string& name);
+
 // Each vendor's text; `mtu` is the vendor's largest port MTU.
 Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const SwitchOptions& o, int mtu);
 Result<std::string> sonic(const SwitchQos& qos, const SwitchOptions& o, int mtu);

@@ -26,7 +26,7 @@ std::string seconds_text(int ms) {
 // The DSCP (or PCP) to traffic class maps, and each traffic class to its queue; `used`: the
 // priorities that carry RoCE and its CNPs.
 void eos_maps(std::ostream& out, const SwitchQos& qos, const std::vector<int>& used, const std::vector<int>& queues,
-              bool sand) {
+              const std::map<int, int>& queue_of, bool sand) {
   // On Sand, the DSCPs or PCP of priority 7 go to the lossy class: class 7 is the control plane's.
   const int lossy_tc = all_but(used, 0, 7).front();
   auto tc_of = [&](int priority) { return sand && priority == 7 ? lossy_tc : priority; };
@@ -43,7 +43,7 @@ void eos_maps(std::ostream& out, const SwitchQos& qos, const std::vector<int>& u
   } else {
     for (int p = 0; p < 8; ++p) out << "qos map cos " << p << " to traffic-class " << tc_of(p) << "\n";
   }
-  for (const int q : queues) out << "qos map traffic-class " << q << " to tx-queue " << q << "\n";
+  for (const int tc : queues) out << "qos map traffic-class " << tc << " to tx-queue " << queue_of.at(tc) << "\n";
 }
 
 }  // namespace
@@ -84,13 +84,32 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
   if (!classes) return classes.error();
   const Classes& c = *classes;
   const char* queue_word = sand ? "tx-queue" : "uc-tx-queue";
+  // The strict queue is the highest one. Whether EOS keeps `priority strict` on a queue below a
+  // round-robin one (or makes it round-robin too, as a numbered ranking of strict over round-robin
+  // queues would) could not be checked against Arista's manual here, so the output never asks for
+  // it: the CNPs' class takes the top queue, and the class that had it takes the CNPs' queue.
+  std::map<int, int> queue_of;  // traffic class -> tx-queue
+  for (const int tc : queues) queue_of[tc] = tc;
+  if (c.strict && *c.strict != queues.back()) std::swap(queue_of[*c.strict], queue_of[queues.back()]);
+  std::map<int, int> tc_at;  // tx-queue -> traffic class
+  for (const auto& [tc, q] : queue_of) tc_at[q] = tc;
   std::ostringstream out;
   out << header(spec, qos, o, "!");
   out << "! platform " << (sand ? "sand (Jericho, Arad): tx-queue 0-6, class 7 is the control plane's"
                                 : "strata (Trident, Tomahawk): unicast queues uc-tx-queue 0-7")
       << "\n";
-  eos_maps(out, qos, used, queues, sand);
-  if (o.watchdog.enabled) {
+  out << "! Arista EOS, in the forms of AVD's eos_cli_config_gen templates (Sand's tx-queue 7 is configurable in\n"
+      << "! part only from EOS 4.33.0F and is left alone)\n";
+  if (c.strict && *c.strict != queues.back()) {
+    out << "! the CNPs' class " << *c.strict << " is strict on the top queue, " << queues.back() << ", and class "
+        << queues.back() << " on queue " << *c.strict << ": a strict queue ranks above every round-robin one\n";
+  }
+  if (o.cable_m != 0) {
+    out << "! no cable length is written: EOS has no cable-length setting; its PFC headroom is the platform's (on\n"
+        << "! Strata, `platform trident mmu queue profile ... ingress headroom` sizes it by hand)\n";
+  }
+  eos_maps(out, qos, used, queues, queue_of, sand);
+  if (o.watchdog.on()) {
     out << "priority-flow-control pause watchdog default timeout " << seconds_text(o.watchdog.detect_ms.value_or(200))
         << "\n";
     out << "priority-flow-control pause watchdog default recovery-time "
@@ -110,15 +129,18 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
         out << "   priority-flow-control priority " << p << (contains(qos.lossless, p) ? " no-drop" : " drop") << "\n";
       }
     }
-    out << (o.watchdog.enabled && !qos.lossy() ? "   " : "   no ") << "priority-flow-control pause watchdog\n";
+    if (o.watchdog.mode != PfcWatchdog::Mode::kLeave) {
+      out << (o.watchdog.on() ? "   " : "   no ") << "priority-flow-control pause watchdog\n";
+    }
     for (const int q : queues) {
+      const int tc = tc_at.at(q);
       out << "   !\n   " << queue_word << " " << q << "\n";
-      if (q == c.strict.value_or(-1)) {
+      if (tc == c.strict.value_or(-1)) {
         out << "      no bandwidth percent\n      priority strict\n";
       } else {
-        out << "      bandwidth percent " << c.weight.at(q) << "\n      no priority\n";
+        out << "      bandwidth percent " << c.weight.at(tc) << "\n      no priority\n";
       }
-      if (contains(c.rdma, q)) {
+      if (contains(c.rdma, tc)) {
         out << "      random-detect ecn minimum-threshold " << o.ecn_min_bytes << " bytes maximum-threshold "
             << o.ecn_max_bytes << " bytes max-mark-probability " << o.ecn_probability << "\n";
       } else {

@@ -4,6 +4,7 @@
 // cumulus-linux-512/Layer-1-and-Switch-Ports/Quality-of-Service/), and the NVUE command reference
 // (Set and Unset Commands, QoS; Config Commands: `nv config apply -y` answers its prompt).
 #include <algorithm>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -96,18 +97,33 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
                       "Linux's PFC watchdog is switched on per port and tuned globally by polling-interval and "
                       "robustness only (user guide, Quality of Service, PFC Watchdog)");
   }
-  // The RoCE classes keep their priority as traffic class; every other priority goes to the
-  // lossy class (traffic class 0 unless that is a RoCE or CNP class).
+  // NVIDIA's RoCE classes whatever the priorities: the RoCE switch priorities go to traffic class 3
+  // (the roce-reserved egress pool), the CNPs' to 6 (strict), every other to 0 (user guide, RoCE,
+  // "Change RoCE Configuration": "To change the RoCE lossless switch priority from switch priority
+  // 3 to switch priority 2: ... egress-queue-mapping default-global switch-priority 2
+  // traffic-class 3 ... switch-priority 3 traffic-class 0"). A class outside NVIDIA's pools would
+  // take PFC on a lossy egress pool and drop under incast.
   const std::vector<int> rdma = qos.lossy() ? qos.ecn : qos.lossless;
-  std::vector<int> special = rdma;
-  if (qos.cnp_priority) special.push_back(*qos.cnp_priority);
-  const int lossy_tc = all_but(special, 0, 7).front();
-  auto classes = classes_of(qos, o, {lossy_tc});
-  if (!classes) return classes.error();
-  const Classes& c = *classes;
-  auto tc_of = [&](int sp) { return contains(special, sp) ? sp : lossy_tc; };
+  const int cnp = qos.cnp_priority && !contains(rdma, *qos.cnp_priority) ? *qos.cnp_priority : -1;  // -1: none
+  auto tc_of = [&](int sp) { return contains(rdma, sp) ? NvueRoce::kRoceTc : sp == cnp ? NvueRoce::kCnpTc : 0; };
+  Classes c;
+  c.rdma = {NvueRoce::kRoceTc};
+  if (cnp >= 0) c.strict = NvueRoce::kCnpTc;
+  c.weight[NvueRoce::kRoceTc] = o.lossless_bandwidth;
+  c.weight[0] = 100 - o.lossless_bandwidth;
   std::ostringstream out;
-  out << header(spec, qos, o, "#");
+  out << "#!/bin/sh\n" << header(spec, qos, o, "#");
+  out << "# NVIDIA Cumulus Linux 5.4 or later, as its 5.12 user guide writes NVUE (`qos pfc ... cable-length` is 5.4's"
+      << (o.watchdog.mode != PfcWatchdog::Mode::kLeave ? ", `qos pfc-watchdog state` 5.6's" : "") << ").\n"
+      << "# Run it on the switch with sh. It first sets aside anything already pending (`nv config detach`: kept\n"
+      << "# as a pending_<timestamp> revision, not applied with this), and a failing command detaches this\n"
+      << "# script's own changes and stops before `nv config apply`: nothing is applied half-way.\n";
+  if (o.cable_m != 0 && qos.lossy()) out << "# lossy RoCE: no PFC, so no headroom for a cable length to size\n";
+  // Before `set -e`: a detach with nothing pending must not stop the script.
+  out << "nv config detach\n"
+      << "set -e\n"
+      << "trap 'status=$?; if [ \"$status\" -ne 0 ]; then nv config detach; echo \"rdmactl switch-config: a command failed "
+         "(exit $status): its changes were detached, nothing was applied\" >&2; fi' EXIT\n";
   out << "nv set qos roce mode " << (qos.lossy() ? "lossy" : "lossless") << "\n";
   // Under trust l2 the default profile maps PCP N to switch priority N (user guide, Classification:
   // "PCP 0 maps to switch priority 0"), the hosts' priorities as they are: no pcp rows to set.
@@ -123,14 +139,43 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
     }
   }
   out << "nv unset qos egress-queue-mapping default-global switch-priority " << list_text(sp_default, ",") << "\n";
+  // The RoCE traffic pool follows the RoCE priorities and the default pool takes the others, as
+  // the user guide moves roce-lossy ("nv set qos traffic-pool default-lossy switch-priority
+  // 0-3,5-7 ... roce-lossy switch-priority 4"); on switch priority 3 both are the profile's.
+  const std::string pool = qos.lossy() ? "roce-lossy" : "roce-lossless";
+  if (rdma == std::vector<int>{NvueRoce::kLosslessSp}) {
+    out << "nv unset qos traffic-pool default-lossy switch-priority\n";
+    out << "nv unset qos traffic-pool " << pool << " switch-priority\n";
+  } else {
+    out << "nv set qos traffic-pool default-lossy switch-priority " << list_text(all_but(rdma, 0, 7), ",") << "\n";
+    out << "nv set qos traffic-pool " << pool << " switch-priority " << list_text(rdma, ",") << "\n";
+  }
   for (const int p : qos.lossless) {
     if (p != NvueRoce::kLosslessSp) out << "nv set qos pfc default-global switch-priority " << p << "\n";
   }
   out << "nv unset qos pfc default-global switch-priority " << list_text(all_but(qos.lossless, 0, 7), ",") << "\n";
-  nvue_ecn(out, rdma, o);
+  // PFC headroom: the PFC profile's cable-length (user guide, Quality of Service, PFC: "The
+  // length, in meters, of the cable that attaches to the ports ... The default is 10 meters").
+  // Uplinks of another length get a profile of their own, bound to them ("nv set interface
+  // swp1-4,swp6 qos pfc profile my_pfc_ports").
+  if (o.cable_m != 0 && !qos.lossy()) {
+    out << "nv set qos pfc default-global cable-length " << o.cable_m << "\n";
+    if (!o.uplinks.empty()) {
+      const std::string profile = "nv set qos pfc rdmactl-uplinks ";
+      out << profile << "switch-priority " << list_text(qos.lossless, ",") << "\n";
+      out << "nv unset qos pfc rdmactl-uplinks switch-priority " << list_text(all_but(qos.lossless, 0, 7), ",") << "\n";
+      out << profile << "cable-length " << (o.uplink_cable_m != 0 ? o.uplink_cable_m : o.cable_m) << "\n";
+      for (const std::string& port : o.uplinks) out << "nv set interface " << port << " qos pfc profile rdmactl-uplinks\n";
+    }
+  }
+  nvue_ecn(out, c.rdma, o);
   nvue_ets(out, c);
-  for (const std::string& port : all_ports(o)) {
-    out << (o.watchdog.enabled ? "nv set interface " : "nv unset interface ") << port << " qos pfc-watchdog\n";
+  // The watchdog per port (user guide, Quality of Service, PFC Watchdog; NVUE reference: `nv set
+  // interface <interface-id> qos pfc-watchdog state enable|disable`, Cumulus Linux 5.6.0).
+  if (o.watchdog.mode != PfcWatchdog::Mode::kLeave) {
+    for (const std::string& port : all_ports(o)) {
+      out << "nv set interface " << port << " qos pfc-watchdog state " << (o.watchdog.on() ? "enable" : "disable") << "\n";
+    }
   }
   for (const std::string& port : all_ports(o)) out << "nv set interface " << port << " link mtu " << mtu << "\n";
   out << "nv config apply -y\n";

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // switch-config's SONiC CONFIG_DB fragment, following sonic-buildimage src/sonic-yang-models (the
-// YANG models the tests validate the output with, tests/switch/), doc/Configuration.md and
-// files/build_templates/qos_config.j2.
+// YANG models the tests validate the output with, tests/switch/), doc/Configuration.md,
+// files/build_templates/qos_config.j2 and buffers_config.j2 (the tests render both for each
+// asic_type and load this output over them, tests/switch/sonic_template_check.py), and sonic-swss
+// orchagent/qosorch.cpp, pfcwdorch.cpp and cfgmgr/buffermgr.cpp, buffermgrdyn.cpp. It targets
+// SONiC 202205 and later: pfcwd_sw_enable (sonic-swss #2171) and buffermgrd's lossless PGs from
+// pfc_enable (the same change) are that release's.
 #include <string>
 #include <vector>
 
@@ -17,25 +21,101 @@ using nlohmann::json;
 
 constexpr const char* kMap = "RDMACTL";
 
-Result<void> check_headroom(const SwitchQos& qos, const SwitchOptions& o) {
-  // SONiC's traditional buffer model gives lossless headroom to the PGs its templates name:
-  // files/build_templates/buffers_config.j2 and qos_config.j2 (LOSSLESS_TC 3,4).
-  if (o.buffer_model == "traditional") {
-    for (const int p : qos.lossless) {
-      if (p != 3 && p != 4) {
-        return make_error(ErrorKind::kInvalidSpec,
-                          "lossless priority " + std::to_string(p) +
-                              ": SONiC's traditional buffer model has lossless headroom (BUFFER_PG profiles) for priority "
-                              "groups 3 and 4 only (qos_config.j2 LOSSLESS_TC); use --buffer-model dynamic (the switch "
-                              "then sizes each lossless PG's headroom) or lossless priorities 3 and 4");
+}  // namespace
+
+// SONiC's asic_type values: sonic-buildimage platform/<name> (slave.mk: sonic_asic_platform is
+// the platform with its -<arch> suffix dropped; files/build_templates/sonic_version.yml.j2 writes
+// it as asic_type, which `show version` prints as "ASIC:"), and the names earlier releases used
+// (innovium, marvell, cisco-8000; sonic-py-common device_info.py takes both cisco-8000 and cisco).
+const std::vector<SonicAsic>& sonic_asics() {
+  // pfc_to_pg: qos_config.j2 `pfc_to_pg_map_supported_asics = ['mellanox', 'barefoot']`: only
+  // these bind PFC_PRIORITY_TO_PRIORITY_GROUP_MAP (sonic-buildimage #1191 removed it from Broadcom:
+  // "Broadcom SAI doesn't support" it). dynamic: sonic-swss cfgmgr has buffermgrdyn's plugins
+  // (buffer_headroom_<asic>.lua, buffer_pool_<asic>.lua) for mellanox, barefoot and vs only.
+  static const std::vector<SonicAsic> asics = {
+      {"mellanox", true, true},          {"barefoot", true, true},       {"broadcom", false, false},
+      {"marvell-prestera", false, false}, {"marvell-teralynx", false, false}, {"marvell", false, false},
+      {"innovium", false, false},        {"cisco-8000", false, false},   {"centec", false, false},
+      {"nephos", false, false},          {"clounix", false, false},      {"pensando", false, false},
+      {"nvidia-bluefield", false, false}, {"vs", false, true},           {"vpp", false, false},
+      {"cisco", false, false},           {"alpinevs", false, false},     {"nokia-vs", false, false},
+  };
+  return asics;
+}
+
+const SonicAsic* sonic_asic(const std::string& name) {
+  for (const SonicAsic& a : sonic_asics()) {
+    if (name == a.name) return &a;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// What the fragment cannot hold, given SONiC's templates and daemons (kInvalidSpec).
+Result<void> check_sonic(const SwitchQos& qos, const SwitchOptions& o, const SonicAsic& asic) {
+  // Egress: buffers_config.j2 (and the SKUs' generate_queue_buffers macros) give queues 3-4
+  // egress_lossless_profile and the others egress_lossy_profile, in range keys (BUFFER_QUEUE
+  // |port|5-6). A lossless priority outside 3 and 4 needs its queue's range split, which one
+  // CONFIG_DB fragment cannot do: a JSON null deletes a key, but orchagent takes a batch in key
+  // order (Consumer's multimap), so "port|5" is set before "port|5-6" is deleted, and the delete
+  // resets queues 5 and 6 to no profile (bufferorch processQueue). Ingress is fine since 202205
+  // (buffermgrd makes a lossless PG for each pfc_enable priority), egress is not.
+  for (const int p : qos.lossless) {
+    if (p != 3 && p != 4) {
+      return make_error(ErrorKind::kInvalidSpec,
+                        "lossless priority " + std::to_string(p) +
+                            ": SONiC's buffer templates (buffers_config.j2, the SKU's buffers_defaults) give the "
+                            "lossless egress profile to queues 3 and 4 only, in range keys such as "
+                            "BUFFER_QUEUE|<port>|5-6 that a CONFIG_DB fragment cannot split safely (orchagent applies "
+                            "a batch in key order, so the range's delete would undo the new queue's profile); use "
+                            "priority 3 or 4 (the roce-lossless profile is 3), or change the SKU's buffer template "
+                            "and `config reload`");
+    }
+  }
+  if (qos.trust == "pcp") {
+    return make_error(ErrorKind::kInvalidSpec,
+                      "qos.trust: pcp: SONiC's qos_config.j2 binds dscp_to_tc_map AZURE on every port and globally, "
+                      "and a CONFIG_DB fragment cannot remove a field (sonic-cfggen --write-to-db merges fields), so a "
+                      "PCP map would sit beside the DSCP map and IP packets (RoCE v2) could still be classified by "
+                      "DSCP; SONiC's own PCP form (qos_config.j2, backend storage devices) has no DSCP map at all. Use "
+                      "qos.trust: dscp with SONiC");
+  }
+  if (o.buffer_model == "dynamic" && !asic.dynamic_buffers) {
+    return make_error(ErrorKind::kUsage, "--buffer-model dynamic: SONiC's dynamic buffer model exists on mellanox and "
+                                         "barefoot (buffermgrdyn's plugins), not on " + asic.name);
+  }
+  if (!qos.lossy()) {
+    if (o.cable_m == 0) {
+      return make_error(ErrorKind::kUsage,
+                        "--cable-length: lossless headroom is sized by the cable length, and without it SONiC uses "
+                        "the SKU's default (5m on many, 0m on some: no lossless headroom at all); give the host ports' "
+                        "length in metres (5m for a rack's DACs), and --uplink-cable-length for the uplinks");
+    }
+    if (o.buffer_model == "traditional") {
+      // buffermgr.cpp doSpeedUpdateTask: the profile comes from pg_profile_lookup.ini by (speed,
+      // cable); a length the file lacks is "No PG profile configured ..." and no lossless PG.
+      for (const int m : {o.cable_m, o.uplink_cable_m}) {
+        if (m != 0 && m != 5 && m != 40 && m != 300) {
+          const int up = m < 5 ? 5 : m < 40 ? 40 : 300;
+          return make_error(ErrorKind::kUsage,
+                            "cable length " + std::to_string(m) +
+                                "m: SONiC's traditional buffer model takes the PG headroom from the SKU's "
+                                "pg_profile_lookup.ini, which lists 5m, 40m and 300m on every platform; a length it "
+                                "does not list leaves the port with no lossless PG (buffermgrd: \"No PG profile "
+                                "configured\"). Give " + std::to_string(up) +
+                                "m (the next one up: more headroom, never less)" +
+                                (m > 300 ? std::string(" if the SKU's file lists no longer one") : std::string()) +
+                                (asic.dynamic_buffers ? ", or --buffer-model dynamic, which computes it" : ""));
+        }
       }
     }
   }
   return ok();
 }
 
-// The classification maps: DSCP or PCP to traffic class, and traffic class to queue and priority group.
-void sonic_maps(json& db, const SwitchQos& qos) {
+// The classification maps: DSCP to traffic class, and traffic class to queue and priority group.
+void sonic_maps(json& db, const SwitchQos& qos, const SonicAsic& asic) {
   json identity = json::object();
   json pg = json::object();
   for (int tc = 0; tc < 8; ++tc) {
@@ -43,19 +123,23 @@ void sonic_maps(json& db, const SwitchQos& qos) {
     // A lossless traffic class gets its own priority group (PFC pauses per group); the others share 0.
     pg[std::to_string(tc)] = contains(qos.lossless, tc) ? std::to_string(tc) : "0";
   }
-  if (qos.trust == "dscp") {
-    json dscp = json::object();
-    for (const auto& [priority, dscps] : dscps_by_priority(qos)) {
-      for (const int d : dscps) dscp[std::to_string(d)] = std::to_string(priority);
-    }
-    db["DSCP_TO_TC_MAP"][kMap] = dscp;
-  } else {
-    db["DOT1P_TO_TC_MAP"][kMap] = identity;
+  json dscp = json::object();
+  for (const auto& [priority, dscps] : dscps_by_priority(qos)) {
+    for (const int d : dscps) dscp[std::to_string(d)] = std::to_string(priority);
   }
+  db["DSCP_TO_TC_MAP"][kMap] = dscp;
   db["TC_TO_QUEUE_MAP"][kMap] = identity;
   db["TC_TO_PRIORITY_GROUP_MAP"][kMap] = pg;
   db["MAP_PFC_PRIORITY_TO_QUEUE"][kMap] = identity;
-  db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"][kMap] = identity;
+  // Only where qos_config.j2 binds one: elsewhere the SAI refuses the map (orchagent fails to
+  // create it) and qosorch retries the whole PORT_QOS_MAP row for ever over the unresolved
+  // reference (qosorch.cpp handlePortQosMapTable: task_need_retry), so the port gets no DSCP map
+  // and no PFC. Like AZURE's, it lists the lossless priorities.
+  if (asic.pfc_to_pg) {
+    json pfc_pg = json::object();
+    for (const int p : qos.lossless) pfc_pg[std::to_string(p)] = std::to_string(p);
+    if (!pfc_pg.empty()) db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"][kMap] = pfc_pg;
+  }
 }
 
 // The ECN profiles and the schedulers the queues refer to.
@@ -75,17 +159,18 @@ void sonic_profiles(json& db, const SwitchOptions& o, const Classes& c) {
   }
 }
 
-void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const Classes& c, const std::vector<int>& queues,
-                 int mtu) {
+void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const Classes& c, const SonicAsic& asic,
+                 const std::vector<int>& queues, int mtu) {
   const std::string lossless = list_text(qos.lossless, ",");
   for (const std::string& port : all_ports(o)) {
-    json map = {{qos.trust == "dscp" ? "dscp_to_tc_map" : "dot1p_to_tc_map", kMap},
-                {"tc_to_queue_map", kMap},
-                {"tc_to_pg_map", kMap},
-                {"pfc_to_queue_map", kMap},
-                {"pfc_to_pg_map", kMap},
-                {"pfc_enable", lossless},
-                {"pfcwd_sw_enable", o.watchdog.enabled ? lossless : ""}};
+    json map = {{"dscp_to_tc_map", kMap},  {"tc_to_queue_map", kMap}, {"tc_to_pg_map", kMap},
+                {"pfc_to_queue_map", kMap}, {"pfc_enable", lossless}};
+    if (asic.pfc_to_pg && !qos.lossy()) map["pfc_to_pg_map"] = kMap;
+    // The queues a software PFC watchdog watches (pfcwdorch.cpp: getPortPfcWatchdogStatus), once
+    // one runs on the port: PFC_WD rows, which `pfcwd start_default` writes at boot on images
+    // built with ENABLE_PFCWD_ON_START. Left alone it watches exactly the lossless queues; off
+    // it watches none and the rows are deleted.
+    map["pfcwd_sw_enable"] = o.watchdog.mode == PfcWatchdog::Mode::kOff ? std::string() : lossless;
     db["PORT_QOS_MAP"][port] = map;
     for (const int q : queues) {
       json& queue = db["QUEUE"][port + "|" + std::to_string(q)];
@@ -93,19 +178,24 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
       queue["scheduler"] = q == c.strict.value_or(-1) ? std::string("RDMACTL_STRICT")
                                                        : "RDMACTL_DWRR_" + std::to_string(c.weight.at(q));
     }
-    // The dynamic buffer model sizes a lossless PG's headroom itself when its profile is "NULL"
-    // (Configuration.md, BUFFER_PG); the traditional one has the platform's for PGs 3 and 4.
-    if (o.buffer_model == "dynamic") {
-      for (const int p : qos.lossless) db["BUFFER_PG"][port + "|" + std::to_string(p)]["profile"] = "NULL";
-    }
-    if (o.watchdog.enabled) {
+    if (o.watchdog.on()) {
       json wd = json::object();
       wd["action"] = o.watchdog.action.value_or("drop") == "notify" ? "alert" : o.watchdog.action.value_or("drop");
       wd["detection_time"] = std::to_string(o.watchdog.detect_ms.value_or(200));
       wd["restoration_time"] = std::to_string(o.watchdog.restore_ms.value_or(200));
       db["PFC_WD"][port] = wd;
+    } else if (o.watchdog.mode == PfcWatchdog::Mode::kOff) {
+      db["PFC_WD"][port] = nullptr;  // sonic-cfggen --write-to-db (mod_entry): null deletes the row
     }
     db["PORT"][port]["mtu"] = std::to_string(mtu);
+  }
+  // buffers_config.j2 writes CABLE_LENGTH|AZURE, one field per port; buffermgrd (and the dynamic
+  // model) size each port's lossless headroom from it (buffermgr.cpp doCableTask).
+  if (o.cable_m != 0) {
+    for (const std::string& port : o.ports) db["CABLE_LENGTH"]["AZURE"][port] = std::to_string(o.cable_m) + "m";
+    for (const std::string& port : o.uplinks) {
+      db["CABLE_LENGTH"]["AZURE"][port] = std::to_string(o.uplink_cable_m != 0 ? o.uplink_cable_m : o.cable_m) + "m";
+    }
   }
 }
 
@@ -113,21 +203,26 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
 
 // SONiC CONFIG_DB, its tables as SONiC's YANG models define them (sonic-buildimage
 // src/sonic-yang-models/yang-models: sonic-port-qos-map, sonic-queue, sonic-scheduler,
-// sonic-wred-profile, sonic-buffer-pg, sonic-pfcwd, the map modules); the tests load the output
+// sonic-wred-profile, sonic-pfcwd, sonic-cable-length, the map modules); the tests load the output
 // into those models. Values are strings; references are plain entry names. `sonic-cfggen
-// --write-to-db` sets the fields it is given and keeps the others, so every field rdmactl owns is
-// written with its whole value: pfc_enable lists exactly the lossless priorities ("" for lossy
-// RoCE), every queue 0-7 gets a scheduler and a WRED profile (ECN or none), all 64 DSCPs a row.
+// --write-to-db` (and `config load`) sets the fields it is given and keeps the others, so every
+// field rdmactl owns is written with its whole value: pfc_enable lists exactly the lossless
+// priorities ("" for lossy RoCE), every queue 0-7 gets a scheduler and a WRED profile (ECN or
+// none), all 64 DSCPs a row. Buffers stay the platform's: the lossless PGs are buffermgrd's (from
+// pfc_enable and CABLE_LENGTH, or the dynamic model's BUFFER_PG|port|3-4 NULL), the queues'
+// profiles the template's.
 Result<std::string> sonic(const SwitchQos& qos, const SwitchOptions& o, int mtu) {
-  if (auto checked = check_headroom(qos, o); !checked) return checked.error();
+  const SonicAsic* asic = sonic_asic(o.platform);
+  if (asic == nullptr) return make_error(ErrorKind::kUsage, "--platform: unknown SONiC asic_type " + o.platform);
+  if (auto checked = check_sonic(qos, o, *asic); !checked) return checked.error();
   std::vector<int> queues = {0, 1, 2, 3, 4, 5, 6, 7};
   auto classes = classes_of(qos, o, queues);
   if (!classes) return classes.error();
   const Classes& c = *classes;
   json db = json::object();
-  sonic_maps(db, qos);
+  sonic_maps(db, qos, *asic);
   sonic_profiles(db, o, c);
-  sonic_ports(db, qos, o, c, queues, mtu);
+  sonic_ports(db, qos, o, c, *asic, queues, mtu);
   return json_text(db, 4) + "\n";
 }
 
