@@ -116,8 +116,9 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
   out << "# NVIDIA Cumulus Linux 5.4 or later, as its 5.12 user guide writes NVUE (`qos pfc ... cable-length` is 5.4's"
       << (o.watchdog.mode != PfcWatchdog::Mode::kLeave ? ", `qos pfc-watchdog state` 5.6's" : "") << ").\n"
       << "# Run it on the switch with sh. It first sets aside anything already pending (`nv config detach`: kept\n"
-      << "# as a pending_<timestamp> revision, not applied with this), and a failing command detaches this\n"
-      << "# script's own changes and stops before `nv config apply`: nothing is applied half-way.\n";
+      << "# as a detached pending revision, `nv config diff <TAB>` lists them, not applied with this), and a failing\n"
+      << "# command detaches this script's own changes and stops before `nv config apply`: nothing is applied\n"
+      << "# half-way.\n";
   if (o.cable_m != 0 && qos.lossy()) out << "# lossy RoCE: no PFC, so no headroom for a cable length to size\n";
   // Before `set -e`: a detach with nothing pending must not stop the script.
   out << "nv config detach\n"

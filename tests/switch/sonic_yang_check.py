@@ -12,6 +12,9 @@ tests/switch/sonic-yang/ (strict: unknown nodes are errors). Exit 0 only when ya
 data without an error or warning; 1 on any error, printing yanglint's messages and the path of the
 converted data; 2 on a usage error.
 
+A row (or table) given as null is a deletion, as `sonic-cfggen --write-to-db` takes it; it carries no
+data and is left out of the check (and named in the notes).
+
 The conversion, rule by rule (sonic_yang_ext.py functions named):
   - A table is a container under its module's top-level container; the data is
     {"<module>:<module>": {"<module>:<TABLE>": {...}}} (_xlateConfigDBtoYang). A table that no loaded
@@ -513,7 +516,22 @@ def convert(schema, config, scaffolding):
                          schema.models_dir + ")")
     conv = Converter(schema)
     data, notes = {}, []
-    tables = dict(config)
+    # A null row (or table) is a deletion: `sonic-cfggen -j FILE --write-to-db` (ConfigDBPipeConnector
+    # mod_config, swss-common configdb.h typed_to_raw(None) -> {} -> configdb.cpp _mod_entry: "DEL")
+    # removes the key. It holds no data to validate; a null field is not a deletion (it is written as
+    # the string "None") and stays, for yanglint to reject.
+    tables = {}
+    for table, rows in config.items():
+        if rows is None:
+            notes.append(f"deletion: table {table}")
+            continue
+        if isinstance(rows, dict):
+            for key in [k for k, v in rows.items() if v is None]:
+                notes.append(f"deletion: {table}|{key}")
+            rows = {k: v for k, v in rows.items() if v is not None}
+            if not rows:
+                continue
+        tables[table] = rows
     if scaffolding and "PORT" in schema.tables:
         # First pass: which ports the fragment names (PORT rows included).
         for table, rows in tables.items():

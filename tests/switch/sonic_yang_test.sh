@@ -29,7 +29,7 @@ echo "== b) rdmactl switch-config --vendor sonic"
 spec=$src/examples/roce-lossless.yaml
 run_rdmactl() {  # NAME ARGS...: the output must be valid and bind the example's PFC priority 3 on each port
   local name=$1; shift
-  if ! "$rdmactl" switch-config -f "$spec" --vendor sonic "$@" > "$work/$name.json" 2> "$work/$name.err"; then
+  if ! "$rdmactl" switch-config -f "$spec" --vendor sonic --platform mellanox --cable-length 5m "$@" > "$work/$name.json" 2> "$work/$name.err"; then
     fail "rdmactl switch-config $*: exit $?: $(cat "$work/$name.err")"
     return
   fi
@@ -46,18 +46,28 @@ for port in sys.argv[2:]:
 PY
 }
 run_rdmactl rdmactl --ports Ethernet0,Ethernet4
-run_rdmactl rdmactl-uplinks --ports Ethernet0,Ethernet4 --uplinks Ethernet48,Ethernet52
+run_rdmactl rdmactl-uplinks --ports Ethernet0,Ethernet4 --uplinks Ethernet48,Ethernet52 --uplink-cable-length 300m
 # Every other form of the output: each must load into the models (their values are the unit tests').
-for args in "lossless-priority-5.yaml --buffer-model dynamic --pfc-watchdog --pfc-watchdog-detect 400 --pfc-watchdog-action notify" \
-  "pcp.yaml --pfc-watchdog" "lossy.yaml --lossless-bandwidth 70"; do
+for args in "lossless-3-4.yaml --platform broadcom --pfc-watchdog --pfc-watchdog-detect 400 --pfc-watchdog-action notify" \
+  "lossless-3-4.yaml --platform mellanox --buffer-model dynamic --uplink-cable-length 100m --no-pfc-watchdog" \
+  "lossy.yaml --platform broadcom --lossless-bandwidth 70"; do
   set -- $args
-  name=variant-${1%.yaml}
+  name=variant-${1%.yaml}-$3
   variant=$here/specs/$1; shift
-  if ! "$rdmactl" switch-config -f "$variant" --vendor sonic --ports Ethernet0 --uplinks Ethernet252 "$@" > "$work/$name.json" 2> "$work/$name.err"; then
+  if ! "$rdmactl" switch-config -f "$variant" --vendor sonic --cable-length 5m --ports Ethernet0 --uplinks Ethernet252 "$@" > "$work/$name.json" 2> "$work/$name.err"; then
     fail "rdmactl switch-config -f $variant $*: exit $?: $(cat "$work/$name.err")"
     continue
   fi
   python3 "$check" --workdir "$work/$name" "$work/$name.json" || fail "rdmactl's output for $variant ($*) is not valid by SONiC's YANG models: $work/$name.json"
+done
+
+# What SONiC's templates cannot hold is refused (65), not printed: a lossless priority outside the
+# templates' lossless queues 3-4, and PCP trust beside the stock DSCP map.
+for refused in lossless-priority-5.yaml pcp.yaml; do
+  "$rdmactl" switch-config -f "$here/specs/$refused" --vendor sonic --platform broadcom --cable-length 5m --ports Ethernet0 \
+    > "$work/refused.json" 2> "$work/refused.err"
+  rc=$?
+  [ $rc -eq 65 ] || fail "$refused: exit $rc, not 65 (refused): $(cat "$work/refused.err")"
 done
 
 echo "== c) a valid fragment, and fragments the models must reject"

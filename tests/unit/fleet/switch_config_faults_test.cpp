@@ -104,7 +104,8 @@ TEST_F(SwitchConfigFaults, EveryLosslessBandwidthGivesEachPortAtMost100PercentOr
     std::map<int, int> (*percentages)(const std::string&);
   };
   const std::vector<Vendor> vendors = {{"nvue", "", "swp1", nvue_percentages},
-                                       {"sonic", "", "Ethernet0", sonic_percentages},
+                                       {"sonic", "mellanox", "Ethernet0", sonic_percentages},
+                                       {"sonic", "broadcom", "Ethernet0", sonic_percentages},
                                        {"eos", "strata", "Ethernet1", eos_percentages},
                                        {"eos", "sand", "Ethernet1", eos_percentages}};
   for (const auto& [name, fields] : specs) {
@@ -121,6 +122,7 @@ TEST_F(SwitchConfigFaults, EveryLosslessBandwidthGivesEachPortAtMost100PercentOr
         o.vendor = v.vendor;
         o.platform = v.platform;
         o.ports = {v.port};
+        o.cable_m = 5;
         o.lossless_bandwidth = bandwidth;
         const std::string what = name + " " + v.vendor + " " + v.platform + " --lossless-bandwidth " + std::to_string(bandwidth);
         auto text = switch_config(*loaded, *qos, o);
@@ -166,6 +168,8 @@ TEST_F(SwitchConfigFaults, APortInBothPortsAndUplinksIsAUsageErrorNamingItAndBot
     SwitchOptions o;
     o.vendor = vendor;
     if (vendor == "eos") o.platform = "strata";
+    if (vendor == "sonic") o.platform = "broadcom";
+    o.cable_m = 5;
     o.ports = std::move(ports);
     o.uplinks = std::move(uplinks);
     auto text = render(spec, o);

@@ -48,7 +48,19 @@ cumulus@switch:~$ nv set qos egress-scheduler default-global traffic-class 0,1,5
 cumulus@switch:~$ nv set interface swp1 qos pfc-watchdog
 cumulus@switch:~$ nv unset interface swp1 qos pfc-watchdog
 cumulus@switch:~$ nv set interface swp1 link mtu 1500
+cumulus@switch:~$ nv set qos traffic-pool default-lossy switch-priority 0,1,3,4,5,6,7
+cumulus@switch:mgmt:~$ nv set qos traffic-pool roce-lossy switch-priority 4
+cumulus@switch:mgmt:~$ nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 3
+cumulus@switch:~$ nv set qos pfc my_pfc_ports switch-priority 3,5
+cumulus@switch:~$ nv set interface swp1-4,swp6 qos pfc profile my_pfc_ports
+cumulus@switch:~$ nv set qos pfc my_pfc_ports2 cable-length 50
+cumulus@switch:~$ nv set qos pfc default-global cable-length 50
+cumulus@switch:~$ nv set interface swp1 qos pfc-watchdog state enable
 )";
+// The user guide's Quality of Service page (PFC: "nv set qos pfc my_pfc_ports switch-priority 3,5",
+// "... cable-length 50", "nv set interface swp1-4,swp6 qos pfc profile my_pfc_ports"; Traffic Pools;
+// PFC Watchdog: "... `nv set interface <interface> qos pfc-watchdog state disable`") and the RoCE
+// page ("Change RoCE Configuration": the roce-lossy pool and egress-queue-mapping lines above).
 // The command reference's syntax lines for what the guide's examples do not show with a value:
 // `... traffic-class <qos-tc-id> ecn (enable|disable)` (QoS), `nv config apply [-y|--assume-yes]`
 // (Config Commands: "automatically replies yes to all prompts"), `nv set qos roce mode
@@ -57,7 +69,15 @@ cumulus@switch:~$ nv set interface swp1 link mtu 1500
 constexpr const char* kNvueReference = R"(nv set qos congestion-control default-global traffic-class 3 ecn enable
 nv config apply -y
 nv set qos roce mode lossless
+nv set qos traffic-pool roce-lossless switch-priority 3
+nv set interface swp1 qos pfc-watchdog state disable
+nv config detach
 )";
+// Also the reference's `nv set qos traffic-pool <traffic-pool-id> switch-priority <qos-sp-id>`
+// (pools default-lossy, default-lossless, mc-lossy, roce-lossy, roce-lossless; 5.3.0), `nv set
+// interface <interface-id> qos pfc-watchdog state enable|disable` (5.6.0) and the NVUE CLI page's
+// Configuration Management Commands: "`nv config detach` | Detaches the configuration from the
+// current pending configuration".
 
 // Arista AVD (aristanetworks/avd, eos_cli_config_gen: molecule intended configs, the templates
 // ethernet-interfaces.j2, ethernet-interface-tx-queues.j2, ethernet-interface-uc-tx-queues.j2,
@@ -94,7 +114,8 @@ interface Ethernet2/5/1
 // A statement's shape: numbers and number lists as N, port names as PORT, EOS's units as UNIT.
 std::string shape(std::string line) {
   line = std::regex_replace(line, std::regex(R"(^cumulus@switch(:mgmt)?:~\$ )"), "");
-  line = std::regex_replace(line, std::regex(R"(\b(swp|Ethernet)[0-9/,\-s]+)"), "PORT");
+  line = std::regex_replace(line, std::regex(R"(\b(swp|Ethernet)[0-9/s\-]*[0-9](,(swp|Ethernet)?[0-9/s\-]*[0-9])*)"), "PORT");
+  line = std::regex_replace(line, std::regex(R"(\b(my_pfc_ports2?|rdmactl-uplinks)\b)"), "PROFILE");  // profile names
   line = std::regex_replace(line, std::regex(R"(\b(segments|bytes|kbytes|mbytes)\b)"), "UNIT");
   line = std::regex_replace(line, std::regex(R"(\b[0-9]+(\.[0-9]+)?(,[0-9]+)*\b)"), "N");
   line = std::regex_replace(line, std::regex(R"(N( N)+)"), "N");  // EOS's space-separated lists
@@ -146,6 +167,10 @@ class SwitchConfig : public ::testing::Test {
     options.ports = std::move(ports);
     options.uplinks = std::move(uplinks);
     if (vendor == "eos") options.platform = "strata";
+    if (vendor == "sonic") {
+      options.platform = "mellanox";
+      options.cable_m = 5;
+    }
     return must(spec_file.empty() ? test::source_path("examples/roce-lossless.yaml") : spec_file, options);
   }
   std::string must(const std::string& spec_file, const SwitchOptions& options) {
@@ -181,7 +206,7 @@ TEST_F(SwitchConfig, TheHostsQosOfTheRoceLosslessProfile) {
 // profile's is both), the unset of every other row, and the ports.
 TEST_F(SwitchConfig, NvueIsTheRoceProfileAndOnlyWhatTheSpecSetsDifferently) {
   const std::string out = config("nvue", {"swp1-32"}, {"swp49-64"});
-  const std::string body = out.substr(out.find("\nnv ") + 1);
+  const std::string body = out.substr(out.find("\nnv set qos roce") + 1);
   EXPECT_EQ(body,
             "nv set qos roce mode lossless\n"
             "nv set qos mapping default-global trust l3\n"
@@ -189,18 +214,70 @@ TEST_F(SwitchConfig, NvueIsTheRoceProfileAndOnlyWhatTheSpecSetsDifferently) {
             "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,"
             "39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63\n"
             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,3,4,5,6,7\n"
+            "nv unset qos traffic-pool default-lossy switch-priority\n"
+            "nv unset qos traffic-pool roce-lossless switch-priority\n"
             "nv unset qos pfc default-global switch-priority 0,1,2,4,5,6,7\n"
             "nv unset qos congestion-control default-global traffic-class 1,2,4,5,6,7\n"
             "nv unset qos egress-scheduler default-global traffic-class 1,2,4,5,7\n"
-            "nv unset interface swp1-32 qos pfc-watchdog\n"
-            "nv unset interface swp49-64 qos pfc-watchdog\n"
             "nv set interface swp1-32 link mtu 9216\n"
             "nv set interface swp49-64 link mtu 9216\n"
-            "nv config apply -y\n");
-  EXPECT_THAT(out, HasSubstr("# uplinks: swp49-64 (the same QoS: RoCE crosses them)\n"));
+            "nv config apply -y\n")
+      << "the watchdog is left alone: no pfc-watchdog line";
+  EXPECT_THAT(out, HasSubstr("# uplinks: swp49-64 (the same QoS: RoCE crosses them; DSCP survives routing)\n"));
+  EXPECT_THAT(out, HasSubstr("# PFC watchdog: left as the switch has it"));
+  EXPECT_THAT(out, HasSubstr("# NVIDIA Cumulus Linux 5.4 or later"));
 }
 
-TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityMovesPfcEcnQueueAndWeight) {
+// The script stops at the first failing command and detaches its changes (tests/switch/
+// nvue_script_test.sh runs it with sh and a failing nv): nothing pending is applied half-way.
+TEST_F(SwitchConfig, NvueScriptFailsSafe) {
+  const std::string out = config("nvue", {"swp1"});
+  EXPECT_EQ(out.substr(0, 10), "#!/bin/sh\n");
+  const auto detach = out.find("\nnv config detach\nset -e\ntrap '");
+  ASSERT_NE(detach, std::string::npos) << out;
+  EXPECT_LT(detach, out.find("\nnv set ")) << "set aside and armed before the first change";
+  EXPECT_THAT(out, HasSubstr("then nv config detach;"));
+  EXPECT_THAT(out, HasSubstr("' EXIT\n"));
+  EXPECT_EQ(out.rfind("nv config apply -y\n"), out.size() - 19) << "apply is the last line";
+}
+
+// Cable length: the PFC profile's (default 10 m, user guide); uplinks of another length get a
+// profile of their own, bound to them.
+TEST_F(SwitchConfig, NvueCableLengthIsThePfcProfiles) {
+  SwitchOptions o;
+  o.vendor = "nvue";
+  o.ports = {"swp1-32"};
+  o.uplinks = {"swp49-64"};
+  o.cable_m = 5;
+  o.uplink_cable_m = 300;
+  const std::string out = must(test::source_path("examples/roce-lossless.yaml"), o);
+  EXPECT_THAT(out, HasSubstr("nv set qos pfc default-global cable-length 5\n"
+                             "nv set qos pfc rdmactl-uplinks switch-priority 3\n"
+                             "nv unset qos pfc rdmactl-uplinks switch-priority 0,1,2,4,5,6,7\n"
+                             "nv set qos pfc rdmactl-uplinks cable-length 300\n"
+                             "nv set interface swp49-64 qos pfc profile rdmactl-uplinks\n"));
+  EXPECT_THAT(out, HasSubstr("# cable length (PFC headroom): host ports 5m, uplinks 300m\n"));
+  o.uplinks.clear();
+  o.uplink_cable_m = 0;
+  const std::string hosts = must(test::source_path("examples/roce-lossless.yaml"), o);
+  EXPECT_THAT(hosts, HasSubstr("nv set qos pfc default-global cable-length 5\n"));
+  EXPECT_THAT(hosts, Not(HasSubstr("rdmactl-uplinks")));
+  // EOS has no such setting: the output says so and writes none.
+  o.vendor = "eos";
+  o.platform = "strata";
+  o.ports = {"Ethernet1"};
+  const std::string eos = must(test::source_path("examples/roce-lossless.yaml"), o);
+  EXPECT_THAT(eos, HasSubstr("! no cable length is written: EOS has no cable-length setting"));
+  // An uplink length without uplinks is a usage error.
+  o.uplink_cable_m = 300;
+  auto alone = render(test::source_path("examples/roce-lossless.yaml"), o);
+  ASSERT_FALSE(alone);
+  EXPECT_THAT(alone.error().message, HasSubstr("give --uplinks too"));
+}
+
+// RoCE on switch priority 4: NVIDIA's way ("Change RoCE Configuration": PFC on the new priority,
+// it to traffic class 3, priority 3 back to 0), with the RoCE pool following it.
+TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityKeepsTrafficClass3) {
   const std::string spec = spec_with(
       "      qos: {trust: dscp, dscpToPriority: {26: 4, 48: 6}, pfc: [4]}\n      ecn: {cnpDscp: 48}\n");
   SwitchOptions o;
@@ -210,17 +287,25 @@ TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityMovesPfcEcnQueueAndWeight) {
   const std::string out = must(spec, o);
   EXPECT_THAT(out, HasSubstr("nv set qos mapping default-global dscp 26 switch-priority 4\n"));
   EXPECT_THAT(out, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 0\n"
-                             "nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 4\n"
-                             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,5,6,7\n"));
+                             "nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 3\n"
+                             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,5,6,7\n"
+                             "nv set qos traffic-pool default-lossy switch-priority 0,1,2,3,5,6,7\n"
+                             "nv set qos traffic-pool roce-lossless switch-priority 4\n"));
   EXPECT_THAT(out, HasSubstr("nv set qos pfc default-global switch-priority 4\n"
                              "nv unset qos pfc default-global switch-priority 0,1,2,3,5,6,7\n"));
-  EXPECT_THAT(out, HasSubstr("nv set qos congestion-control default-global traffic-class 4 ecn enable\n"
-                             "nv set qos congestion-control default-global traffic-class 4 min-threshold 150000\n"));
-  EXPECT_THAT(out, HasSubstr("nv unset qos congestion-control default-global traffic-class 1,2,3,5,6,7\n"));
+  EXPECT_THAT(out, Not(HasSubstr("traffic-class 4 ")));
+  EXPECT_THAT(out, HasSubstr("nv unset qos congestion-control default-global traffic-class 1,2,4,5,6,7\n"));
   EXPECT_THAT(out, HasSubstr("nv set qos egress-scheduler default-global traffic-class 0 bw-percent 40\n"
-                             "nv set qos egress-scheduler default-global traffic-class 4 mode dwrr\n"
-                             "nv set qos egress-scheduler default-global traffic-class 4 bw-percent 60\n"
-                             "nv unset qos egress-scheduler default-global traffic-class 1,2,3,5,7\n"));
+                             "nv set qos egress-scheduler default-global traffic-class 3 bw-percent 60\n"
+                             "nv unset qos egress-scheduler default-global traffic-class 1,2,4,5,7\n"));
+  // Two lossless priorities share traffic class 3; lossy RoCE moves roce-lossy.
+  const std::string two = must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 3, 34: 4}, pfc: [3, 4]}\n"), o);
+  EXPECT_THAT(two, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 3\n"));
+  EXPECT_THAT(two, HasSubstr("nv set qos traffic-pool roce-lossless switch-priority 3,4\n"));
+  const std::string lossy = must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 2}, pfc: []}\n      roce: {tos: 106}\n"), o);
+  EXPECT_THAT(lossy, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 2 traffic-class 3\n"));
+  EXPECT_THAT(lossy, HasSubstr("nv set qos traffic-pool default-lossy switch-priority 0,1,3,4,5,6,7\n"
+                               "nv set qos traffic-pool roce-lossy switch-priority 2\n"));
 }
 
 // Every NVUE statement of every form rdmactl prints is a documented one or its unset.
@@ -230,20 +315,28 @@ TEST_F(SwitchConfig, NvueStatementsAreTheGuidesOrTheirUnsets) {
   SwitchOptions lossless4;
   lossless4.vendor = "nvue";
   lossless4.ports = {"swp1s0-3"};
-  lossless4.watchdog.enabled = true;
+  lossless4.watchdog.mode = PfcWatchdog::Mode::kOn;
   SwitchOptions plain = lossless4;
-  plain.watchdog.enabled = false;
+  plain.watchdog.mode = PfcWatchdog::Mode::kLeave;
+  SwitchOptions off_cable = plain;
+  off_cable.watchdog.mode = PfcWatchdog::Mode::kOff;
+  off_cable.uplinks = {"swp49-64"};
+  off_cable.cable_m = 5;
+  off_cable.uplink_cable_m = 300;
   const std::vector<std::string> outputs = {
       config("nvue", {"swp1-32"}, {"swp49-64"}),
       must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 4}, pfc: [4]}\n      ecn: {cnpDscp: 48}\n"), lossless4),
       must(spec_with("      qos: {trust: pcp, pfc: [3]}\n"), plain),
       must(spec_with("      qos: {trust: dscp, pfc: []}\n      roce: {tos: 106}\n      ecn: {cnpDscp: 48}\n"), plain),
+      must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 2}, pfc: []}\n      roce: {tos: 106}\n"), plain),
+      must(test::source_path("examples/roce-lossless.yaml"), off_cable),
   };
   int statements = 0;
   for (const std::string& out : outputs) {
     std::istringstream lines(out);
     for (std::string line; std::getline(lines, line);) {
       if (line.empty() || line[0] == '#') continue;
+      if (line == "set -e" || line.rfind("trap '", 0) == 0) continue;  // the shell's, NvueScriptFailsSafe
       ++statements;
       EXPECT_TRUE(documented(docs, line, "nv unset ", "nv set "))
           << "not a documented NVUE statement nor its unset: " << line << " (" << shape(line) << ")";
@@ -267,9 +360,12 @@ TEST_F(SwitchConfig, LossyRoceIsEcnOnTheRoceClassAndNoPfcOnEveryVendor) {
   EXPECT_THAT(nvue, HasSubstr("nv set qos roce mode lossy\n"));
   EXPECT_THAT(nvue, HasSubstr("nv unset qos pfc default-global switch-priority 0,1,2,3,4,5,6,7\n"));
   o.vendor = "sonic";
+  o.platform = "mellanox";
   o.ports = {"Ethernet0"};
   const auto sonic = nlohmann::json::parse(must(spec, o));
   EXPECT_EQ(sonic["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "") << "the whole value: no priority is lossless";
+  EXPECT_FALSE(sonic["PORT_QOS_MAP"]["Ethernet0"].contains("pfc_to_pg_map")) << "no PFC, no PFC-to-PG map";
+  EXPECT_FALSE(sonic.contains("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"));
   EXPECT_EQ(sonic["QUEUE"]["Ethernet0|3"]["wred_profile"], "RDMACTL_ECN");
   EXPECT_EQ(sonic["QUEUE"]["Ethernet0|4"]["wred_profile"], "RDMACTL_NO_ECN");
   o.vendor = "eos";
@@ -303,14 +399,36 @@ TEST_F(SwitchConfig, TrustPcpIsEachVendorsL2Form) {
   EXPECT_THAT(eos, HasSubstr("qos map cos 3 to traffic-class 3\n"));
   EXPECT_THAT(eos, HasSubstr("qos map cos 7 to traffic-class 0\n")) << "Sand: class 7 is the control plane's";
   EXPECT_THAT(eos, Not(HasSubstr("qos map dscp")));
+  // SONiC: the stock dscp_to_tc_map AZURE stays bound beside a PCP map (a fragment cannot remove
+  // a field), so PCP trust is refused, naming why.
   o.vendor = "sonic";
-  o.platform.clear();
+  o.platform = "broadcom";
+  o.cable_m = 5;
   o.ports = {"Ethernet0"};
-  const auto sonic = nlohmann::json::parse(must(spec, o));
-  EXPECT_FALSE(sonic.contains("DSCP_TO_TC_MAP"));
-  EXPECT_EQ(sonic["DOT1P_TO_TC_MAP"]["RDMACTL"]["3"], "3");
-  EXPECT_EQ(sonic["PORT_QOS_MAP"]["Ethernet0"]["dot1p_to_tc_map"], "RDMACTL");
-  EXPECT_FALSE(sonic["PORT_QOS_MAP"]["Ethernet0"].contains("dscp_to_tc_map"));
+  auto sonic = render(spec, o);
+  ASSERT_FALSE(sonic);
+  EXPECT_EQ(sonic.error().kind, ErrorKind::kInvalidSpec);
+  EXPECT_THAT(sonic.error().message, HasSubstr("dscp_to_tc_map AZURE"));
+}
+
+// Routed uplinks carry no PCP: PCP trust across --uplinks is refused unless they are trunks.
+TEST_F(SwitchConfig, PcpTrustAcrossRoutedUplinksIsRefused) {
+  const std::string spec = spec_with("      qos: {trust: pcp, pfc: [3]}\n");
+  SwitchOptions o;
+  o.vendor = "nvue";
+  o.ports = {"swp1"};
+  o.uplinks = {"swp49"};
+  auto routed = render(spec, o);
+  ASSERT_FALSE(routed);
+  EXPECT_EQ(routed.error().kind, ErrorKind::kUsage);
+  EXPECT_THAT(routed.error().message, HasSubstr("untagged frames, which have no PCP"));
+  EXPECT_THAT(routed.error().message, HasSubstr("--tagged-uplinks"));
+  o.tagged_uplinks = true;
+  EXPECT_THAT(must(spec, o), HasSubstr("# uplinks: swp49 (the same QoS: RoCE crosses them; 802.1Q trunks"));
+  o.uplinks.clear();
+  auto alone = render(spec, o);
+  ASSERT_FALSE(alone);
+  EXPECT_THAT(alone.error().message, HasSubstr("give --uplinks too"));
 }
 
 TEST_F(SwitchConfig, UplinksGetTheHostPortsQos) {
@@ -337,11 +455,15 @@ TEST_F(SwitchConfig, EosStatementsAreDocumentedOrTheirNoForm) {
   wd.vendor = "eos";
   wd.platform = "sand";
   wd.ports = {"Ethernet3/1-4"};
-  wd.watchdog.enabled = true;
+  wd.watchdog.mode = PfcWatchdog::Mode::kOn;
   wd.watchdog.detect_ms = 150;
   wd.watchdog.action = "notify";
+  SwitchOptions off = wd;
+  off.watchdog = PfcWatchdog{};
+  off.watchdog.mode = PfcWatchdog::Mode::kOff;
   const std::vector<std::string> outputs = {config("eos", {"Ethernet1-32"}, {"Ethernet49"}),
-                                            must(test::source_path("examples/roce-lossless.yaml"), wd)};
+                                            must(test::source_path("examples/roce-lossless.yaml"), wd),
+                                            must(test::source_path("examples/roce-lossless.yaml"), off)};
   for (const std::string& out : outputs) {
     std::istringstream lines(out);
     for (std::string line; std::getline(lines, line);) {
@@ -354,7 +476,8 @@ TEST_F(SwitchConfig, EosStatementsAreDocumentedOrTheirNoForm) {
                                     "priority-flow-control pause watchdog default recovery-time 0.2\n"
                                     "priority-flow-control pause watchdog action notify-only\n"));
   EXPECT_THAT(outputs[1], HasSubstr("   priority-flow-control pause watchdog\n"));
-  EXPECT_THAT(outputs[0], HasSubstr("   no priority-flow-control pause watchdog\n"));
+  EXPECT_THAT(outputs[0], Not(HasSubstr("pause watchdog"))) << "left alone unless asked";
+  EXPECT_THAT(outputs[2], HasSubstr("   no priority-flow-control pause watchdog\n"));
 }
 
 TEST_F(SwitchConfig, EosPlatformsQueuesAndTheReservedClass) {
@@ -363,8 +486,13 @@ TEST_F(SwitchConfig, EosPlatformsQueuesAndTheReservedClass) {
   EXPECT_THAT(strata, HasSubstr("qos map dscp 56 57 58 59 60 61 62 63 to traffic-class 7\n"));
   EXPECT_THAT(strata, HasSubstr("   priority-flow-control on\n   priority-flow-control priority 0 drop\n"));
   EXPECT_THAT(strata, HasSubstr("   priority-flow-control priority 3 no-drop\n"));
-  EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 7\n"));
-  EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 6\n      no bandwidth percent\n      priority strict\n      no random-detect ecn\n"));
+  // The CNPs' class 6 is strict on the top queue, class 7 round-robin below it.
+  EXPECT_THAT(strata, HasSubstr("qos map traffic-class 6 to tx-queue 7\nqos map traffic-class 7 to tx-queue 6\n"));
+  EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 7\n      no bandwidth percent\n      priority strict\n      no random-detect ecn\n"));
+  EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 6\n      bandwidth percent 8\n      no priority\n"));
+  const auto last_strict = strata.rfind("priority strict");
+  EXPECT_EQ(strata.find("priority strict"), last_strict) << "one strict queue";
+  EXPECT_EQ(strata.find("no priority\n", last_strict), std::string::npos) << "no round-robin queue above the strict one";
   EXPECT_THAT(strata, HasSubstr("   uc-tx-queue 3\n      bandwidth percent 50\n      no priority\n      random-detect ecn "
                                 "minimum-threshold 150000 bytes maximum-threshold 1500000 bytes max-mark-probability 100\n"));
   SwitchOptions o;
@@ -373,7 +501,8 @@ TEST_F(SwitchConfig, EosPlatformsQueuesAndTheReservedClass) {
   o.ports = {"Ethernet1"};
   const std::string sand = must(test::source_path("examples/roce-lossless.yaml"), o);
   EXPECT_THAT(sand, HasSubstr("   tx-queue 6\n"));
-  EXPECT_THAT(sand, Not(HasSubstr("tx-queue 7")));
+  EXPECT_THAT(sand, Not(HasSubstr("   tx-queue 7\n")));
+  EXPECT_THAT(sand, Not(HasSubstr("to tx-queue 7\n")));
   EXPECT_THAT(sand, Not(HasSubstr("uc-tx-queue")));
   EXPECT_THAT(sand, HasSubstr("qos map dscp 0 1 2 3 4 5 6 7 56 57 58 59 60 61 62 63 to traffic-class 0\n"));
   // A RoCE class on 7 cannot be given on Sand; no --platform is a usage error.
@@ -396,8 +525,8 @@ TEST_F(SwitchConfig, SonicWritesEveryFieldItOwnsWhole) {
   const nlohmann::json want_map = {{"dscp_to_tc_map", "RDMACTL"}, {"tc_to_queue_map", "RDMACTL"},
                                    {"tc_to_pg_map", "RDMACTL"},   {"pfc_to_queue_map", "RDMACTL"},
                                    {"pfc_to_pg_map", "RDMACTL"},  {"pfc_enable", "3"},
-                                   {"pfcwd_sw_enable", ""}};
-  EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet4"], want_map);
+                                   {"pfcwd_sw_enable", "3"}};
+  EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet4"], want_map) << "mellanox: qos_config.j2 binds pfc_to_pg_map";
   // Every queue has its scheduler and WRED profile: a queue that was ECN or strict before is not.
   const std::map<int, std::pair<std::string, std::string>> queues = {
       {0, {"RDMACTL_DWRR_9", "RDMACTL_NO_ECN"}}, {1, {"RDMACTL_DWRR_9", "RDMACTL_NO_ECN"}},
@@ -413,33 +542,116 @@ TEST_F(SwitchConfig, SonicWritesEveryFieldItOwnsWhole) {
   EXPECT_EQ(out["SCHEDULER"]["RDMACTL_STRICT"]["type"], "STRICT");
   EXPECT_EQ(out["WRED_PROFILE"]["RDMACTL_ECN"]["ecn"], "ecn_all");
   EXPECT_EQ(out["WRED_PROFILE"]["RDMACTL_ECN"]["green_min_threshold"], "150000");
-  EXPECT_EQ(out["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["3"], "3");
+  EXPECT_EQ(out["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMACTL"], (nlohmann::json{{"3", "3"}}))
+      << "as AZURE's: the lossless priorities";
   EXPECT_EQ(out["TC_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["3"], "3");
   EXPECT_EQ(out["TC_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["6"], "0");
   EXPECT_EQ(out["PORT"]["Ethernet4"]["mtu"], "9216");
-  EXPECT_FALSE(out.contains("BUFFER_PG")) << "traditional: the platform's PG 3 headroom";
-  EXPECT_FALSE(out.contains("PFC_WD"));
+  EXPECT_EQ(out["CABLE_LENGTH"]["AZURE"], (nlohmann::json{{"Ethernet0", "5m"}, {"Ethernet4", "5m"}}));
+  EXPECT_FALSE(out.contains("BUFFER_PG")) << "the lossless PGs are buffermgrd's, from pfc_enable";
+  EXPECT_FALSE(out.contains("BUFFER_QUEUE")) << "the queues' buffers are the platform template's";
+  EXPECT_FALSE(out.contains("PFC_WD")) << "the watchdog is left alone unless asked";
 }
 
-TEST_F(SwitchConfig, SonicBufferModelsAndTheWatchdog) {
-  const std::string five = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 5}, pfc: [5]}\n");
+// qos_config.j2 binds PFC_PRIORITY_TO_PRIORITY_GROUP_MAP where asic_type is mellanox or barefoot
+// only; elsewhere the SAI cannot create it and qosorch retries the port's whole row for ever.
+TEST_F(SwitchConfig, SonicFollowsTheAsicType) {
+  const std::string spec = test::source_path("examples/roce-lossless.yaml");
   SwitchOptions o;
   o.vendor = "sonic";
   o.ports = {"Ethernet0"};
-  auto traditional = render(five, o);
-  ASSERT_FALSE(traditional);
-  EXPECT_EQ(traditional.error().kind, ErrorKind::kInvalidSpec);
-  EXPECT_THAT(traditional.error().message, HasSubstr("groups 3 and 4 only"));
+  o.cable_m = 5;
+  for (const char* asic : {"broadcom", "marvell-teralynx", "cisco-8000", "vs"}) {
+    o.platform = asic;
+    const auto out = nlohmann::json::parse(must(spec, o));
+    EXPECT_FALSE(out.contains("PFC_PRIORITY_TO_PRIORITY_GROUP_MAP")) << asic;
+    EXPECT_FALSE(out["PORT_QOS_MAP"]["Ethernet0"].contains("pfc_to_pg_map")) << asic;
+    EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3") << asic;
+  }
+  for (const char* asic : {"mellanox", "barefoot"}) {
+    o.platform = asic;
+    EXPECT_EQ(nlohmann::json::parse(must(spec, o))["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"], "RDMACTL") << asic;
+  }
+  for (const std::string& platform : {std::string(), std::string("mellanx"), std::string("strata")}) {
+    o.platform = platform;
+    auto refused = render(spec, o);
+    ASSERT_FALSE(refused) << platform;
+    EXPECT_EQ(refused.error().kind, ErrorKind::kUsage);
+    EXPECT_THAT(refused.error().message, HasSubstr("`show version` prints as \"ASIC:\""));
+    EXPECT_THAT(refused.error().message, HasSubstr("broadcom"));
+  }
+}
+
+// Buffers stay the platform's: buffermgrd makes a lossless PG for each pfc_enable priority (since
+// 202205), sized by CABLE_LENGTH; the egress queues' profiles are the template's (3-4 lossless).
+TEST_F(SwitchConfig, SonicHeadroomNeedsTheCableAndTheTemplatesQueues) {
+  const std::string spec = test::source_path("examples/roce-lossless.yaml");
+  SwitchOptions o;
+  o.vendor = "sonic";
+  o.platform = "broadcom";
+  o.ports = {"Ethernet0"};
+  o.uplinks = {"Ethernet48"};
+  auto no_cable = render(spec, o);
+  ASSERT_FALSE(no_cable);
+  EXPECT_EQ(no_cable.error().kind, ErrorKind::kUsage);
+  EXPECT_THAT(no_cable.error().message, HasSubstr("--cable-length"));
+  EXPECT_THAT(no_cable.error().message, HasSubstr("0m on some"));
+  o.cable_m = 5;
+  o.uplink_cable_m = 300;
+  const auto out = nlohmann::json::parse(must(spec, o));
+  EXPECT_EQ(out["CABLE_LENGTH"]["AZURE"], (nlohmann::json{{"Ethernet0", "5m"}, {"Ethernet48", "300m"}}));
+  // Traditional: the SKU's pg_profile_lookup.ini has 5m, 40m and 300m everywhere; another length
+  // would leave the port with no lossless PG at all. Dynamic computes any length.
+  o.uplink_cable_m = 100;
+  auto odd = render(spec, o);
+  ASSERT_FALSE(odd);
+  EXPECT_EQ(odd.error().kind, ErrorKind::kUsage);
+  EXPECT_THAT(odd.error().message, HasSubstr("cable length 100m"));
+  EXPECT_THAT(odd.error().message, HasSubstr("Give 300m"));
   o.buffer_model = "dynamic";
-  o.watchdog.enabled = true;
+  auto dynamic_broadcom = render(spec, o);
+  ASSERT_FALSE(dynamic_broadcom);
+  EXPECT_THAT(dynamic_broadcom.error().message, HasSubstr("mellanox and barefoot"));
+  o.platform = "mellanox";
+  EXPECT_EQ(nlohmann::json::parse(must(spec, o))["CABLE_LENGTH"]["AZURE"]["Ethernet48"], "100m");
+  // A lossless priority outside the templates' lossless queues 3-4 is refused in both models.
+  const std::string five = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 5}, pfc: [5]}\n");
+  for (const char* model : {"traditional", "dynamic"}) {
+    o.buffer_model = model;
+    auto refused = render(five, o);
+    ASSERT_FALSE(refused) << model;
+    EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidSpec);
+    EXPECT_THAT(refused.error().message, HasSubstr("lossless egress profile to queues 3 and 4 only"));
+  }
+  const std::string three_four = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 3, 34: 4}, pfc: [3, 4]}\n");
+  EXPECT_EQ(nlohmann::json::parse(must(three_four, o))["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3,4");
+}
+
+// The watchdog: left alone (pfcwd_sw_enable names the lossless queues, which a watchdog the image
+// starts at boot watches), on (PFC_WD rows), or off (the rows deleted: null, and no queue).
+TEST_F(SwitchConfig, SonicWatchdogLeftOnOrOff) {
+  const std::string spec = test::source_path("examples/roce-lossless.yaml");
+  SwitchOptions o;
+  o.vendor = "sonic";
+  o.platform = "broadcom";
+  o.ports = {"Ethernet0"};
+  o.cable_m = 5;
+  auto left = nlohmann::json::parse(must(spec, o));
+  EXPECT_EQ(left["PORT_QOS_MAP"]["Ethernet0"]["pfcwd_sw_enable"], "3") << "not \"\": that turned the stock watchdog off";
+  EXPECT_FALSE(left.contains("PFC_WD"));
+  o.watchdog.mode = PfcWatchdog::Mode::kOn;
   o.watchdog.detect_ms = 400;
   o.watchdog.action = "notify";
-  const auto out = nlohmann::json::parse(must(five, o));
-  EXPECT_EQ(out["BUFFER_PG"]["Ethernet0|5"]["profile"], "NULL");
-  EXPECT_EQ(out["BUFFER_PG"].size(), 1u);
-  EXPECT_EQ(out["PORT_QOS_MAP"]["Ethernet0"]["pfcwd_sw_enable"], "5");
-  EXPECT_EQ(out["PFC_WD"]["Ethernet0"],
+  auto on = nlohmann::json::parse(must(spec, o));
+  EXPECT_EQ(on["PORT_QOS_MAP"]["Ethernet0"]["pfcwd_sw_enable"], "3");
+  EXPECT_EQ(on["PFC_WD"]["Ethernet0"],
             (nlohmann::json{{"action", "alert"}, {"detection_time", "400"}, {"restoration_time", "200"}}));
+  o.watchdog = PfcWatchdog{};
+  o.watchdog.mode = PfcWatchdog::Mode::kOff;
+  auto off = nlohmann::json::parse(must(spec, o));
+  EXPECT_EQ(off["PORT_QOS_MAP"]["Ethernet0"]["pfcwd_sw_enable"], "");
+  ASSERT_TRUE(off["PFC_WD"].contains("Ethernet0"));
+  EXPECT_TRUE(off["PFC_WD"]["Ethernet0"].is_null()) << "config load deletes a key given as null";
 }
 
 TEST_F(SwitchConfig, WatchdogOptionsEachVendorHasNoFormForAreRefused) {
@@ -447,8 +659,11 @@ TEST_F(SwitchConfig, WatchdogOptionsEachVendorHasNoFormForAreRefused) {
   SwitchOptions o;
   o.vendor = "nvue";
   o.ports = {"swp1"};
-  o.watchdog.enabled = true;
-  EXPECT_THAT(must(spec, o), HasSubstr("nv set interface swp1 qos pfc-watchdog\n"));
+  o.watchdog.mode = PfcWatchdog::Mode::kOn;
+  EXPECT_THAT(must(spec, o), HasSubstr("nv set interface swp1 qos pfc-watchdog state enable\n"));
+  o.watchdog.mode = PfcWatchdog::Mode::kOff;
+  EXPECT_THAT(must(spec, o), HasSubstr("nv set interface swp1 qos pfc-watchdog state disable\n"));
+  o.watchdog.mode = PfcWatchdog::Mode::kOn;
   o.watchdog.detect_ms = 300;
   auto nvue = render(spec, o);
   ASSERT_FALSE(nvue);
@@ -462,11 +677,17 @@ TEST_F(SwitchConfig, WatchdogOptionsEachVendorHasNoFormForAreRefused) {
   auto eos = render(spec, o);
   ASSERT_FALSE(eos);
   EXPECT_THAT(eos.error().message, HasSubstr("no EOS form"));
-  o.watchdog = PfcWatchdog{false, 300, {}, {}};
+  o.watchdog = PfcWatchdog{};
+  o.watchdog.detect_ms = 300;
   auto without = render(spec, o);
   ASSERT_FALSE(without);
   EXPECT_THAT(without.error().message, HasSubstr("give it too"));
-  o.watchdog = PfcWatchdog{true, 50, {}, {}};
+  o.watchdog.mode = PfcWatchdog::Mode::kOff;
+  auto tuned_off = render(spec, o);
+  ASSERT_FALSE(tuned_off);
+  EXPECT_THAT(tuned_off.error().message, HasSubstr("give it too"));
+  o.watchdog.mode = PfcWatchdog::Mode::kOn;
+  o.watchdog.detect_ms = 50;
   auto short_detect = render(spec, o);
   ASSERT_FALSE(short_detect);
   EXPECT_THAT(short_detect.error().message, HasSubstr("100 to 5000"));
@@ -532,6 +753,8 @@ TEST_F(SwitchConfig, PortsAreTheVendorsPortNames) {
     SwitchOptions options;
     options.vendor = vendor;
     if (vendor == "eos") options.platform = "strata";
+    if (vendor == "sonic") options.platform = "broadcom";
+    options.cable_m = 5;
     (uplink ? options.uplinks : options.ports) = {port};
     auto text = render(spec, options);
     EXPECT_FALSE(text) << vendor << " took " << port << ":\n" << (text ? *text : "");
