@@ -128,7 +128,7 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
   sub->add_option("--cable-length", opts->cable_length,
                   "The host ports' cable length (5m): PFC headroom holds what is in flight on\n"
                   "the cable when a pause is sent. sonic: CABLE_LENGTH, required when lossless;\n"
-                  "nvue: the PFC profile's cable-length; eos sizes its headroom itself")
+                  "nvue: the PFC profile's cable-length; eos has no such setting (the platform's)")
       ->type_name("METRES");
   sub->add_option("--uplink-cable-length", opts->uplink_cable_length,
                   "The uplinks' cable length (100-300m across a spine), default --cable-length")
@@ -170,18 +170,25 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       "--ports and --uplinks: every port that carries RoCE needs the same QoS. A leaf given only\n"
       "its host ports stays lossless to the hosts and lossy across the spines (SONiC's stock map\n"
       "sends DSCP 26 to a lossy class); give both. They are named apart for the reader.\n\n"
-      "Vendors: nvue starts from `nv set qos roce` (NVIDIA's RoCE profile: pools, buffers,\n"
-      "scheduler) and sets what the spec has differently; sonic's JSON is checked in the tests\n"
-      "against SONiC's YANG models; eos needs --platform. Hosts whose QoS disagree cannot share a\n"
-      "switch: that is an invalid spec (65), naming both places.\n\n"
-      "Exit codes: 0 printed, 65 invalid spec, hosts that disagree or what the vendor cannot hold,\n"
-      "64 usage (an unknown port name, an option the vendor has no form for).\n\n"
+      "Vendors: nvue is a sh script that starts from `nv set qos roce` (NVIDIA's RoCE profile:\n"
+      "pools, buffers, scheduler), sets what the spec has differently, and on any failing command\n"
+      "detaches its changes before `nv config apply` (Cumulus Linux 5.4 or later). sonic is a\n"
+      "CONFIG_DB fragment for SONiC 202205 or later, shaped by --platform (the asic_type) as\n"
+      "SONiC's own templates are; load it with `config load` and keep it with `config save`. eos\n"
+      "needs --platform; apply it in a configuration session, then `write memory`. The watchdog\n"
+      "is left as the switch has it unless --pfc-watchdog or --no-pfc-watchdog is given. Hosts\n"
+      "whose QoS disagree cannot share a switch: that is an invalid spec (65), naming both places.\n\n"
+      "Exit codes: 0 printed, 65 invalid spec, hosts that disagree or what the vendor cannot hold\n"
+      "(SONiC: a lossless priority outside 3-4, PCP trust), 64 usage (an unknown port name or\n"
+      "platform, an option the vendor has no form for, a missing --cable-length on SONiC).\n\n"
       "Examples:\n"
-      "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 --uplinks swp49-64 > roce.sh   # run it on the switch\n"
+      "  rdmactl switch-config -f fabric.yaml --vendor nvue --ports swp1-32 --uplinks swp49-64 \\\n"
+      "    --cable-length 5m --uplink-cable-length 300m > roce.sh   # then on the switch: sh roce.sh\n"
       "  rdmactl switch-config -f fabric.yaml --vendor sonic --ports Ethernet0,Ethernet4 \\\n"
       "    --uplinks Ethernet248,Ethernet252 --platform broadcom --cable-length 5m --uplink-cable-length 300m \\\n"
       "    > qos.json && sudo config load -y qos.json && sudo config save -y   # save, or a reboot loses it\n"
-      "  rdmactl switch-config -f fabric.yaml --vendor eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49-64");
+      "  rdmactl switch-config -f fabric.yaml --vendor eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49-64\n\n"
+      "What each vendor cannot hold, and why: the README, \"The switch side\".");
   sub->callback([opts, &command] { command = [opts] { return run_switch_config(*opts); }; });
 }
 

@@ -99,10 +99,11 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
                                 : "strata (Trident, Tomahawk): unicast queues uc-tx-queue 0-7")
       << "\n";
   out << "! Arista EOS, in the forms of AVD's eos_cli_config_gen templates (Sand's tx-queue 7 is configurable in\n"
-      << "! part only from EOS 4.33.0F and is left alone)\n";
+      << "! part only from EOS 4.33.0F and is left alone). Apply it in a configuration session (configure session,\n"
+      << "! show session-config diffs, commit), then write memory: the running configuration alone is lost on reboot\n";
   if (c.strict && *c.strict != queues.back()) {
     out << "! the CNPs' class " << *c.strict << " is strict on the top queue, " << queues.back() << ", and class "
-        << queues.back() << " on queue " << *c.strict << ": a strict queue ranks above every round-robin one\n";
+        << queues.back() << " on queue " << *c.strict << ":\n! a strict queue ranks above every round-robin one\n";
   }
   if (o.cable_m != 0) {
     out << "! no cable length is written: EOS has no cable-length setting; its PFC headroom is the platform's (on\n"

@@ -195,20 +195,26 @@ status=$?
 [ "$status" -eq 2 ] || fail "plan --states with a spec whose nodes agree: exit $status, expected 2 (drift)"
 "$rdmactl" plan -f "$fleet/fabric.yaml" --states "$fleet/states" --state "$fleet/states/gpu-01.json" > /dev/null 2>&1
 [ $? -eq 64 ] || fail "--state and --states together are a usage error"
-for args in "nvue --ports swp1-32 --uplinks swp49-64" "sonic --ports Ethernet0 --uplinks Ethernet248" \
+for args in "nvue --ports swp1-32 --uplinks swp49-64" \
+  "sonic --platform broadcom --cable-length 5m --ports Ethernet0 --uplinks Ethernet248 --uplink-cable-length 300m" \
   "eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49" "eos --platform sand --ports Ethernet3/1"; do
   # shellcheck disable=SC2086 # the words of $args are the options
   out=$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor $args 2>&1)
   status=$?
   [ "$status" -eq 0 ] || fail "switch-config --vendor $args: exit $status: $out"
 done
-"$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --ports Etherent4 > "$work/out" 2> "$work/err"
+"$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --platform mellanox --cable-length 5m \
+  --ports Etherent4 > "$work/out" 2> "$work/err"
 { [ $? -eq 64 ] && [ ! -s "$work/out" ] && grep -q '"Etherent4" is not a SONiC port' "$work/err"; } ||
   fail "switch-config --ports Etherent4: not refused as a port name: $(cat "$work/err")"
-printf '%s' "$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --ports Ethernet0)" |
+printf '%s' "$("$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --platform mellanox \
+  --cable-length 5m --ports Ethernet0)" |
   python3 -c 'import json,sys; json.load(sys.stdin)' || fail "switch-config --vendor sonic is not JSON"
 "$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor junos --ports xe-0/0/0 > /dev/null 2>&1
 [ $? -eq 64 ] || fail "switch-config --vendor junos: not a usage error"
+"$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor sonic --cable-length 5m --ports Ethernet0 \
+  > /dev/null 2> "$work/err"
+{ [ $? -eq 64 ] && grep -q 'show version' "$work/err"; } || fail "switch-config --vendor sonic without --platform: not 64 naming show version"
 ok "fleet: validate across nodes, plan --states (json, exit codes), switch-config for nvue, sonic and eos"
 "$rdmactl" switch-config -f "$source_dir/examples/roce-lossless.yaml" --vendor nvue --ports 'swp1;reboot' > "$work/out" 2> "$work/err"
 { [ $? -eq 64 ] && [ ! -s "$work/out" ]; } || fail "switch-config --ports 'swp1;reboot': not refused before printing"
