@@ -4,17 +4,20 @@
 // Most RoCE outages are a host and its switch disagreeing on PFC, DSCP or MTU. From the spec
 // (defaults and every nodes: entry, qos profiles expanded) this derives the one QoS the switches
 // must hold and prints it for:
-//   nvue   NVIDIA Cumulus Linux 5.x NVUE commands: `nv set qos roce` (NVIDIA's RoCE profile), then
-//          only what the spec sets differently, then `nv config apply -y`
-//   sonic  a SONiC CONFIG_DB fragment (JSON; `sonic-cfggen -j FILE --write-to-db`, or merged into
-//          /etc/sonic/config_db.json), checked in the tests against SONiC's own YANG models
+//   nvue   NVIDIA Cumulus Linux 5.x NVUE, a sh script: `nv set qos roce` (NVIDIA's RoCE profile),
+//          then only what the spec sets differently, then `nv config apply -y`; it sets aside what
+//          was pending first and detaches its own changes on any failing command
+//   sonic  a SONiC CONFIG_DB fragment (JSON; `config load`, then `config save`) for SONiC's
+//          asic_type (--platform), shaped as SONiC's own qos_config.j2 and buffers_config.j2 are
+//          for it, and checked in the tests against SONiC's YANG models and those templates
 //   eos    Arista EOS CLI (global `qos map` statements, then each port's interface configuration;
 //          --platform strata or sand, whose queues differ)
 // Every port that carries RoCE gets the same classification, PFC and ECN: the host-facing ports
 // (--ports) and the uplinks (--uplinks); RoCE lossless to the leaf and lossy across the spine is
-// the failure this avoids. What it sets, each where the vendor documents it (the sources are
-// named beside each rule in switch_nvue.cpp, switch_sonic.cpp and switch_eos.cpp, and the tests
-// check the output against them):
+// the failure this avoids (and PCP trust across routed uplinks, which carry no PCP, is refused
+// unless they are 802.1Q trunks). What it sets, each where the vendor documents it (the sources
+// are named beside each rule in switch_nvue.cpp, switch_sonic.cpp and switch_eos.cpp, and the
+// tests check the output against them):
 //   - classification by the hosts' trust: DSCP (L3) or PCP (802.1p, L2);
 //   - under DSCP trust, DSCP -> switch priority for all 64 DSCPs as the hosts map them: the spec's
 //     rows, DSCP >> 3 for the others (the table the hosts' mlx5 firmware holds, reconcilers/qos);
@@ -22,12 +25,14 @@
 //   - PFC on the spec's lossless priorities, and off on every other (the full value or the
 //     vendor's unset form: nothing a previous run set survives); a spec whose interfaces set
 //     `qos.pfc: []` is lossy RoCE: ECN only, no PFC;
+//   - PFC headroom from the cable length (--cable-length, --uplink-cable-length) where the vendor
+//     takes one (SONiC's CABLE_LENGTH, NVUE's PFC profile; EOS has none);
 //   - ECN marking on the lossless queues (lossy RoCE: on the RoCE data priority, roce.tos's DSCP),
 //     with the thresholds of `nv set qos roce` (150000 and 1500000 bytes, probability 100) unless
 //     given, and off on the others;
 //   - ETS: the CNP priority strict, the lossless (or lossy RoCE) classes DWRR with
 //     --lossless-bandwidth percent (default 50, `nv set qos roce`'s), the other classes the rest;
-//   - optionally the PFC watchdog (storm detection and its action) on every port;
+//   - the PFC watchdog left as the switch has it, or turned on or off on every port;
 //   - the ports' MTU: the vendor's largest (9216, 9216, 9214), which carries the hosts' Ethernet MTU
 //     (InfiniBand and IPoIB interfaces do not cross an Ethernet switch and are not counted).
 // Hosts that disagree among themselves (two DSCP maps, two PFC sets, two trusts) cannot share one
