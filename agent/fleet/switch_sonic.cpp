@@ -6,6 +6,7 @@
 // orchagent/qosorch.cpp, pfcwdorch.cpp and cfgmgr/buffermgr.cpp, buffermgrdyn.cpp. It targets
 // SONiC 202205 and later: pfcwd_sw_enable (sonic-swss #2171) and buffermgrd's lossless PGs from
 // pfc_enable (the same change) are that release's.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,16 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
     } else if (o.watchdog.mode == PfcWatchdog::Mode::kOff) {
       db["PFC_WD"][port] = nullptr;  // sonic-cfggen --write-to-db (mod_entry): null deletes the row
     }
+    // The traditional model's lossless PGs are buffermgrd's: at boot it made BUFFER_PG|port|3-4
+    // from the templates' pfc_enable "3,4", and when pfc_enable changes it sets the new keys
+    // (|3) without deleting the old one (buffermgr.cpp doSpeedUpdateTask), which would then
+    // overlap the new key and keep PG 3 on the old cable length's profile. The fragment deletes
+    // it; `config save` and `config reload` then let buffermgrd make the PGs afresh.
+    std::vector<int> lossless_sorted = qos.lossless;
+    std::sort(lossless_sorted.begin(), lossless_sorted.end());
+    if (o.buffer_model == "traditional" && lossless_sorted != std::vector<int>{3, 4}) {
+      db["BUFFER_PG"][port + "|3-4"] = nullptr;
+    }
     db["PORT"][port]["mtu"] = std::to_string(mtu);
   }
   // buffers_config.j2 writes CABLE_LENGTH|AZURE, one field per port; buffermgrd (and the dynamic
@@ -210,7 +221,7 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
 // priorities ("" for lossy RoCE), every queue 0-7 gets a scheduler and a WRED profile (ECN or
 // none), all 64 DSCPs a row. Buffers stay the platform's: the lossless PGs are buffermgrd's (from
 // pfc_enable and CABLE_LENGTH, or the dynamic model's BUFFER_PG|port|3-4 NULL), the queues'
-// profiles the template's.
+// profiles the template's; only the traditional model's stale BUFFER_PG|port|3-4 is deleted.
 Result<std::string> sonic(const SwitchQos& qos, const SwitchOptions& o, int mtu) {
   const SonicAsic* asic = sonic_asic(o.platform);
   if (asic == nullptr) return make_error(ErrorKind::kUsage, "--platform: unknown SONiC asic_type " + o.platform);

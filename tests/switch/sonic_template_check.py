@@ -239,6 +239,24 @@ def main():
     template = deep_update(deep_update({}, rendered[buffers_name]), rendered["qos.json.j2"])
     db = copy.deepcopy(base)
     mod_config(db, template)
+    # The running switch the fragment is loaded on: in the traditional model buffermgrd has already
+    # made its lossless PGs from the template's pfc_enable and cable lengths (buffermgr.cpp
+    # doSpeedUpdateTask, BUFFER_PG <port>|<generateIdListFromMap ids>, "3-4" from "3,4"), and it
+    # never deletes one when pfc_enable changes: a key the fragment does not delete stays.
+    lookup = pg_profile_lookup(os.path.join(sku, "pg_profile_lookup.ini"))
+    booted = {}
+    if args.buffer_model == "traditional":
+        tmpl_cables = template.get("CABLE_LENGTH", {}).get("AZURE", {})
+        for port, row in template.get("PORT_QOS_MAP", {}).items():
+            speed = db.get("PORT", {}).get(port, {}).get("speed")
+            cable = tmpl_cables.get(port)
+            lossless = priorities(row.get("pfc_enable", "")) if isinstance(row, dict) else []
+            if port == "global" or not lossless or cable in (None, "0m") or (speed, cable) not in lookup:
+                continue
+            for ids in id_list_from_map(set(lossless)):
+                key = f"{port}|{ids}"
+                booted[key] = {"profile": f"pg_lossless_{speed}_{cable}_profile"}
+                db.setdefault("BUFFER_PG", {}).setdefault(key, dict(booted[key]))
     fragment = json.load(open(args.fragment))
     mod_config(db, deep_update({}, fragment))
     if args.dump:
@@ -279,8 +297,6 @@ def main():
                 f"binds it only on pfc_to_pg_map_supported_asics {supported}")
 
     # b) lossless PG and queue for each pfc_enable priority; no overlapping keys
-    ini_path = os.path.join(sku, "pg_profile_lookup.ini")
-    lookup = pg_profile_lookup(ini_path)
     cables = db.get("CABLE_LENGTH", {}).get("AZURE", {})
     egress_lossless = db.get("BUFFER_PROFILE", {}).get("egress_lossless_profile", {}).get("pool")
     if egress_lossless is None:
@@ -310,17 +326,15 @@ def main():
             else:
                 made = id_list_from_map(set(lossless))
                 made_pgs[port] = [(f"{port}|{ids}", id_range(ids), {"profile": f"pg_lossless_{speed}_{cable}_profile",
-                                                                    "buffermgrd": "1"}) for ids in made]
-                # Not a failure, a fact to know: on a running switch buffermgrd made its PGs from the
-                # template's pfc_enable before the load, and doSpeedUpdateTask sets the new keys without
-                # deleting any, so the old key stays until the saved config is reloaded.
-                before = id_list_from_map(set(priorities(tmpl_rows.get(port, {}).get("pfc_enable", ""))))
-                stale = [ids for ids in before if ids not in made]
-                if stale:
-                    notes.append(f"BUFFER_PG|{port}|{','.join(stale)} (buffermgrd's, from the template's pfc_enable "
-                                 f"{tmpl_rows[port]['pfc_enable']!r}) stays on a running switch beside "
-                                 f"{', '.join(f'{port}|{i}' for i in made)} after `config load` (buffermgr.cpp "
-                                 f"doSpeedUpdateTask deletes no key) until `config save` and `config reload`")
+                                                                    "buffermgrd": "1"}) for ids in made
+                                  if f"{port}|{ids}" not in booted]  # its own boot-time key: updated in place
+                # The keys buffermgrd made at boot that the new pfc_enable no longer names: they stay
+                # (doSpeedUpdateTask deletes none) unless the fragment deletes them, and then overlap
+                # the new ones (found below).
+                for key in booted:
+                    if key.startswith(port + "|") and key in buffer_pg and key.split("|", 1)[1] not in made:
+                        notes.append(f"BUFFER_PG|{key} (buffermgrd's at boot, from the template's pfc_enable "
+                                     f"{tmpl_rows[port]['pfc_enable']!r}) is still there after the load")
         keys = port_keys(buffer_pg, port)
         for p in lossless:
             if args.buffer_model == "dynamic":
@@ -377,8 +391,7 @@ def main():
             err(f"PORT_QOS_MAP|{port}: pfcwd_sw_enable = {wd!r} after the merge, pfc_enable = {pfc!r}: the watchdog "
                 f"({args.watchdog or 'any'}) must watch {' or '.join(repr(o) for o in ok)}")
 
-    if notes:
-        print(f"note: {notes[0]}" + (f" (and {len(notes) - 1} more port(s) alike)" if len(notes) > 1 else ""))
+    errors.extend(notes)  # a stale buffermgrd key is an error: it overlaps (or outlives) the new PGs
     for e in errors:
         print(f"{os.path.basename(args.fragment)} on {args.sku} ({asic}, {args.buffer_model}): {e}")
     if errors:

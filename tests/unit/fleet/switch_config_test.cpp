@@ -548,7 +548,9 @@ TEST_F(SwitchConfig, SonicWritesEveryFieldItOwnsWhole) {
   EXPECT_EQ(out["TC_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["6"], "0");
   EXPECT_EQ(out["PORT"]["Ethernet4"]["mtu"], "9216");
   EXPECT_EQ(out["CABLE_LENGTH"]["AZURE"], (nlohmann::json{{"Ethernet0", "5m"}, {"Ethernet4", "5m"}}));
-  EXPECT_FALSE(out.contains("BUFFER_PG")) << "the lossless PGs are buffermgrd's, from pfc_enable";
+  // The lossless PGs are buffermgrd's, from pfc_enable; the one it made at boot from the
+  // templates' "3,4" is deleted, or it would overlap the new |3 (buffermgr.cpp deletes none).
+  EXPECT_EQ(out["BUFFER_PG"], (nlohmann::json{{"Ethernet0|3-4", nullptr}, {"Ethernet4|3-4", nullptr}}));
   EXPECT_FALSE(out.contains("BUFFER_QUEUE")) << "the queues' buffers are the platform template's";
   EXPECT_FALSE(out.contains("PFC_WD")) << "the watchdog is left alone unless asked";
 }
@@ -623,8 +625,15 @@ TEST_F(SwitchConfig, SonicHeadroomNeedsTheCableAndTheTemplatesQueues) {
     EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidSpec);
     EXPECT_THAT(refused.error().message, HasSubstr("lossless egress profile to queues 3 and 4 only"));
   }
-  const std::string three_four = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 3, 34: 4}, pfc: [3, 4]}\n");
-  EXPECT_EQ(nlohmann::json::parse(must(three_four, o))["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3,4");
+  const std::string three_four = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 3, 34: 4}, pfc: [4, 3]}\n");
+  const auto both = nlohmann::json::parse(must(three_four, o));
+  EXPECT_EQ(both["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3,4");
+  EXPECT_FALSE(both.contains("BUFFER_PG")) << "dynamic: the templates' 3-4 NULL is the PG";
+  o.buffer_model = "traditional";
+  o.uplink_cable_m = 300;
+  EXPECT_FALSE(nlohmann::json::parse(must(three_four, o)).contains("BUFFER_PG")) << "buffermgrd's 3-4 is still right";
+  const auto three = nlohmann::json::parse(must(spec, o));
+  EXPECT_TRUE(three["BUFFER_PG"]["Ethernet48|3-4"].is_null()) << "the boot-time 3-4 would overlap the new |3";
 }
 
 // The watchdog: left alone (pfcwd_sw_enable names the lossless queues, which a watchdog the image
