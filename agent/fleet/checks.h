@@ -20,18 +20,28 @@
 //   sm-priority        a note (never an error) for two nodes that run OpenSM with the same priority
 //                      on one subnet: the election breaks the tie by the lower port GUID (IBA
 //                      14.4.1.2, OpenSM osm_sm.h osm_sm_is_greater_than), a documented and common
-//                      choice for SMs meant to be equal. SMs of different subnets are not compared:
-//                      a different `subnetManager.subnet` name, or, without names, different
-//                      `subnetManager.port`s when both are given;
-//   sm-missing         InfiniBand ports in the fleet (linkType: infiniband in the spec, or an
-//                      InfiniBand port in a recorded state) and no node running OpenSM. Each
-//                      recorded state says "master" (sminfo recorded a master, or an InfiniBand port
-//                      is ACTIVE, which only an SM makes it), "no master" (an InfiniBand port whose
-//                      link is up stays INIT with SM LID 0: no SM has configured it) or "unknown"
-//                      (sminfo failed or was not asked, no state): unknown is not absent. An error
-//                      when some state shows no master and none a master; a warning otherwise (a
-//                      switch or UFM may run the SM), saying "unknown" when states exist but none
-//                      tells;
+//                      choice for SMs meant to be equal. SMs are grouped by their
+//                      `subnetManager.subnet` name only: a `subnetManager.port` (mlx5_0 port 1)
+//                      names a port on its own node and says nothing across nodes. SMs without a
+//                      name are the fabric's one subnet while no node names a subnet and they bind
+//                      to no two different ports; otherwise, where one shares its priority with
+//                      another SM, a note names them and asks for `subnetManager.subnet` rather
+//                      than guess;
+//   sm-missing         per subnet: InfiniBand ports (linkType: infiniband in the spec, or an
+//                      InfiniBand port in a recorded state) and no node running OpenSM on that
+//                      subnet. A node's `subnetManager.subnet` (OpenSM or not) names the subnet of
+//                      its `subnetManager.port`, or, without a port, of all its InfiniBand ports;
+//                      its other ports are on a subnet the spec does not say (a note, an error
+//                      when their state shows no SM configured them). Without names anywhere the
+//                      fleet is one subnet; with names, ports of nodes that set none are checked
+//                      as one group against the OpenSMs that set none. Each recorded state says,
+//                      per port, "master" (an InfiniBand port is ACTIVE, which only an SM makes
+//                      it; sminfo's recorded master counts for the node's own subnet), "no master"
+//                      (a port whose link is up stays INIT with SM LID 0: no SM has configured it)
+//                      or "unknown" (sminfo failed or was not asked, no state): unknown is not
+//                      absent. An error when some state shows no master on the subnet and none a
+//                      master; a warning otherwise (a switch or UFM may run the SM), saying
+//                      "unknown" when states exist but none tells;
 //   firmware-version   (fleet plan) adapters of one model (PSID) running different firmware
 //                      versions across the recorded states: a warning, to pin one in the spec;
 //   unmatched-entry    (fleet plan) a nodes: entry whose globs match no node of the report;

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -121,8 +123,19 @@ struct Sm {
   NodeId node;
   int priority;
   std::optional<std::string> subnet;
-  std::optional<std::string> port;  // Selector::key()
+  std::optional<std::string> port;  // Selector::describe(): a name on its own node only
   SourceMark where;
+};
+
+// The InfiniBand subnet a node's port is on, as far as the spec says: the node's
+// subnetManager.subnet names the subnet of its subnetManager.port, or, without a port, of all its
+// InfiniBand ports. A node without a name: the fabric's one subnet (kUnnamed). A port other than
+// the named subnetManager.port: the spec does not say (kUnattributed).
+struct SubnetKey {
+  enum class Kind { kUnnamed, kNamed, kUnattributed };
+  Kind kind = Kind::kUnnamed;
+  std::string name;  // kNamed
+  auto operator<=>(const SubnetKey&) const = default;
 };
 
 }  // namespace rdmactl::fleet_detail
@@ -158,10 +171,15 @@ struct FleetChecker::Data {
 
   // sm-priority and sm-missing.
   std::vector<fleet_detail::Sm> sms;
-  bool infiniband = false;
-  bool have_states = false;
-  std::vector<fleet_detail::NodeId> master, no_master, unknown;
-  std::optional<std::pair<fleet_detail::NodeId, SourceMark>> ib_where;  // the first node's by name
+  std::set<std::string> subnet_names;  // every node's subnetManager.subnet, OpenSM or not
+  // The InfiniBand ports of one subnet (SubnetKey), and what the recorded states say of its master.
+  struct IbSubnet {
+    std::vector<fleet_detail::NodeId> nodes;  // with InfiniBand ports on it
+    bool have_states = false;                 // some node of it has a recorded state
+    std::vector<fleet_detail::NodeId> master, no_master, unknown;
+    std::optional<std::pair<fleet_detail::NodeId, SourceMark>> where;  // the first node's by name
+  };
+  std::map<fleet_detail::SubnetKey, IbSubnet> ib_subnets;
 
   // firmware-version: psid -> version -> nodes; a version the spec pins per PSID (the first node's).
   std::map<std::string, std::map<std::string, fleet_detail::ValueInfo>> by_psid;
@@ -181,6 +199,8 @@ struct FleetChecker::Data {
   void duplicate_addresses(std::vector<FleetFinding>& out);
   void rail_findings(std::vector<FleetFinding>& out);
   void subnet_managers(std::vector<FleetFinding>& out);
+  void sm_priorities(std::vector<FleetFinding>& out);
+  void sms_missing(std::vector<FleetFinding>& out);
   void firmware_versions(std::vector<FleetFinding>& out);
 };
 

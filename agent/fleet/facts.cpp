@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -62,31 +63,8 @@ int effective_mtu(const InterfaceSpec& iface, const HostState* state) {
   return netdev ? (*netdev)->mtu : 0;
 }
 
-// What a recorded state says about the subnet's master SM.
+// What a recorded state says about the master SM of a subnet its ports are on.
 enum class MasterEvidence { kUnknown, kNoMaster, kMaster };
-
-// `show` records sminfo's answer as subnetManager.master (an object) or master null with
-// masterReason (sminfo failed, was not found, or was not asked: unknown, never "none"). The ports
-// say more: an InfiniBand port is ACTIVE only once an SM has configured it (OpenSM osm_link_mgr.c
-// link_mgr_set_physp_pi moves ports to ARMED and ACTIVE; IBA PortInfo PortState), and a port whose
-// link trained (physState LinkUp) but that stays INIT with SM LID 0 (sysfs sm_lid, PortInfo
-// MasterSMLID) has not been swept by any SM.
-MasterEvidence master_evidence(const HostState* state) {
-  if (state == nullptr) return MasterEvidence::kUnknown;
-  const nlohmann::json& sm = state->subnet_manager;
-  if (sm.is_object() && sm.contains("master") && sm["master"].is_object() && !sm["master"].empty()) {
-    return MasterEvidence::kMaster;
-  }
-  bool unswept = false;
-  for (const DeviceState& d : state->devices) {
-    for (const PortState& p : d.ports) {
-      if (p.link_layer != "InfiniBand") continue;
-      if (p.state == "ACTIVE") return MasterEvidence::kMaster;
-      if (p.state == "INIT" && p.phys_state == "LinkUp" && p.sm_lid.value_or(0) == 0) unswept = true;
-    }
-  }
-  return unswept ? MasterEvidence::kNoMaster : MasterEvidence::kUnknown;
-}
 
 // The spec element that governs a recorded port: the interface whose selector resolves to it.
 std::optional<SourceMark> governing_interface(const FleetMember& m, const DeviceState& device, int port) {
@@ -127,10 +105,16 @@ struct FleetChecker::Facts {
   };
   std::vector<RailMtu> rail_mtus;
   std::optional<Sm> sm;
-  bool infiniband = false;
+  std::optional<std::string> subnet_name;  // subnetManager.subnet, OpenSM or not
   bool has_state = false;
-  MasterEvidence evidence = MasterEvidence::kUnknown;
-  std::optional<SourceMark> ib_where;
+  // The node's InfiniBand ports, by the subnet they are on (SubnetKey).
+  struct IbPorts {
+    SubnetKey subnet;
+    bool ports = false;  // InfiniBand ports on it, in the spec or the state
+    MasterEvidence evidence = MasterEvidence::kUnknown;
+    std::optional<SourceMark> where;
+  };
+  std::vector<IbPorts> ib;
   struct Firmware {
     std::string psid, running;
     SourceMark where;
@@ -183,33 +167,79 @@ void rail_facts(const FleetMember& m, FleetChecker::Facts& out) {
   }
 }
 
-// The node's OpenSM, its InfiniBand ports and what its state says about a master SM.
+// The node's OpenSM, its InfiniBand ports by subnet (SubnetKey) and what its state says about
+// each subnet's master SM.
+//
+// `show` records sminfo's answer as subnetManager.master (an object) or master null with
+// masterReason (sminfo failed, was not found, or was not asked: unknown, never "none"). sminfo
+// asks through the spec's subnetManager.port, else the port OpenSM binds to or any InfiniBand
+// port (sm_election.cpp observe_master): its master is one of the node's own subnet. The ports
+// say more, each of its own subnet: an InfiniBand port is ACTIVE only once an SM has configured it
+// (OpenSM osm_link_mgr.c link_mgr_set_physp_pi moves ports to ARMED and ACTIVE; IBA PortInfo
+// PortState), and a port whose link trained (physState LinkUp) but that stays INIT with SM LID 0
+// (sysfs sm_lid, PortInfo MasterSMLID) has not been swept by any SM.
 void subnet_manager_facts(const FleetMember& m, FleetChecker::Facts& out) {
   const SubnetManagerSpec& sm = m.spec->subnet_manager;
   if (sm.enabled.value_or(false)) {
-    out.sm = Sm{0, sm.priority.value_or(0), sm.subnet, sm.port ? std::optional<std::string>(sm.port->key()) : std::nullopt,
+    out.sm = Sm{0, sm.priority.value_or(0), sm.subnet, sm.port ? std::optional<std::string>(sm.port->describe()) : std::nullopt,
                  sm.origin};
   }
+  out.subnet_name = sm.subnet;
+  out.has_state = m.state != nullptr;
+  const SubnetKey own = sm.subnet ? SubnetKey{SubnetKey::Kind::kNamed, *sm.subnet} : SubnetKey{};
+  // A named subnet with a subnetManager.port is that port's; the node's other ports are on a
+  // subnet the spec does not name (one subnetManager per node).
+  const auto subnet_of = [&](bool is_sm_port) {
+    return sm.subnet && sm.port && !is_sm_port ? SubnetKey{SubnetKey::Kind::kUnattributed, {}} : own;
+  };
+  PortRef sm_port;
+  if (m.state != nullptr && sm.port) {
+    if (auto ref = m.state->resolve_port(*sm.port)) sm_port = *ref;
+  }
+  struct Seen {
+    bool ports = false, master = false, unswept = false;
+    std::optional<SourceMark> where;
+  };
+  std::map<SubnetKey, Seen> seen;
   // Where sm-missing points: the node's first interface set to InfiniBand, else the interface
   // governing its first recorded InfiniBand port (of these, the checker keeps the first node's by name).
   for (const InterfaceSpec& iface : m.spec->interfaces) {
-    if (iface.link_type && *iface.link_type == "infiniband") {
-      if (!out.ib_where) out.ib_where = iface.origin_of("linkType");
-      out.infiniband = true;
+    if (!iface.link_type || *iface.link_type != "infiniband") continue;
+    bool is_sm_port = sm.port && iface.selector == *sm.port;
+    if (!is_sm_port && sm_port.port != nullptr) {
+      auto ref = m.state->resolve_port(iface.selector);
+      is_sm_port = ref && ref->port == sm_port.port;
     }
+    Seen& s = seen[subnet_of(is_sm_port)];
+    s.ports = true;
+    if (!s.where) s.where = iface.origin_of("linkType");
   }
-  out.evidence = master_evidence(m.state);
   if (m.state != nullptr) {
-    out.has_state = true;
     for (const DeviceState& d : m.state->devices) {
       for (const PortState& p : d.ports) {
         if (p.link_layer != "InfiniBand") continue;
-        out.infiniband = true;
-        if (!out.ib_where) out.ib_where = governing_interface(m, d, p.port);
+        Seen& s = seen[subnet_of(&p == sm_port.port)];
+        s.ports = true;
+        if (p.state == "ACTIVE") s.master = true;
+        if (p.state == "INIT" && p.phys_state == "LinkUp" && p.sm_lid.value_or(0) == 0) s.unswept = true;
+        if (!s.where) s.where = governing_interface(m, d, p.port);
       }
     }
+    const nlohmann::json& recorded = m.state->subnet_manager;
+    if (recorded.is_object() && recorded.contains("master") && recorded["master"].is_object() &&
+        !recorded["master"].empty()) {
+      seen[own].master = true;
+    }
   }
-  if (out.ib_where && out.ib_where->file.empty()) out.ib_where.reset();
+  for (auto& [subnet, s] : seen) {
+    FleetChecker::Facts::IbPorts ports{subnet, s.ports,
+                                       s.master    ? MasterEvidence::kMaster
+                                       : s.unswept ? MasterEvidence::kNoMaster
+                                                   : MasterEvidence::kUnknown,
+                                       std::move(s.where)};
+    if (ports.where && ports.where->file.empty()) ports.where.reset();
+    out.ib.push_back(std::move(ports));
+  }
 }
 
 void firmware_facts(const FleetMember& m, FleetChecker::Facts& out) {
@@ -282,14 +312,20 @@ void FleetChecker::Data::add_subnet_manager(NodeId node, FleetChecker::Facts& fa
     facts.sm->node = node;
     sms.push_back(std::move(*facts.sm));
   }
-  infiniband = infiniband || facts.infiniband;
-  have_states = have_states || facts.has_state;
-  switch (facts.evidence) {
-    case MasterEvidence::kMaster: master.push_back(node); break;
-    case MasterEvidence::kNoMaster: no_master.push_back(node); break;
-    case MasterEvidence::kUnknown: unknown.push_back(node); break;
+  if (facts.subnet_name) subnet_names.insert(*facts.subnet_name);
+  for (Facts::IbPorts& ports : facts.ib) {
+    IbSubnet& subnet = ib_subnets[ports.subnet];
+    if (ports.ports) subnet.nodes.push_back(node);
+    subnet.have_states = subnet.have_states || facts.has_state;
+    switch (ports.evidence) {
+      case MasterEvidence::kMaster: subnet.master.push_back(node); break;
+      case MasterEvidence::kNoMaster: subnet.no_master.push_back(node); break;
+      case MasterEvidence::kUnknown: subnet.unknown.push_back(node); break;
+    }
+    if (ports.where && (!subnet.where || names.before(node, subnet.where->first))) {
+      subnet.where = {{node, std::move(*ports.where)}};
+    }
   }
-  if (facts.ib_where && (!ib_where || names.before(node, ib_where->first))) ib_where = {{node, std::move(*facts.ib_where)}};
 }
 
 void FleetChecker::Data::add_firmware(NodeId node, FleetChecker::Facts& facts) {

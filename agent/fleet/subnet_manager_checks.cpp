@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The subnet manager checks (see checks.h): sm-priority, OpenSMs of one priority on one subnet,
-// and sm-missing, InfiniBand ports and no node running OpenSM.
+// and sm-missing, a subnet with InfiniBand ports and no node running OpenSM on it.
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -14,75 +15,164 @@
 namespace rdmactl {
 using namespace fleet_detail;
 
+namespace {
+
+const char* const kTieBreak =
+    "the election breaks the tie by the lower port GUID (IBA 14.4.1.2, OpenSM osm_sm_is_greater_than)";
+
+std::string list_text(const std::set<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+}  // namespace
+
 void FleetChecker::Data::subnet_managers(std::vector<FleetFinding>& out) {
+  sm_priorities(out);
+  sms_missing(out);
+}
+
+// SMs compete in one election only on one subnet, and only the spec's subnetManager.subnet says
+// which: a subnetManager.port (rdmaDevice mlx5_0 port 1) names a port on its own node and says nothing across nodes. SMs of
+// one name and priority tie; SMs without a name are the fabric's one subnet while the fleet names
+// no subnet and binds them to no two different ports; otherwise which of them meet cannot be
+// told, and a note says so rather than guess.
+void FleetChecker::Data::sm_priorities(std::vector<FleetFinding>& out) {
   names.sort_by_node(sms);
-  // SMs compete only on one subnet: the same subnet name, or, without names, not two known and
-  // different ports. Groups of one priority are joined over that relation (a node joins a group
-  // when it shares a subnet with any of its members).
-  const auto same_subnet = [](const Sm& a, const Sm& b) {
-    if (a.subnet || b.subnet) return a.subnet == b.subnet;
-    return !(a.port && b.port && *a.port != *b.port);
-  };
-  std::vector<size_t> group(sms.size());
-  for (size_t i = 0; i < sms.size(); ++i) group[i] = i;
-  const std::function<size_t(size_t)> root = [&](size_t i) { return group[i] == i ? i : group[i] = root(group[i]); };
-  for (size_t i = 0; i < sms.size(); ++i) {
-    for (size_t j = i + 1; j < sms.size(); ++j) {
-      if (sms[i].priority == sms[j].priority && same_subnet(sms[i], sms[j])) group[root(j)] = root(i);
-    }
+  std::set<std::string> unnamed_ports;
+  for (const Sm& sm : sms) {
+    if (!sm.subnet && sm.port) unnamed_ports.insert(*sm.port);
   }
-  std::map<size_t, std::vector<const Sm*>> groups;  // by the root, in node order of its first member
-  for (size_t i = 0; i < sms.size(); ++i) groups[root(i)].push_back(&sms[i]);
-  std::vector<std::vector<const Sm*>> ordered;
-  for (auto& [r, list] : groups) {
-    if (list.size() > 1) ordered.push_back(list);
+  const bool one_fabric = subnet_names.empty() && unnamed_ports.size() <= 1;
+  // (priority, subnet name; nullopt: none) -> SMs in node order.
+  std::map<std::pair<int, std::optional<std::string>>, std::vector<const Sm*>> groups;
+  std::map<int, std::vector<const Sm*>> by_priority;
+  for (const Sm& sm : sms) {
+    groups[{sm.priority, sm.subnet}].push_back(&sm);
+    by_priority[sm.priority].push_back(&sm);
   }
-  std::sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
-    return std::make_pair(a.front()->priority, names[a.front()->node]) <
-           std::make_pair(b.front()->priority, names[b.front()->node]);
-  });
-  for (const auto& list : ordered) {
+  std::vector<std::tuple<int, std::string, FleetFinding>> found;  // (priority, first node) for the order
+  const auto nodes_of = [&](const std::vector<const Sm*>& list) {
     std::vector<NodeId> ids;
     for (const Sm* sm : list) ids.push_back(sm->node);
-    const std::vector<std::string> nodes = names.sorted(std::move(ids));
+    return names.sorted(std::move(ids));
+  };
+  for (const auto& [key, list] : groups) {
+    if (list.size() < 2 || (!key.second && !one_fabric)) continue;
     FleetFinding f;
     f.severity = FleetFinding::Severity::kNote;
     f.check = "sm-priority";
-    const std::optional<std::string>& subnet = list.front()->subnet;
-    f.message = std::to_string(nodes.size()) + " nodes run OpenSM with priority " + std::to_string(list.front()->priority) +
-                (subnet ? " on subnet " + *subnet : std::string(" on one subnet")) + ": " + names_text(nodes) +
-                "; the election breaks the tie by the lower port GUID (IBA 14.4.1.2, OpenSM "
-                "osm_sm_is_greater_than), which is fine for SMs meant to be equal; give one a higher priority to "
-                "choose the master";
-    f.nodes = nodes;
+    f.nodes = nodes_of(list);
+    f.message = std::to_string(f.nodes.size()) + " nodes run OpenSM with priority " + std::to_string(key.first) +
+                (key.second ? " on subnet " + *key.second : std::string(" on one subnet")) + ": " + names_text(f.nodes) +
+                "; " + kTieBreak + ", which is fine for SMs meant to be equal; give one a higher priority to choose the master";
     f.where = list[1]->where;
+    found.emplace_back(key.first, names[list.front()->node], std::move(f));
+  }
+  if (!one_fabric) {
+    for (const auto& [priority, list] : by_priority) {
+      std::vector<const Sm*> unnamed;
+      for (const Sm* sm : list) {
+        if (!sm->subnet) unnamed.push_back(sm);
+      }
+      if (unnamed.empty() || list.size() < 2) continue;
+      FleetFinding f;
+      f.severity = FleetFinding::Severity::kNote;
+      f.check = "sm-priority";
+      f.nodes = nodes_of(list);
+      const std::vector<std::string> to_name = nodes_of(unnamed);
+      const std::string why = !subnet_names.empty() ? "the fleet names subnets " + list_text(subnet_names)
+                                                    : "the fleet's OpenSMs without one bind to different ports (" + list_text(unnamed_ports) + ")";
+      f.message = std::to_string(f.nodes.size()) + " nodes run OpenSM with priority " + std::to_string(priority) + ": " +
+                  names_text(f.nodes) + ", and " + names_text(to_name) + (to_name.size() == 1 ? " sets" : " set") +
+                  " no subnetManager.subnet while " + why +
+                  ": whether they share an election cannot be told (a subnetManager.port such as rdmaDevice mlx5_0 "
+                  "port 1 names a port on its own node only); where they do, " + kTieBreak + "; set subnetManager.subnet on " + names_text(to_name) +
+                  (to_name.size() == 1 ? " to say which subnet it serves" : " to say which subnet each serves");
+      f.where = unnamed.front()->where;
+      found.emplace_back(priority, names[list.front()->node], std::move(f));
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  for (auto& entry : found) out.push_back(std::move(std::get<2>(entry)));
+}
+
+// Each subnet with InfiniBand ports needs a master SM: one the spec runs (an OpenSM with its
+// subnet name), or one a recorded state shows on that subnet's ports (a switch, UFM). With no
+// subnet names in the fleet, the fleet is the one subnet.
+void FleetChecker::Data::sms_missing(std::vector<FleetFinding>& out) {
+  std::set<SubnetKey> served;
+  std::set<std::string> sm_subnets;
+  for (const Sm& sm : sms) {
+    served.insert(sm.subnet ? SubnetKey{SubnetKey::Kind::kNamed, *sm.subnet} : SubnetKey{});
+    if (sm.subnet) sm_subnets.insert(*sm.subnet);
+  }
+  const bool named = !subnet_names.empty();
+  for (const auto& [key, subnet] : ib_subnets) {
+    if (subnet.nodes.empty() || !subnet.master.empty() || served.count(key) != 0) continue;
+    FleetFinding f;
+    f.check = "sm-missing";
+    if (subnet.where) f.where = subnet.where->second;
+    const std::vector<std::string> ib_nodes = names.sorted(subnet.nodes);
+    if (key.kind == SubnetKey::Kind::kUnattributed) {
+      f.nodes = ib_nodes;
+      f.message = "the spec does not say which subnet the InfiniBand ports of " + names_text(ib_nodes) +
+                  " other than their subnetManager.port are on (subnetManager.subnet names that port's subnet)";
+      if (!subnet.no_master.empty()) {
+        f.severity = FleetFinding::Severity::kError;
+        f.nodes = names.sorted(subnet.no_master);
+        f.message += ", and the recorded states of " + names_text(f.nodes) +
+                     " show such ports with their link up but INIT and no SM LID: no subnet manager has configured "
+                     "them, and they stay INIT until one runs";
+      } else {
+        f.severity = FleetFinding::Severity::kNote;
+        f.message += ", so sm-missing cannot tell whether an SM serves them; no recorded state shows one there (an "
+                     "ACTIVE port)";
+      }
+      out.push_back(std::move(f));
+      continue;
+    }
+    // The subject, in the words of each case; the old single-fabric words where no name is given.
+    std::string subject = "the fleet has InfiniBand ports", spec_subject = "the spec sets InfiniBand ports",
+                no_sm = "no node runs OpenSM (subnetManager.enabled)", on = "", needs = "the fabric needs one", advice;
+    if (key.kind == SubnetKey::Kind::kNamed) {
+      subject = "subnet " + key.name + " has InfiniBand ports";
+      spec_subject = "the spec sets InfiniBand ports on subnet " + key.name + " (" + names_text(ib_nodes) + ")";
+      no_sm = "no node runs OpenSM on it (subnetManager.enabled with subnetManager.subnet: " + key.name + ")";
+      on = " on it";
+      needs = "the subnet needs one";
+    } else if (named) {
+      subject = "nodes that set no subnetManager.subnet have InfiniBand ports";
+      spec_subject = "the spec sets InfiniBand ports on nodes that set no subnetManager.subnet (" + names_text(ib_nodes) + ")";
+      no_sm = sm_subnets.empty() ? "no node runs OpenSM (subnetManager.enabled)"
+                                 : "every OpenSM of the fleet serves a named subnet (" + list_text(sm_subnets) + ")";
+      needs = "they need one";
+      advice = "; set subnetManager.subnet on " + names_text(ib_nodes) + " to say which subnet their ports are on";
+    }
+    if (!subnet.no_master.empty()) {
+      f.severity = FleetFinding::Severity::kError;
+      f.nodes = names.sorted(subnet.no_master);
+      f.message = subject + ", " + no_sm + ", and the recorded states of " + names_text(f.nodes) +
+                  " show InfiniBand ports" + on +
+                  " with their link up but INIT and no SM LID: no subnet manager has configured them, and they stay "
+                  "INIT until one runs" + advice;
+    } else if (subnet.have_states) {
+      f.severity = FleetFinding::Severity::kWarning;
+      f.nodes = names.sorted(subnet.unknown);
+      f.message = subject + " and " + no_sm +
+                  "; whether a master SM runs elsewhere (a switch, UFM) is unknown: no recorded state shows one or its "
+                  "absence (sminfo failed or was not asked, or no state) on " + names_text(f.nodes) + advice;
+    } else {
+      f.severity = FleetFinding::Severity::kWarning;
+      f.nodes = ib_nodes;
+      f.message = spec_subject + " and " + no_sm + ": " + needs +
+                  ", unless a switch or UFM runs the subnet manager" + advice;
+    }
     out.push_back(std::move(f));
   }
-
-  if (!infiniband || !sms.empty() || !master.empty()) return;
-  FleetFinding f;
-  f.check = "sm-missing";
-  if (ib_where) f.where = ib_where->second;
-  if (!no_master.empty()) {
-    f.severity = FleetFinding::Severity::kError;
-    f.nodes = names.sorted(no_master);
-    f.message = "the fleet has InfiniBand ports, no node runs OpenSM (subnetManager.enabled), and the recorded states of " +
-                names_text(f.nodes) +
-                " show InfiniBand ports with their link up but INIT and no SM LID: no subnet manager has configured "
-                "them, and they stay INIT until one runs";
-  } else if (have_states) {
-    f.severity = FleetFinding::Severity::kWarning;
-    f.nodes = names.sorted(unknown);
-    f.message = "the fleet has InfiniBand ports and no node runs OpenSM (subnetManager.enabled); whether a master SM "
-                "runs elsewhere (a switch, UFM) is unknown: no recorded state shows one or its absence (sminfo failed "
-                "or was not asked, or no state) on " +
-                names_text(f.nodes);
-  } else {
-    f.severity = FleetFinding::Severity::kWarning;
-    f.message = "the spec sets InfiniBand ports and no node runs OpenSM (subnetManager.enabled): the fabric "
-                "needs one, unless a switch or UFM runs the subnet manager";
-  }
-  out.push_back(std::move(f));
 }
 
 }  // namespace rdmactl

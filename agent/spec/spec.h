@@ -153,8 +153,9 @@ struct SubnetManagerSpec {
   std::optional<Selector> port;
   // The whole of partitions.conf's definitions, in order; unset: the file is not managed.
   std::optional<std::vector<PartitionSpec>> partitions;
-  // The InfiniBand subnet this SM serves (`subnet: NAME`); unset: the fabric's one subnet. SMs of
-  // different subnets never compete in an election.
+  // The InfiniBand subnet of `port` (without one, of the node's InfiniBand ports), OpenSM or not:
+  // the subnet this SM serves (`subnet: NAME`); unset: the fabric's one subnet. SMs of different
+  // subnets never compete in an election (fleet checks sm-priority, sm-missing).
   std::optional<std::string> subnet;
   // Where priority (else enabled, else the subnetManager mapping) was last set, for findings.
   SourceMark origin;

@@ -415,6 +415,13 @@ HostState with_netdev(const std::string& node, const std::string& netdev, int mt
   return s;
 }
 
+// Every finding in its text form, for a failed size assertion (back() of none is undefined).
+std::string texts(const std::vector<FleetFinding>& found) {
+  std::string out;
+  for (const FleetFinding& f : found) out += to_text(f) + "\n";
+  return out.empty() ? "(no findings)" : out;
+}
+
 // sminfo as `show` records it when it failed: master null, and why (subnet_manager.cpp observe_master).
 const json kSminfoFailed = {{"local", json::object()},
                             {"master", nullptr},
@@ -524,22 +531,19 @@ TEST_F(CrossNode, ARailsDeclaredMtuIsComparedWithTheRecordedOneWhereTheSpecLeave
   EXPECT_EQ(found[0].where.file, tree_.root() + "/f.yaml");
 }
 
-TEST_F(CrossNode, EqualSmPrioritiesAreANoteAndOnlyWithinOneSubnet) {
+TEST_F(CrossNode, EqualSmPrioritiesAreANoteOnTheFabricsOneSubnet) {
+  // No subnet names and no two different ports: the fabric's one subnet (subnetManager.subnet unset).
   const FabricSpec s = load(
       "  - match: a\n    subnetManager: {enabled: true, priority: 10}\n"
-      "  - match: b\n    subnetManager: {enabled: true, priority: 10}\n"
-      "  - match: c\n    subnetManager: {enabled: true, priority: 15}\n"
-      "  - match: d\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n"
-      "  - match: e\n    subnetManager: {enabled: true, priority: 15, subnet: ib2}\n"
-      "  - match: f\n    subnetManager: {enabled: true, priority: 5, port: {rdmaDevice: mlx5_0}}\n"
-      "  - match: g\n    subnetManager: {enabled: true, priority: 5, port: {rdmaDevice: mlx5_1}}\n");
+      "  - match: b\n    subnetManager: {enabled: true, priority: 10, port: {rdmaDevice: mlx5_0}}\n"
+      "  - match: c\n    subnetManager: {enabled: true, priority: 15}\n");
   const auto found = check(s);
-  ASSERT_EQ(found.size(), 1u) << to_text(found.back());
+  ASSERT_EQ(found.size(), 1u) << texts(found);
   EXPECT_EQ(found[0].check, "sm-priority");
   EXPECT_EQ(found[0].severity, FleetFinding::Severity::kNote);
   EXPECT_THAT(found[0].nodes, ElementsAre("a", "b"));
   EXPECT_THAT(found[0].message, HasSubstr("2 nodes run OpenSM with priority 10 on one subnet: a, b; the election breaks "
-                                          "the tie by the lower port GUID"));
+                                          "the tie by the lower port GUID (IBA 14.4.1.2, OpenSM osm_sm_is_greater_than)"));
   EXPECT_EQ(found[0].where.path, "nodes[1].subnetManager.priority");
   EXPECT_EQ(found[0].where.line, 8);
   EXPECT_THAT(to_text(found[0]), HasSubstr(": note [sm-priority] "));
@@ -549,13 +553,60 @@ TEST_F(CrossNode, EqualSmPrioritiesAreANoteAndOnlyWithinOneSubnet) {
   EXPECT_EQ(r.exit_code(), 0);
   EXPECT_THAT(render_fleet(r, Format::kJunit),
               HasSubstr("name=\"sm-priority\" time=\"0\">\n      <system-out>"));
+}
 
-  // Named subnets: two SMs of one name compete.
-  const FabricSpec named = load("  - match: a\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n"
-                                "  - match: b\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n");
-  const auto both = check(named);
-  ASSERT_EQ(both.size(), 1u);
-  EXPECT_THAT(both[0].message, HasSubstr("with priority 15 on subnet ib1: a, b"));
+TEST_F(CrossNode, SmPrioritiesAreGroupedByTheDeclaredSubnetName) {
+  const FabricSpec s = load(
+      "  - match: a\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n"
+      "  - match: b\n    subnetManager: {enabled: true, priority: 15, subnet: ib2}\n"
+      "  - match: c\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n"
+      "  - match: d\n    subnetManager: {enabled: true, priority: 14, subnet: ib2}\n");
+  const auto found = check(s);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-priority");
+  EXPECT_THAT(found[0].nodes, ElementsAre("a", "c"));
+  EXPECT_THAT(found[0].message, HasSubstr("2 nodes run OpenSM with priority 15 on subnet ib1: a, c; the election breaks "
+                                          "the tie by the lower port GUID"));
+  EXPECT_EQ(found[0].where.path, "nodes[2].subnetManager.priority");
+}
+
+TEST_F(CrossNode, SmsWithoutASubnetNameAreNotGroupedByTheirNodeLocalPorts) {
+  // Port names are each node's own: mlx5_0 port 1 on a and mlx5_1 port 1 on c may be one subnet
+  // or two. The old rule (different known ports: different subnets; joined transitively through
+  // b, whose port is not given) put a, b and c in one election; nothing in the spec says so.
+  const FabricSpec ports = load(
+      "  - match: a\n    subnetManager: {enabled: true, priority: 10, port: {rdmaDevice: mlx5_0}}\n"
+      "  - match: b\n    subnetManager: {enabled: true, priority: 10}\n"
+      "  - match: c\n    subnetManager: {enabled: true, priority: 10, port: {rdmaDevice: mlx5_1}}\n"
+      "  - match: d\n    subnetManager: {enabled: true, priority: 5, port: {rdmaDevice: mlx5_1}}\n");
+  auto found = check(ports);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-priority");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kNote);
+  EXPECT_THAT(found[0].nodes, ElementsAre("a", "b", "c"));
+  EXPECT_THAT(found[0].message, HasSubstr("3 nodes run OpenSM with priority 10: a, b, c, and a, b, c set no "
+                                          "subnetManager.subnet while the fleet's OpenSMs without one bind to "
+                                          "different ports (rdmaDevice mlx5_0 port 1, rdmaDevice mlx5_1 port 1)"));
+  EXPECT_THAT(found[0].message, HasSubstr("whether they share an election cannot be told"));
+  EXPECT_THAT(found[0].message, HasSubstr("IBA 14.4.1.2, OpenSM osm_sm_is_greater_than"));
+  EXPECT_THAT(found[0].message, HasSubstr("set subnetManager.subnet on a, b, c"));
+  EXPECT_EQ(found[0].where.path, "nodes[0].subnetManager.priority");
+
+  // Named subnets in the fleet: an SM without a name may serve any of them.
+  const FabricSpec named = load(
+      "  - match: a\n    subnetManager: {enabled: true, priority: 15}\n"
+      "  - match: b\n    subnetManager: {enabled: true, priority: 15, subnet: ib1}\n"
+      "  - match: c\n    subnetManager: {enabled: true, priority: 15, subnet: ib2}\n"
+      "  - match: d\n    subnetManager: {enabled: true, priority: 9, subnet: ib2}\n"
+      "  - match: e\n    subnetManager: {enabled: true, priority: 7}\n");
+  found = check(named);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-priority");
+  EXPECT_THAT(found[0].nodes, ElementsAre("a", "b", "c"));
+  EXPECT_THAT(found[0].message, HasSubstr("3 nodes run OpenSM with priority 15: a, b, c, and a sets no "
+                                          "subnetManager.subnet while the fleet names subnets ib1, ib2"));
+  EXPECT_THAT(found[0].message, HasSubstr("set subnetManager.subnet on a"));
+  EXPECT_EQ(found[0].where.path, "nodes[0].subnetManager.priority");
 }
 
 TEST_F(CrossNode, SmMissingTellsUnknownFromAbsent) {
@@ -591,6 +642,94 @@ TEST_F(CrossNode, SmMissingTellsUnknownFromAbsent) {
   states[0].devices.clear();
   states[0].subnet_manager = json{{"master", {{"lid", 1}, {"guid", "0x0002c9030045d2f1"}, {"priority", 15}}}};
   EXPECT_THAT(check(ib, states), IsEmpty());
+}
+
+TEST_F(CrossNode, SmMissingIsCheckedPerDeclaredSubnet) {
+  // An OpenSM on the storage subnet does not serve the compute subnet.
+  const FabricSpec s = load(
+      "  - match: sm-st\n    subnetManager: {enabled: true, priority: 15, subnet: storage}\n"
+      "    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+      "  - match: st-1\n    subnetManager: {subnet: storage}\n"
+      "    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+      "  - match: cn-1\n    subnetManager: {subnet: compute}\n"
+      "    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+      "  - match: cn-2\n    subnetManager: {subnet: compute}\n"
+      "    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n");
+  auto found = check(s);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-missing");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kWarning);
+  EXPECT_THAT(found[0].nodes, ElementsAre("cn-1", "cn-2"));
+  EXPECT_EQ(found[0].message,
+            "the spec sets InfiniBand ports on subnet compute (cn-1, cn-2) and no node runs OpenSM on it "
+            "(subnetManager.enabled with subnetManager.subnet: compute): the subnet needs one, unless a switch or UFM "
+            "runs the subnet manager");
+  EXPECT_EQ(found[0].where.path, "nodes[2].interfaces[0].linkType");
+
+  // The states: the storage ports ACTIVE (a master on storage), cn-1's port trained but never
+  // swept, cn-2 unknown. A master on storage says nothing about compute.
+  std::vector<HostState> states(4);  // literal_node_names order: sm-st, st-1, cn-1, cn-2
+  states[0].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  states[1].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  states[2].devices.push_back(ib_device("mlx5_0", "INIT", 0));
+  states[3].subnet_manager = kSminfoFailed;
+  found = check(s, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kError);
+  EXPECT_THAT(found[0].nodes, ElementsAre("cn-1"));
+  EXPECT_THAT(found[0].message,
+              HasSubstr("subnet compute has InfiniBand ports, no node runs OpenSM on it (subnetManager.enabled with "
+                        "subnetManager.subnet: compute), and the recorded states of cn-1 show InfiniBand ports on it "
+                        "with their link up but INIT and no SM LID"));
+
+  // A port of compute ACTIVE: some SM (a switch, UFM) configured that subnet.
+  states[3].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  EXPECT_THAT(check(s, states), IsEmpty());
+}
+
+TEST_F(CrossNode, SmMissingSaysWhichPortsNoDeclaredSubnetHolds) {
+  // Names are in use, and cn-1 sets none: its ports are on no named subnet, and every OpenSM of
+  // the fleet serves a named one.
+  const FabricSpec unnamed = load(
+      "  - match: sm-st\n    subnetManager: {enabled: true, priority: 15, subnet: storage}\n"
+      "    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+      "  - match: cn-1\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n");
+  auto found = check(unnamed);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-missing");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kWarning);
+  EXPECT_THAT(found[0].nodes, ElementsAre("cn-1"));
+  EXPECT_THAT(found[0].message,
+              HasSubstr("the spec sets InfiniBand ports on nodes that set no subnetManager.subnet (cn-1) and every "
+                        "OpenSM of the fleet serves a named subnet (storage)"));
+  EXPECT_THAT(found[0].message, HasSubstr("set subnetManager.subnet on cn-1"));
+  EXPECT_EQ(found[0].where.path, "nodes[1].interfaces[0].linkType");
+
+  // A node that names compute and binds its SM port to mlx5_0: the spec does not say which subnet
+  // its mlx5_1 is on.
+  const FabricSpec two = load(
+      "  - match: sm-cn\n    subnetManager: {enabled: true, priority: 15, subnet: compute, port: {rdmaDevice: mlx5_0}}\n"
+      "    interfaces:\n      - {rdmaDevice: mlx5_0, linkType: infiniband}\n"
+      "      - {rdmaDevice: mlx5_1, linkType: infiniband}\n");
+  found = check(two);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-missing");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kNote);
+  EXPECT_THAT(found[0].nodes, ElementsAre("sm-cn"));
+  EXPECT_THAT(found[0].message, HasSubstr("the spec does not say which subnet the InfiniBand ports of sm-cn other than "
+                                          "their subnetManager.port are on"));
+  EXPECT_EQ(found[0].where.path, "nodes[0].interfaces[1].linkType");
+  // Its recorded state: mlx5_1 trained and never swept. No SM configured it, whichever subnet it is on.
+  std::vector<HostState> states(1);
+  states[0].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  states[0].devices.push_back(ib_device("mlx5_1", "INIT", 0));
+  found = check(two, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kError);
+  EXPECT_THAT(found[0].message, HasSubstr("INIT and no SM LID"));
+  // mlx5_1 ACTIVE too: an SM configured it.
+  states[0].devices[1] = ib_device("mlx5_1", "ACTIVE", 1);
+  EXPECT_THAT(check(two, states), IsEmpty());
 }
 
 TEST_F(CrossNode, AFindingFromARecordedPortPointsAtTheInterfaceThatSelectsIt) {
