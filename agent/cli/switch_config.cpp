@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmactl switch-config: the switch-side QoS that agrees with the hosts (agent/fleet/switch_config.h).
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "agent/cli/common.h"
@@ -25,6 +29,7 @@ struct SwitchConfigOptions {
   bool tagged_uplinks = false;
   std::string cable_length;
   std::string uplink_cable_length;
+  std::string pg_profile_lookup;
   std::optional<int> watchdog_detect;
   std::optional<int> watchdog_restore;
   std::optional<std::string> watchdog_action;
@@ -49,6 +54,31 @@ int metres(const std::string& text) {
   if (digits.empty() || digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
   const int m = std::stoi(digits);
   return m == 0 ? -1 : m;
+}
+
+// The cable lengths a SKU's pg_profile_lookup.ini lists: its rows are "speed cable size xon xoff
+// threshold [xon_offset]", # starts a comment (sonic-swss cfgmgr/buffermgr.cpp
+// readPgProfileLookupFile).
+Result<std::vector<int>> pg_lookup_lengths(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorKind::kUsage, "--pg-profile-lookup " + path + ": cannot be read: " + std::strerror(errno));
+  std::set<int> lengths;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    std::istringstream fields(line);
+    std::string speed, cable;
+    if (!(fields >> speed) || speed[0] == '#') continue;
+    const int m = (fields >> cable) ? metres(cable) : -1;
+    if (m <= 0 || cable.back() != 'm') {
+      return make_error(ErrorKind::kUsage, "--pg-profile-lookup " + path + ":" + std::to_string(line_no) +
+                                               ": not a pg_profile_lookup.ini row (speed cable size xon xoff threshold, "
+                                               "the cable as 5m): " + line);
+    }
+    lengths.insert(m);
+  }
+  if (lengths.empty()) return make_error(ErrorKind::kUsage, "--pg-profile-lookup " + path + ": no rows");
+  return std::vector<int>(lengths.begin(), lengths.end());
 }
 
 int run_switch_config(const SwitchConfigOptions& opts) {
@@ -80,6 +110,11 @@ int run_switch_config(const SwitchConfigOptions& opts) {
   options.tagged_uplinks = opts.tagged_uplinks;
   options.cable_m = cable;
   options.uplink_cable_m = uplink_cable;
+  if (!opts.pg_profile_lookup.empty()) {
+    auto lengths = pg_lookup_lengths(opts.pg_profile_lookup);
+    if (!lengths) return report_error(lengths.error());
+    options.pg_lookup_lengths = *lengths;
+  }
   options.watchdog.mode = opts.watchdog      ? PfcWatchdog::Mode::kOn
                           : opts.no_watchdog ? PfcWatchdog::Mode::kOff
                                              : PfcWatchdog::Mode::kLeave;
@@ -133,6 +168,11 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
   sub->add_option("--uplink-cable-length", opts->uplink_cable_length,
                   "The uplinks' cable length (100-300m across a spine), default --cable-length")
       ->type_name("METRES");
+  sub->add_option("--pg-profile-lookup", opts->pg_profile_lookup,
+                  "sonic, traditional buffer model: the switch SKU's pg_profile_lookup.ini (from\n"
+                  "/usr/share/sonic/device/<platform>/<hwsku>/), to check that it lists the cable\n"
+                  "lengths: buffermgrd makes no lossless PG for a length it does not list")
+      ->type_name("FILE");
   sub->add_option("--ecn-min", opts->ecn_min, "ECN marking starts at this queue depth, bytes (default 150000)")
       ->type_name("BYTES");
   sub->add_option("--ecn-max", opts->ecn_max, "ECN marks with --ecn-probability at this depth, bytes (default 1500000)")

@@ -221,6 +221,15 @@ Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, 
     return make_error(ErrorKind::kUsage, "--cable-length and --uplink-cable-length are metres, 1 to 120000 (SONiC's longest "
                                          "cable in its templates, 120000m)");
   }
+  // NVUE reference, `nv set qos pfc <profile-id> cable-length`: "a value between 1 and 100000".
+  if (o.vendor == "nvue" && (o.cable_m > 100000 || o.uplink_cable_m > 100000)) {
+    return make_error(ErrorKind::kUsage, "--cable-length and --uplink-cable-length: NVUE's PFC cable-length is 1 to "
+                                         "100000 metres");
+  }
+  if (!o.pg_lookup_lengths.empty() && (o.vendor != "sonic" || o.buffer_model != "traditional")) {
+    return make_error(ErrorKind::kUsage, "--pg-profile-lookup is SONiC's traditional buffer model's (the dynamic model "
+                                         "computes the headroom from any length)");
+  }
   if (o.uplink_cable_m != 0 && o.uplinks.empty()) {
     return make_error(ErrorKind::kUsage, "--uplink-cable-length is the uplinks' cable: give --uplinks too");
   }

@@ -87,6 +87,9 @@ struct SwitchOptions {
   // flight on the cable when the pause is sent). 0: not given.
   int cable_m = 0;
   int uplink_cable_m = 0;
+  // sonic, traditional buffer model: the cable lengths (metres) the switch's SKU lists in its
+  // pg_profile_lookup.ini (--pg-profile-lookup); empty: not given, the lengths are not checked.
+  std::vector<int> pg_lookup_lengths;
   long ecn_min_bytes = 150000;       // `nv set qos roce`'s default-global congestion-control
   long ecn_max_bytes = 1500000;
   int ecn_probability = 100;         // percent

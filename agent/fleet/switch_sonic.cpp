@@ -7,7 +7,9 @@
 // SONiC 202205 and later: pfcwd_sw_enable (sonic-swss #2171) and buffermgrd's lossless PGs from
 // pfc_enable (the same change) are that release's.
 #include <algorithm>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,24 +57,14 @@ namespace {
 
 // What the fragment cannot hold, given SONiC's templates and daemons (kInvalidSpec).
 Result<void> check_sonic(const SwitchQos& qos, const SwitchOptions& o, const SonicAsic& asic) {
-  // Egress: buffers_config.j2 (and the SKUs' generate_queue_buffers macros) give queues 3-4
-  // egress_lossless_profile and the others egress_lossy_profile, in range keys (BUFFER_QUEUE
-  // |port|5-6). A lossless priority outside 3 and 4 needs its queue's range split, which one
-  // CONFIG_DB fragment cannot do: a JSON null deletes a key, but orchagent takes a batch in key
-  // order (Consumer's multimap), so "port|5" is set before "port|5-6" is deleted, and the delete
-  // resets queues 5 and 6 to no profile (bufferorch processQueue). Ingress is fine since 202205
-  // (buffermgrd makes a lossless PG for each pfc_enable priority), egress is not.
-  for (const int p : qos.lossless) {
-    if (p != 3 && p != 4) {
-      return make_error(ErrorKind::kInvalidSpec,
-                        "lossless priority " + std::to_string(p) +
-                            ": SONiC's buffer templates (buffers_config.j2, the SKU's buffers_defaults) give the "
-                            "lossless egress profile to queues 3 and 4 only, in range keys such as "
-                            "BUFFER_QUEUE|<port>|5-6 that a CONFIG_DB fragment cannot split safely (orchagent applies "
-                            "a batch in key order, so the range's delete would undo the new queue's profile); use "
-                            "priority 3 or 4 (the roce-lossless profile is 3), or change the SKU's buffer template "
-                            "and `config reload`");
-    }
+  // PG 0 is the lossy traffic's: buffers_config.j2 gives BUFFER_PG|port|0 the ingress lossy
+  // profile, and the fragment's TC_TO_PRIORITY_GROUP_MAP sends every lossy class there.
+  if (contains(qos.lossless, 0)) {
+    return make_error(ErrorKind::kInvalidSpec,
+                      "lossless priority 0: on SONiC priority group 0 holds the lossy traffic (buffers_config.j2: "
+                      "BUFFER_PG|<port>|0 is ingress_lossy_profile, and every lossy class maps to it), so PFC on it "
+                      "would pause all other traffic with RoCE; give RoCE another priority (the roce-lossless "
+                      "profile's is 3)");
   }
   if (qos.trust == "pcp") {
     return make_error(ErrorKind::kInvalidSpec,
@@ -93,20 +85,19 @@ Result<void> check_sonic(const SwitchQos& qos, const SwitchOptions& o, const Son
                         "the SKU's default (5m on many, 0m on some: no lossless headroom at all); give the host ports' "
                         "length in metres (5m for a rack's DACs), and --uplink-cable-length for the uplinks");
     }
-    if (o.buffer_model == "traditional") {
+    if (o.buffer_model == "traditional" && !o.pg_lookup_lengths.empty()) {
       // buffermgr.cpp doSpeedUpdateTask: the profile comes from pg_profile_lookup.ini by (speed,
       // cable); a length the file lacks is "No PG profile configured ..." and no lossless PG.
       for (const int m : {o.cable_m, o.uplink_cable_m}) {
-        if (m != 0 && m != 5 && m != 40 && m != 300) {
-          const int up = m < 5 ? 5 : m < 40 ? 40 : 300;
+        if (m != 0 && !contains(o.pg_lookup_lengths, m)) {
+          std::string listed;
+          for (const int l : o.pg_lookup_lengths) listed += (listed.empty() ? "" : ", ") + std::to_string(l) + "m";
           return make_error(ErrorKind::kUsage,
-                            "cable length " + std::to_string(m) +
-                                "m: SONiC's traditional buffer model takes the PG headroom from the SKU's "
-                                "pg_profile_lookup.ini, which lists 5m, 40m and 300m on every platform; a length it "
-                                "does not list leaves the port with no lossless PG (buffermgrd: \"No PG profile "
-                                "configured\"). Give " + std::to_string(up) +
-                                "m (the next one up: more headroom, never less)" +
-                                (m > 300 ? std::string(" if the SKU's file lists no longer one") : std::string()) +
+                            "cable length " + std::to_string(m) + "m is not in --pg-profile-lookup (" + listed +
+                                "): SONiC's traditional buffer model takes the PG headroom from that file by speed and "
+                                "length, and a length it does not list leaves the port with no lossless PG at all "
+                                "(buffermgrd: \"No PG profile configured\"); give the next listed length up (more "
+                                "headroom, never less)" +
                                 (asic.dynamic_buffers ? ", or --buffer-model dynamic, which computes it" : ""));
         }
       }
@@ -135,12 +126,9 @@ void sonic_maps(json& db, const SwitchQos& qos, const SonicAsic& asic) {
   // Only where qos_config.j2 binds one: elsewhere the SAI refuses the map (orchagent fails to
   // create it) and qosorch retries the whole PORT_QOS_MAP row for ever over the unresolved
   // reference (qosorch.cpp handlePortQosMapTable: task_need_retry), so the port gets no DSCP map
-  // and no PFC. Like AZURE's, it lists the lossless priorities.
-  if (asic.pfc_to_pg) {
-    json pfc_pg = json::object();
-    for (const int p : qos.lossless) pfc_pg[std::to_string(p)] = std::to_string(p);
-    if (!pfc_pg.empty()) db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"][kMap] = pfc_pg;
-  }
+  // and no PFC. Every priority to its own group, all eight fields: `config load` merges fields,
+  // so a shorter map would keep an earlier run's rows.
+  if (asic.pfc_to_pg && !qos.lossy()) db["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"][kMap] = identity;
 }
 
 // The ECN profiles and the schedulers the queues refer to.
@@ -157,6 +145,72 @@ void sonic_profiles(json& db, const SwitchOptions& o, const Classes& c) {
   if (c.strict) db["SCHEDULER"]["RDMACTL_STRICT"] = {{"type", "STRICT"}};
   for (const auto& [tc, weight] : c.weight) {
     db["SCHEDULER"]["RDMACTL_DWRR_" + std::to_string(weight)] = {{"type", "DWRR"}, {"weight", std::to_string(weight)}};
+  }
+}
+
+// "3", "3-4": a CONFIG_DB buffer key's id range, as orch.cpp generateIdListFromMap writes it.
+std::string id_range(int first, int last) {
+  return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
+}
+
+// The runs of consecutive ids in `ids` (sorted), as generateIdListFromMap groups them: {3,4,6} ->
+// (3,4), (6,6).
+std::vector<std::pair<int, int>> id_runs(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::vector<std::pair<int, int>> out;
+  for (const int id : ids) {
+    if (!out.empty() && out.back().second + 1 == id) {
+      out.back().second = id;
+    } else {
+      out.emplace_back(id, id);
+    }
+  }
+  return out;
+}
+
+// A port's buffer keys. Ingress: each lossless priority needs a lossless PG. In the traditional
+// model buffermgrd makes them from pfc_enable and CABLE_LENGTH (buffermgr.cpp doSpeedUpdateTask:
+// BUFFER_PG|port|<generateIdListFromMap(pfc_enable)>, profile pg_lossless_<speed>_<cable>_profile,
+// which needs the port's speed, so the fragment leaves them to it); in the dynamic model the
+// fragment writes them with profile NULL, which buffermgrdyn sizes (Configuration.md, BUFFER_PG).
+// Egress: buffers_config.j2 and the SKUs' macros give queues 3-4 egress_lossless_profile and the
+// others egress_lossy_profile, in range keys (|0-2, |3-4, |5-6 and, on some SKUs, |5-7); the
+// fragment writes the whole partition of queues 0-7 in runs of one profile, the lossless queues
+// being the lossless priorities' (the templates' 3-4 when those are a subset of them).
+// Every other id range of the port, 1-7 for PGs (0 is the lossy PG) and 0-7 for queues, is
+// deleted (null): buffermgrd deletes no key when pfc_enable changes (its boot-time |3-4 would
+// overlap a new |3 and keep PG 3 on the old cable's profile), and an earlier run's or the SKU's
+// ranges would overlap the new ones. `config save` then `config reload` rebuild the switch from
+// the result (README, "Applying it safely").
+void sonic_buffers(json& db, const SwitchQos& qos, const SwitchOptions& o, const std::string& port) {
+  std::set<std::string> pgs;
+  for (const auto& [first, last] : id_runs(qos.lossless)) {
+    pgs.insert(id_range(first, last));
+    if (o.buffer_model == "dynamic") db["BUFFER_PG"][port + "|" + id_range(first, last)] = {{"profile", "NULL"}};
+  }
+  for (int first = 1; first <= 7; ++first) {
+    for (int last = first; last <= 7; ++last) {
+      if (!pgs.count(id_range(first, last))) db["BUFFER_PG"][port + "|" + id_range(first, last)] = nullptr;
+    }
+  }
+  std::vector<int> lossless_queues = qos.lossless;
+  const bool template_queues =
+      std::all_of(qos.lossless.begin(), qos.lossless.end(), [](int p) { return p == 3 || p == 4; });
+  if (template_queues) lossless_queues = {3, 4};
+  std::set<std::string> queues;
+  int first = 0;
+  for (int q = 1; q <= 8; ++q) {
+    if (q == 8 || contains(lossless_queues, q) != contains(lossless_queues, first)) {
+      queues.insert(id_range(first, q - 1));
+      db["BUFFER_QUEUE"][port + "|" + id_range(first, q - 1)] = {
+          {"profile", contains(lossless_queues, first) ? "egress_lossless_profile" : "egress_lossy_profile"}};
+      first = q;
+    }
+  }
+  for (int a = 0; a <= 7; ++a) {
+    for (int b = a; b <= 7; ++b) {
+      if (!queues.count(id_range(a, b))) db["BUFFER_QUEUE"][port + "|" + id_range(a, b)] = nullptr;
+    }
   }
 }
 
@@ -188,16 +242,7 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
     } else if (o.watchdog.mode == PfcWatchdog::Mode::kOff) {
       db["PFC_WD"][port] = nullptr;  // sonic-cfggen --write-to-db (mod_entry): null deletes the row
     }
-    // The traditional model's lossless PGs are buffermgrd's: at boot it made BUFFER_PG|port|3-4
-    // from the templates' pfc_enable "3,4", and when pfc_enable changes it sets the new keys
-    // (|3) without deleting the old one (buffermgr.cpp doSpeedUpdateTask), which would then
-    // overlap the new key and keep PG 3 on the old cable length's profile. The fragment deletes
-    // it; `config save` and `config reload` then let buffermgrd make the PGs afresh.
-    std::vector<int> lossless_sorted = qos.lossless;
-    std::sort(lossless_sorted.begin(), lossless_sorted.end());
-    if (o.buffer_model == "traditional" && lossless_sorted != std::vector<int>{3, 4}) {
-      db["BUFFER_PG"][port + "|3-4"] = nullptr;
-    }
+    sonic_buffers(db, qos, o, port);
     db["PORT"][port]["mtu"] = std::to_string(mtu);
   }
   // buffers_config.j2 writes CABLE_LENGTH|AZURE, one field per port; buffermgrd (and the dynamic
@@ -219,9 +264,8 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
 // --write-to-db` (and `config load`) sets the fields it is given and keeps the others, so every
 // field rdmactl owns is written with its whole value: pfc_enable lists exactly the lossless
 // priorities ("" for lossy RoCE), every queue 0-7 gets a scheduler and a WRED profile (ECN or
-// none), all 64 DSCPs a row. Buffers stay the platform's: the lossless PGs are buffermgrd's (from
-// pfc_enable and CABLE_LENGTH, or the dynamic model's BUFFER_PG|port|3-4 NULL), the queues'
-// profiles the template's; only the traditional model's stale BUFFER_PG|port|3-4 is deleted.
+// none), all 64 DSCPs a row; the buffer keys of each port are written whole as well, every other
+// id range deleted (sonic_buffers). The profiles stay the platform's.
 Result<std::string> sonic(const SwitchQos& qos, const SwitchOptions& o, int mtu) {
   const SonicAsic* asic = sonic_asic(o.platform);
   if (asic == nullptr) return make_error(ErrorKind::kUsage, "--platform: unknown SONiC asic_type " + o.platform);

@@ -207,6 +207,8 @@ def main():
     ap.add_argument("--cable", action="append", default=[], metavar="PORT=LEN",
                     help="the cable length rdmactl was given for PORT (check c)")
     ap.add_argument("--watchdog", choices=["default", "on", "off"], help="what rdmactl was told (check d)")
+    ap.add_argument("--previous", help="an earlier rdmactl fragment the switch was loaded with, saved and reloaded "
+                    "before this one (its buffermgrd PGs made from its pfc_enable)")
     ap.add_argument("--dump", help="write the merged CONFIG_DB here")
     ap.add_argument("fragment")
     args = ap.parse_args()
@@ -245,9 +247,15 @@ def main():
     # never deletes one when pfc_enable changes: a key the fragment does not delete stays.
     lookup = pg_profile_lookup(os.path.join(sku, "pg_profile_lookup.ini"))
     booted = {}
+    booted_from = template
+    if args.previous:
+        # An earlier run, loaded, saved and reloaded: the switch booted from the template merged
+        # with it, and buffermgrd made its PGs from that pfc_enable.
+        mod_config(db, deep_update({}, json.load(open(args.previous))))
+        booted_from = db
     if args.buffer_model == "traditional":
-        tmpl_cables = template.get("CABLE_LENGTH", {}).get("AZURE", {})
-        for port, row in template.get("PORT_QOS_MAP", {}).items():
+        tmpl_cables = booted_from.get("CABLE_LENGTH", {}).get("AZURE", {})
+        for port, row in copy.deepcopy(booted_from.get("PORT_QOS_MAP", {})).items():
             speed = db.get("PORT", {}).get(port, {}).get("speed")
             cable = tmpl_cables.get(port)
             lossless = priorities(row.get("pfc_enable", "")) if isinstance(row, dict) else []
@@ -333,8 +341,9 @@ def main():
                 # the new ones (found below).
                 for key in booted:
                     if key.startswith(port + "|") and key in buffer_pg and key.split("|", 1)[1] not in made:
-                        notes.append(f"BUFFER_PG|{key} (buffermgrd's at boot, from the template's pfc_enable "
-                                     f"{tmpl_rows[port]['pfc_enable']!r}) is still there after the load")
+                        notes.append(f"BUFFER_PG|{key} (buffermgrd's at boot, from the "
+                                     f"{'earlier run' if args.previous else 'template'}'s pfc_enable) is still there "
+                                     f"after the load")
         keys = port_keys(buffer_pg, port)
         for p in lossless:
             if args.buffer_model == "dynamic":

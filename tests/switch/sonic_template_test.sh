@@ -31,6 +31,8 @@ n=0
 # pass SKU ASIC MODEL TYPE SPEC UPLINK_LEN WATCHDOG [RDMACTL ARGS...]: rdmactl's output must pass.
 pass() {
   local sku=$1 asic=$2 model=$3 type=$4 spec=$5 up=$6 wd=$7; shift 7
+  local previous=()
+  if [ "${1:-}" = --previous ]; then previous=(--previous "$2"); shift 2; fi
   n=$((n + 1))
   local out=$work/pass.$n.json wdarg=()
   case $wd in on) wdarg=(--pfc-watchdog) ;; off) wdarg=(--no-pfc-watchdog) ;; esac
@@ -46,7 +48,7 @@ pass() {
   for p in ${ports//,/ }; do cables+=(--cable "$p=5m"); done
   for p in ${uplinks//,/ }; do cables+=(--cable "$p=$up"); done
   python3 "$check" --templates "$templates" --sku "$sku" --asic-type "$asic" --buffer-model "$model" --type "$type" \
-    --watchdog "$wd" "${cables[@]}" --dump "$work/pass.$n.merged.json" "$out" ||
+    --watchdog "$wd" "${cables[@]}" "${previous[@]}" --dump "$work/pass.$n.merged.json" "$out" ||
     fail "rdmactl ${args[*]}: the output does not hold against $sku's templates ($out)"
 }
 
@@ -66,9 +68,28 @@ for wd in on off; do
   pass $mlnx mellanox dynamic LeafRouter "$example" 300m $wd
 done
 pass $mlnx mellanox dynamic LeafRouter "$example" 300m on --pfc-watchdog-action notify --pfc-watchdog-detect 400
-# tests/switch/specs: lossy.yaml applies (no PFC); pcp.yaml and lossless-priority-5.yaml are refused (c).
+# tests/switch/specs: lossy.yaml applies (no PFC), and so do lossless priorities outside the
+# templates' 3-4 (the queues' partition rewritten) and two of them; pcp.yaml is refused (c).
 for model in traditional dynamic; do pass $mlnx mellanox $model ToRRouter "$lossy" 300m default; done
 pass $bcm broadcom traditional LeafRouter "$lossy" 40m off
+for spec in lossless-priority-5.yaml lossless-3-4.yaml lossless-3-5.yaml; do
+  pass $bcm broadcom traditional ToRRouter "$here/specs/$spec" 300m default
+  pass $mlnx mellanox traditional LeafRouter "$here/specs/$spec" 40m default
+  pass $mlnx mellanox dynamic ToRRouter "$here/specs/$spec" 300m default
+done
+# A second run over the first, loaded, saved and reloaded: the first run's PG and queue keys
+# (buffermgrd's from its pfc_enable, its queue partition) must not outlive or overlap the second's.
+for first in lossless-priority-5.yaml lossless-3-4.yaml lossless-3-5.yaml; do
+  for second in "$example" "$here/specs/lossless-priority-5.yaml"; do
+    for model in traditional dynamic; do
+      [ "$model" = dynamic ] && { sku=$mlnx; asic=mellanox; } || { sku=$bcm; asic=broadcom; }
+      "$rdmactl" switch-config -f "$here/specs/$first" --vendor sonic --platform $asic --buffer-model $model \
+        --ports "$ports" --uplinks "$uplinks" --cable-length 5m --uplink-cable-length 300m > "$work/first.json" ||
+        fail "rdmactl (first run, $first): exit $?"
+      pass $sku $asic $model ToRRouter "$second" 300m default --previous "$work/first.json"
+    done
+  done
+done
 # A length pg_profile_lookup.ini lacks is refused in the traditional model (c) but is the dynamic model's own to size.
 pass $mlnx mellanox dynamic ToRRouter "$example" 150m default
 
@@ -119,7 +140,13 @@ reject pfc-enable-5-mellanox "$work/mlnx.json" $mlnx mellanox dynamic \
   "pfc_enable priority 5 has no lossless BUFFER_PG key (dynamic model: none cover it)" \
   '{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "5", "pfcwd_sw_enable": "5"}}}'
 reject dynamic-pg-deleted "$work/mlnx.json" $mlnx mellanox dynamic \
-  "pfc_enable priority 3 has no lossless BUFFER_PG key" '{"BUFFER_PG": {"Ethernet0|3-4": null}}'
+  "pfc_enable priority 3 has no lossless BUFFER_PG key" '{"BUFFER_PG": {"Ethernet0|3": null}}'
+reject stale-boot-pg "$work/bcm.json" $bcm broadcom traditional \
+  "BUFFER_PG|Ethernet0|3-4 (buffermgrd's at boot, from the template's pfc_enable) is still there" \
+  '{"BUFFER_PG": {"Ethernet0|3-4": {"profile": "pg_lossless_100000_5m_profile"}}}'
+reject queue-5-lossy "$work/bcm.json" $bcm broadcom traditional \
+  "pfc_enable priority 5 (queue 5): no BUFFER_QUEUE key of Ethernet0 gives queue 5 a lossless egress profile" \
+  '{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "5", "pfcwd_sw_enable": "5"}}}'
 reject pg-0-lossless "$work/bcm.json" $bcm broadcom traditional \
   "BUFFER_PG: Ethernet0|0 and Ethernet0|0 (buffermgrd's, from pfc_enable) overlap" \
   '{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "0,3", "pfcwd_sw_enable": "0,3"}}}'
@@ -153,17 +180,17 @@ expect_exit() {
 [ -e "$templates/$bcm/buffers_dynamic.json.j2" ] && fail "$bcm has a buffers_dynamic.json.j2: rdmactl's refusal below is wrong"
 [ -e "$templates/$mlnx/buffers_dynamic.json.j2" ] || fail "$mlnx lacks buffers_dynamic.json.j2"
 expect_exit 64 "no dynamic buffer model on broadcom" -f "$example" --platform broadcom --buffer-model dynamic --cable-length 5m
-# Queue 5 has a lossy egress profile in both SKUs' templates (pfc-enable-5 above is rejected for it).
-for asic in broadcom mellanox; do
-  expect_exit 65 "pfc: [5] on $asic: queue 5 is lossy in the templates" -f "$here/specs/lossless-priority-5.yaml" --platform $asic --cable-length 5m
-done
-expect_exit 65 "pfc: [5], dynamic model" -f "$here/specs/lossless-priority-5.yaml" --platform mellanox --buffer-model dynamic --cable-length 5m
-# 7m is in neither SKU's pg_profile_lookup.ini (cable-not-in-ini above is rejected for it).
+# PG 0 is the templates' lossy PG (BUFFER_PG|port|0 ingress_lossy_profile): PFC on it is refused.
+expect_exit 65 "pfc: [0]: PG 0 is the lossy traffic's" -f "$here/specs/lossless-priority-0.yaml" --platform broadcom --cable-length 5m
+# A length the SKU's pg_profile_lookup.ini lacks: refused when the file is given (7m is in neither
+# SKU's; cable-not-in-ini above is rejected for it), taken when it is listed.
 for sku in $bcm $mlnx; do
-  grep -Eq '^[[:space:]]*100000[[:space:]]+7m[[:space:]]' "$templates/$sku/pg_profile_lookup.ini" && fail "$sku's ini lists 7m: the refusal below is wrong"
+  grep -Eq '^[[:space:]]*[0-9]+[[:space:]]+7m[[:space:]]' "$templates/$sku/pg_profile_lookup.ini" && fail "$sku's ini lists 7m: the refusal below is wrong"
+  expect_exit 64 "7m is not in $sku's pg_profile_lookup.ini" -f "$example" --platform broadcom --cable-length 7m \
+    --pg-profile-lookup "$templates/$sku/pg_profile_lookup.ini"
+  expect_exit 0 "5m and 300m are in $sku's pg_profile_lookup.ini" -f "$example" --platform broadcom --cable-length 5m \
+    --uplink-cable-length 300m --pg-profile-lookup "$templates/$sku/pg_profile_lookup.ini"
 done
-expect_exit 64 "7m is not in pg_profile_lookup.ini (traditional)" -f "$example" --platform broadcom --cable-length 7m
-expect_exit 64 "7m is not in pg_profile_lookup.ini (traditional)" -f "$example" --platform mellanox --cable-length 7m
 # The templates bind dscp_to_tc_map on every port and no dot1p_to_tc_map (unknown-field above is rejected for it).
 expect_exit 65 "trust pcp beside the templates' dscp_to_tc_map" -f "$here/specs/pcp.yaml" --platform mellanox --cable-length 5m --tagged-uplinks
 

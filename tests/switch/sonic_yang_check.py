@@ -40,7 +40,9 @@ sonic-port.yang makes PORT lanes and speed mandatory. For every port the fragmen
 a leaf whose type is a leafref to PORT_LIST/name, or a PORT row of its own), the PORT row gets a stub
 lanes, speed and description ("test scaffolding ...") where the fragment has none; the fragment's
 own PORT fields (mtu) are kept. Nothing else is added (no `when` of these tables needs
-DEVICE_METADATA on a non-VOQ switch).
+DEVICE_METADATA on a non-VOQ switch). Likewise a buffer profile a BUFFER_QUEUE or BUFFER_PG row names
+and the fragment does not define (the platform's egress_lossless_profile, egress_lossy_profile) gets a
+stub BUFFER_PROFILE row on a stub egress BUFFER_POOL.
 """
 import argparse
 import json
@@ -554,6 +556,27 @@ def convert(schema, config, scaffolding):
                 notes.append(f"scaffolding: PORT {name}: stub {', '.join(added)} (not in the checked file)")
         if port_rows:
             tables["PORT"] = port_rows
+    if scaffolding and "BUFFER_PROFILE" in schema.tables:
+        # The buffer profiles a fragment's BUFFER_QUEUE or BUFFER_PG rows name are the platform's
+        # (buffers_config.j2 and the SKU's buffers_defaults define egress_lossless_profile and
+        # egress_lossy_profile; sonic_template_test.sh checks them against real SKUs): a stub
+        # profile, on a stub egress pool, for each name the fragment does not define ("NULL" is the
+        # dynamic model's, not a name).
+        profiles = dict(tables.get("BUFFER_PROFILE") or {})
+        pools = dict(tables.get("BUFFER_POOL") or {})
+        for table in ("BUFFER_QUEUE", "BUFFER_PG"):
+            for key, row in (tables.get(table) or {}).items():
+                name = row.get("profile") if isinstance(row, dict) else None
+                if not name or name == "NULL" or name in profiles:
+                    continue
+                pool = "scaffold_egress_lossless_pool" if "lossless" in name else "scaffold_egress_lossy_pool"
+                pools.setdefault(pool, {"type": "egress", "mode": "dynamic", "size": "33004032"})
+                profiles[name] = {"pool": pool, "size": "1518", "dynamic_th": "3"}
+                notes.append(f"scaffolding: BUFFER_PROFILE {name}: stub on {pool} (the platform's, not in the checked file)")
+        if profiles:
+            tables["BUFFER_PROFILE"] = profiles
+        if pools:
+            tables["BUFFER_POOL"] = pools
     for table, rows in tables.items():
         module, body = conv.table(table, rows)
         top = f"{module.name}:{module.name}"
@@ -587,7 +610,7 @@ def main(argv):
     ap.add_argument("config", help="CONFIG_DB JSON (as sonic-cfggen -j takes)")
     ap.add_argument("--models", default=DEFAULT_MODELS, help="directory of the YANG models")
     ap.add_argument("--workdir", help="where the converted data goes (default: a new temporary directory)")
-    ap.add_argument("--no-scaffolding", action="store_true", help="add no stub PORT fields")
+    ap.add_argument("--no-scaffolding", action="store_true", help="add no stub PORT fields or buffer profiles")
     args = ap.parse_args(argv)
     if shutil.which("yanglint") is None:
         print("sonic_yang_check: ERROR: yanglint not found (Debian: apt-get install libyang2-tools)", file=sys.stderr)

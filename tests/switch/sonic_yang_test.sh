@@ -50,7 +50,8 @@ run_rdmactl rdmactl-uplinks --ports Ethernet0,Ethernet4 --uplinks Ethernet48,Eth
 # Every other form of the output: each must load into the models (their values are the unit tests').
 for args in "lossless-3-4.yaml --platform broadcom --pfc-watchdog --pfc-watchdog-detect 400 --pfc-watchdog-action notify" \
   "lossless-3-4.yaml --platform mellanox --buffer-model dynamic --uplink-cable-length 100m --no-pfc-watchdog" \
-  "lossy.yaml --platform broadcom --lossless-bandwidth 70"; do
+  "lossy.yaml --platform broadcom --lossless-bandwidth 70" \
+  "lossless-priority-5.yaml --platform broadcom" "lossless-3-5.yaml --platform mellanox --buffer-model dynamic"; do
   set -- $args
   name=variant-${1%.yaml}-$3
   variant=$here/specs/$1; shift
@@ -61,9 +62,9 @@ for args in "lossless-3-4.yaml --platform broadcom --pfc-watchdog --pfc-watchdog
   python3 "$check" --workdir "$work/$name" "$work/$name.json" || fail "rdmactl's output for $variant ($*) is not valid by SONiC's YANG models: $work/$name.json"
 done
 
-# What SONiC's templates cannot hold is refused (65), not printed: a lossless priority outside the
-# templates' lossless queues 3-4, and PCP trust beside the stock DSCP map.
-for refused in lossless-priority-5.yaml pcp.yaml; do
+# What SONiC's templates cannot hold is refused (65), not printed: PFC on priority group 0 (the
+# lossy traffic's), and PCP trust beside the stock DSCP map.
+for refused in lossless-priority-0.yaml pcp.yaml; do
   "$rdmactl" switch-config -f "$here/specs/$refused" --vendor sonic --platform broadcom --cable-length 5m --ports Ethernet0 \
     > "$work/refused.json" 2> "$work/refused.err"
   rc=$?

@@ -542,16 +542,34 @@ TEST_F(SwitchConfig, SonicWritesEveryFieldItOwnsWhole) {
   EXPECT_EQ(out["SCHEDULER"]["RDMACTL_STRICT"]["type"], "STRICT");
   EXPECT_EQ(out["WRED_PROFILE"]["RDMACTL_ECN"]["ecn"], "ecn_all");
   EXPECT_EQ(out["WRED_PROFILE"]["RDMACTL_ECN"]["green_min_threshold"], "150000");
-  EXPECT_EQ(out["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMACTL"], (nlohmann::json{{"3", "3"}}))
-      << "as AZURE's: the lossless priorities";
+  EXPECT_EQ(out["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMACTL"].size(), 8u) << "whole: config load merges fields";
+  EXPECT_EQ(out["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["3"], "3");
   EXPECT_EQ(out["TC_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["3"], "3");
   EXPECT_EQ(out["TC_TO_PRIORITY_GROUP_MAP"]["RDMACTL"]["6"], "0");
   EXPECT_EQ(out["PORT"]["Ethernet4"]["mtu"], "9216");
   EXPECT_EQ(out["CABLE_LENGTH"]["AZURE"], (nlohmann::json{{"Ethernet0", "5m"}, {"Ethernet4", "5m"}}));
-  // The lossless PGs are buffermgrd's, from pfc_enable; the one it made at boot from the
-  // templates' "3,4" is deleted, or it would overlap the new |3 (buffermgr.cpp deletes none).
-  EXPECT_EQ(out["BUFFER_PG"], (nlohmann::json{{"Ethernet0|3-4", nullptr}, {"Ethernet4|3-4", nullptr}}));
-  EXPECT_FALSE(out.contains("BUFFER_QUEUE")) << "the queues' buffers are the platform template's";
+  // The lossless PGs are buffermgrd's, from pfc_enable (traditional model): every other id range
+  // of 1-7 is deleted, among them the |3-4 it made at boot from the templates' "3,4", which would
+  // overlap the new |3 (buffermgr.cpp deletes none).
+  int deleted = 0;
+  for (const auto& [key, value] : out["BUFFER_PG"].items()) {
+    EXPECT_TRUE(value.is_null()) << key;
+    deleted += value.is_null();
+  }
+  EXPECT_EQ(deleted, 2 * 27) << "28 id ranges in 1-7, less buffermgrd's |3, per port";
+  EXPECT_TRUE(out["BUFFER_PG"]["Ethernet0|3-4"].is_null());
+  EXPECT_FALSE(out["BUFFER_PG"].contains("Ethernet0|3")) << "buffermgrd's own";
+  EXPECT_FALSE(out["BUFFER_PG"].contains("Ethernet0|0")) << "the templates' lossy PG";
+  // The queues' whole partition: the templates' lossless 3-4 (pfc [3] is a subset), the rest lossy.
+  nlohmann::json partition = nlohmann::json::object();
+  for (const auto& [key, value] : out["BUFFER_QUEUE"].items()) {
+    if (!value.is_null() && key.rfind("Ethernet0|", 0) == 0) partition[key] = value["profile"];
+  }
+  EXPECT_EQ(partition, (nlohmann::json{{"Ethernet0|0-2", "egress_lossy_profile"},
+                                       {"Ethernet0|3-4", "egress_lossless_profile"},
+                                       {"Ethernet0|5-7", "egress_lossy_profile"}}));
+  EXPECT_TRUE(out["BUFFER_QUEUE"]["Ethernet0|5-6"].is_null()) << "the default template's key, replaced by 5-7";
+  EXPECT_EQ(out["BUFFER_QUEUE"].size(), 2u * 36) << "every id range of 0-7: written or deleted";
   EXPECT_FALSE(out.contains("PFC_WD")) << "the watchdog is left alone unless asked";
 }
 
@@ -602,36 +620,56 @@ TEST_F(SwitchConfig, SonicHeadroomNeedsTheCableAndTheTemplatesQueues) {
   o.uplink_cable_m = 300;
   const auto out = nlohmann::json::parse(must(spec, o));
   EXPECT_EQ(out["CABLE_LENGTH"]["AZURE"], (nlohmann::json{{"Ethernet0", "5m"}, {"Ethernet48", "300m"}}));
-  // Traditional: the SKU's pg_profile_lookup.ini has 5m, 40m and 300m everywhere; another length
-  // would leave the port with no lossless PG at all. Dynamic computes any length.
+  // Traditional: buffermgrd looks the headroom up in the SKU's pg_profile_lookup.ini by speed and
+  // length; given the file, a length it does not list is refused (no lossless PG at all), any
+  // other is taken. Dynamic computes any length.
   o.uplink_cable_m = 100;
+  EXPECT_EQ(nlohmann::json::parse(must(spec, o))["CABLE_LENGTH"]["AZURE"]["Ethernet48"], "100m");
+  o.pg_lookup_lengths = {5, 40, 300};
   auto odd = render(spec, o);
   ASSERT_FALSE(odd);
   EXPECT_EQ(odd.error().kind, ErrorKind::kUsage);
-  EXPECT_THAT(odd.error().message, HasSubstr("cable length 100m"));
-  EXPECT_THAT(odd.error().message, HasSubstr("Give 300m"));
+  EXPECT_THAT(odd.error().message, HasSubstr("cable length 100m is not in --pg-profile-lookup (5m, 40m, 300m)"));
   o.buffer_model = "dynamic";
+  o.platform = "mellanox";
+  auto lookup_dynamic = render(spec, o);
+  ASSERT_FALSE(lookup_dynamic);
+  EXPECT_THAT(lookup_dynamic.error().message, HasSubstr("--pg-profile-lookup is SONiC's traditional"));
+  o.pg_lookup_lengths.clear();
+  o.platform = "broadcom";
   auto dynamic_broadcom = render(spec, o);
   ASSERT_FALSE(dynamic_broadcom);
   EXPECT_THAT(dynamic_broadcom.error().message, HasSubstr("mellanox and barefoot"));
   o.platform = "mellanox";
   EXPECT_EQ(nlohmann::json::parse(must(spec, o))["CABLE_LENGTH"]["AZURE"]["Ethernet48"], "100m");
-  // A lossless priority outside the templates' lossless queues 3-4 is refused in both models.
+  // A lossless priority outside the templates' 3-4: its queue joins the lossless egress profile in
+  // a rewritten partition, and (dynamic) its PG is written NULL for buffermgrdyn to size.
   const std::string five = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 5}, pfc: [5]}\n");
-  for (const char* model : {"traditional", "dynamic"}) {
-    o.buffer_model = model;
-    auto refused = render(five, o);
-    ASSERT_FALSE(refused) << model;
-    EXPECT_EQ(refused.error().kind, ErrorKind::kInvalidSpec);
-    EXPECT_THAT(refused.error().message, HasSubstr("lossless egress profile to queues 3 and 4 only"));
-  }
+  const auto dyn5 = nlohmann::json::parse(must(five, o));
+  EXPECT_EQ(dyn5["BUFFER_PG"]["Ethernet0|5"], (nlohmann::json{{"profile", "NULL"}}));
+  EXPECT_TRUE(dyn5["BUFFER_PG"]["Ethernet0|3-4"].is_null()) << "the templates' 3-4 NULL: no PFC on 3 or 4";
+  EXPECT_EQ(dyn5["BUFFER_QUEUE"]["Ethernet0|5"]["profile"], "egress_lossless_profile");
+  EXPECT_EQ(dyn5["BUFFER_QUEUE"]["Ethernet0|0-4"]["profile"], "egress_lossy_profile");
+  EXPECT_EQ(dyn5["BUFFER_QUEUE"]["Ethernet0|6-7"]["profile"], "egress_lossy_profile");
+  EXPECT_TRUE(dyn5["BUFFER_QUEUE"]["Ethernet0|3-4"].is_null());
+  EXPECT_TRUE(dyn5["BUFFER_QUEUE"]["Ethernet0|5-6"].is_null());
+  o.buffer_model = "traditional";
+  const auto trad5 = nlohmann::json::parse(must(five, o));
+  EXPECT_FALSE(trad5["BUFFER_PG"].contains("Ethernet0|5")) << "buffermgrd's, from pfc_enable";
+  EXPECT_EQ(trad5["BUFFER_QUEUE"]["Ethernet0|5"]["profile"], "egress_lossless_profile");
+  // PG 0 is the lossy traffic's.
+  auto zero = render(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 0}, pfc: [0]}\n"), o);
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().kind, ErrorKind::kInvalidSpec);
+  EXPECT_THAT(zero.error().message, HasSubstr("priority group 0 holds the lossy traffic"));
+  o.buffer_model = "dynamic";
   const std::string three_four = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 3, 34: 4}, pfc: [4, 3]}\n");
   const auto both = nlohmann::json::parse(must(three_four, o));
   EXPECT_EQ(both["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"], "3,4");
-  EXPECT_FALSE(both.contains("BUFFER_PG")) << "dynamic: the templates' 3-4 NULL is the PG";
+  EXPECT_EQ(both["BUFFER_PG"]["Ethernet0|3-4"], (nlohmann::json{{"profile", "NULL"}})) << "dynamic: the templates' own";
   o.buffer_model = "traditional";
   o.uplink_cable_m = 300;
-  EXPECT_FALSE(nlohmann::json::parse(must(three_four, o)).contains("BUFFER_PG")) << "buffermgrd's 3-4 is still right";
+  EXPECT_FALSE(nlohmann::json::parse(must(three_four, o))["BUFFER_PG"].contains("Ethernet0|3-4")) << "buffermgrd's";
   const auto three = nlohmann::json::parse(must(spec, o));
   EXPECT_TRUE(three["BUFFER_PG"]["Ethernet48|3-4"].is_null()) << "the boot-time 3-4 would overlap the new |3";
 }
