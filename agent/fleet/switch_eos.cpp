@@ -88,6 +88,15 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
   // round-robin one (or makes it round-robin too, as a numbered ranking of strict over round-robin
   // queues would) could not be checked against Arista's manual here, so the output never asks for
   // it: the CNPs' class takes the top queue, and the class that had it takes the CNPs' queue.
+  if (c.strict && *c.strict != queues.back() && contains(c.rdma, queues.back())) {
+    return make_error(ErrorKind::kInvalidSpec,
+                      "the CNPs' strict class " + std::to_string(*c.strict) + " is below RoCE's class " +
+                          std::to_string(queues.back()) + ", the top queue: rdmactl keeps EOS's strict queue above "
+                          "every round-robin one, which would move RoCE's lossless class to another tx-queue, and how "
+                          "EOS pauses a remapped class is not documented; put the CNPs (ecn.cnpDscp) on priority " +
+                          std::to_string(queues.back()) + " or RoCE on another priority",
+                      spec.file);
+  }
   std::map<int, int> queue_of;  // traffic class -> tx-queue
   for (const int tc : queues) queue_of[tc] = tc;
   if (c.strict && *c.strict != queues.back()) std::swap(queue_of[*c.strict], queue_of[queues.back()]);
@@ -103,7 +112,8 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
       << "! show session-config diffs, commit), then write memory: the running configuration alone is lost on reboot\n";
   if (c.strict && *c.strict != queues.back()) {
     out << "! the CNPs' class " << *c.strict << " is strict on the top queue, " << queues.back() << ", and class "
-        << queues.back() << " on queue " << *c.strict << ":\n! a strict queue ranks above every round-robin one\n";
+        << queues.back() << " on queue " << *c.strict << ":\n! so that no round-robin queue is above the strict one "
+        << "(a precaution: how EOS ranks that case is not checked here)\n";
   }
   if (o.cable_m != 0) {
     out << "! no cable length is written: EOS has no cable-length setting; its PFC headroom is the platform's (on\n"

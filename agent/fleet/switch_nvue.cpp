@@ -23,7 +23,7 @@ namespace {
 // cable-length-aware buffers. After it, only what the spec sets differently is set, and what the
 // spec does not want is unset ("The nv unset commands remove the configuration you set with the
 // equivalent nv set commands", the NVUE command reference). Value keywords are 5.12's (`ecn
-// enable`); 5.15 and later also take `enabled`.
+// enable`).
 struct NvueRoce {
   static int tc_of(int sp) { return sp == 3 || sp == 6 ? sp : 0; }
   static constexpr int kLosslessSp = 3;
@@ -113,7 +113,8 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
   c.weight[0] = 100 - o.lossless_bandwidth;
   std::ostringstream out;
   out << "#!/bin/sh\n" << header(spec, qos, o, "#");
-  out << "# NVIDIA Cumulus Linux 5.4 or later, as its 5.12 user guide writes NVUE (`qos pfc ... cable-length` is 5.4's"
+  out << "# NVIDIA Cumulus Linux 5.4 or later, as its 5.12 user guide writes NVUE (the NVUE reference dates\n"
+      << "# `qos pfc ... cable-length` and `qos traffic-pool` 5.3 or 5.4"
       << (o.watchdog.mode != PfcWatchdog::Mode::kLeave ? ", `qos pfc-watchdog state` 5.6's" : "") << ").\n"
       << "# Run it on the switch with sh. It first sets aside anything already pending (`nv config detach`: kept\n"
       << "# as a detached pending revision, `nv config diff <TAB>` lists them, not applied with this), and a failing\n"
@@ -124,7 +125,9 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
   out << "nv config detach\n"
       << "set -e\n"
       << "trap 'status=$?; if [ \"$status\" -ne 0 ]; then nv config detach; echo \"rdmactl switch-config: a command failed "
-         "(exit $status): its changes were detached, nothing was applied\" >&2; fi' EXIT\n";
+         "(exit $status): its changes were detached, nothing was applied\" >&2; fi' EXIT\n"
+      // Interrupted (Ctrl-C, a timeout's SIGTERM): exit, so that the EXIT trap detaches.
+      << "trap 'exit 130' INT\ntrap 'exit 143' TERM\n";
   out << "nv set qos roce mode " << (qos.lossy() ? "lossy" : "lossless") << "\n";
   // Under trust l2 the default profile maps PCP N to switch priority N (user guide, Classification:
   // "PCP 0 maps to switch priority 0"), the hosts' priorities as they are: no pcp rows to set.
@@ -140,16 +143,20 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
     }
   }
   out << "nv unset qos egress-queue-mapping default-global switch-priority " << list_text(sp_default, ",") << "\n";
-  // The RoCE traffic pool follows the RoCE priorities and the default pool takes the others, as
-  // the user guide moves roce-lossy ("nv set qos traffic-pool default-lossy switch-priority
-  // 0-3,5-7 ... roce-lossy switch-priority 4"); on switch priority 3 both are the profile's.
-  const std::string pool = qos.lossy() ? "roce-lossy" : "roce-lossless";
-  if (rdma == std::vector<int>{NvueRoce::kLosslessSp}) {
-    out << "nv unset qos traffic-pool default-lossy switch-priority\n";
-    out << "nv unset qos traffic-pool " << pool << " switch-priority\n";
-  } else {
-    out << "nv set qos traffic-pool default-lossy switch-priority " << list_text(all_but(rdma, 0, 7), ",") << "\n";
-    out << "nv set qos traffic-pool " << pool << " switch-priority " << list_text(rdma, ",") << "\n";
+  // Lossy RoCE on another priority: its traffic pool follows it and the default pool takes the
+  // others, as the user guide does ("remap switch priority 4 to RoCE lossy traffic: nv set qos
+  // traffic-pool default-lossy switch-priority 0-3,5-7 ... roce-lossy switch-priority 4"); on 3
+  // both are the profile's. Lossless RoCE moves no pool: NVIDIA's recipe for it ("change the RoCE
+  // lossless switch priority from switch priority 3 to switch priority 2") sets PFC, the queue
+  // mapping and the DSCP, and nothing else.
+  if (qos.lossy()) {
+    if (rdma == std::vector<int>{NvueRoce::kLosslessSp}) {
+      out << "nv unset qos traffic-pool default-lossy switch-priority\n";
+      out << "nv unset qos traffic-pool roce-lossy switch-priority\n";
+    } else {
+      out << "nv set qos traffic-pool default-lossy switch-priority " << list_text(all_but(rdma, 0, 7), ",") << "\n";
+      out << "nv set qos traffic-pool roce-lossy switch-priority " << list_text(rdma, ",") << "\n";
+    }
   }
   for (const int p : qos.lossless) {
     if (p != NvueRoce::kLosslessSp) out << "nv set qos pfc default-global switch-priority " << p << "\n";

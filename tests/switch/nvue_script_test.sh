@@ -18,6 +18,11 @@ mkdir "$work/bin"
 cat > "$work/bin/nv" <<'NV'
 #!/bin/sh
 echo "$*" >> "$NV_LOG"
+# With $NV_KILL (a signal name), the call that contains $NV_KILL_AT sends it to the script's shell
+# and succeeds: an operator's Ctrl-C or a timeout's SIGTERM in the middle of the script.
+if [ -n "${NV_KILL:-}" ] && case "$*" in *"$NV_KILL_AT"*) true ;; *) false ;; esac; then
+  kill -s "$NV_KILL" "$PPID"
+fi
 if [ -n "${NV_FAIL:-}" ] && case "$*" in *"$NV_FAIL"*) true ;; *) false ;; esac; then
   if [ -z "${NV_FAIL_ONCE:-}" ] || [ ! -e "$NV_LOG.failed" ]; then
     touch "$NV_LOG.failed"
@@ -50,6 +55,17 @@ for shell in dash bash; do
     calls_after=$(awk -v p="$pattern" 'found && $0 != "config detach" {n++} index($0, p) {found=1} END {print n+0}' <<< "$log")
     [ "$calls_after" -eq 0 ] || fail "$shell, nv failing on '$pattern': $calls_after command(s) ran after the failure"
     [[ "$err" == *"nothing was applied"* ]] || fail "$shell, nv failing on '$pattern': no message on stderr: $err"
+  done
+  # Interrupted half-way (INT, TERM): stops there and detaches, never applies.
+  for sig in INT TERM; do
+    rm -f "$work/sig.log"
+    NV_LOG="$work/sig.log" NV_KILL=$sig NV_KILL_AT="qos mapping default-global trust" PATH="$work/bin:$PATH" \
+      "$shell" "$work/roce.sh" > /dev/null 2> "$work/sig.err"
+    rc=$?
+    log=$(cat "$work/sig.log")
+    [ $rc -ne 0 ] || fail "$shell, SIG$sig half-way: the script exited 0"
+    grep -q "config apply" <<< "$log" && fail "$shell, SIG$sig half-way: nv config apply ran"
+    [ "$(tail -n1 <<< "$log")" = "config detach" ] || fail "$shell, SIG$sig half-way: not detached: $(tail -n2 <<< "$log")"
   done
   # The apply itself fails: the changes are detached too.
   run apply "$shell" "config apply" ""

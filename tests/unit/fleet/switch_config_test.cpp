@@ -214,8 +214,6 @@ TEST_F(SwitchConfig, NvueIsTheRoceProfileAndOnlyWhatTheSpecSetsDifferently) {
             "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,"
             "39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63\n"
             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,3,4,5,6,7\n"
-            "nv unset qos traffic-pool default-lossy switch-priority\n"
-            "nv unset qos traffic-pool roce-lossless switch-priority\n"
             "nv unset qos pfc default-global switch-priority 0,1,2,4,5,6,7\n"
             "nv unset qos congestion-control default-global traffic-class 1,2,4,5,6,7\n"
             "nv unset qos egress-scheduler default-global traffic-class 1,2,4,5,7\n"
@@ -276,7 +274,7 @@ TEST_F(SwitchConfig, NvueCableLengthIsThePfcProfiles) {
 }
 
 // RoCE on switch priority 4: NVIDIA's way ("Change RoCE Configuration": PFC on the new priority,
-// it to traffic class 3, priority 3 back to 0), with the RoCE pool following it.
+// it to traffic class 3, priority 3 back to 0); lossy RoCE moves its pool as the guide's example.
 TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityKeepsTrafficClass3) {
   const std::string spec = spec_with(
       "      qos: {trust: dscp, dscpToPriority: {26: 4, 48: 6}, pfc: [4]}\n      ecn: {cnpDscp: 48}\n");
@@ -288,9 +286,9 @@ TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityKeepsTrafficClass3) {
   EXPECT_THAT(out, HasSubstr("nv set qos mapping default-global dscp 26 switch-priority 4\n"));
   EXPECT_THAT(out, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 0\n"
                              "nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 3\n"
-                             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,5,6,7\n"
-                             "nv set qos traffic-pool default-lossy switch-priority 0,1,2,3,5,6,7\n"
-                             "nv set qos traffic-pool roce-lossless switch-priority 4\n"));
+                             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,5,6,7\n"));
+  EXPECT_THAT(out, Not(HasSubstr("qos traffic-pool default"))) << "NVIDIA's lossless recipe moves no pool";
+  EXPECT_THAT(out, Not(HasSubstr("qos traffic-pool roce"))) << "NVIDIA's lossless recipe moves no pool";
   EXPECT_THAT(out, HasSubstr("nv set qos pfc default-global switch-priority 4\n"
                              "nv unset qos pfc default-global switch-priority 0,1,2,3,5,6,7\n"));
   EXPECT_THAT(out, Not(HasSubstr("traffic-class 4 ")));
@@ -301,7 +299,7 @@ TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityKeepsTrafficClass3) {
   // Two lossless priorities share traffic class 3; lossy RoCE moves roce-lossy.
   const std::string two = must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 3, 34: 4}, pfc: [3, 4]}\n"), o);
   EXPECT_THAT(two, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 3\n"));
-  EXPECT_THAT(two, HasSubstr("nv set qos traffic-pool roce-lossless switch-priority 3,4\n"));
+
   const std::string lossy = must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 2}, pfc: []}\n      roce: {tos: 106}\n"), o);
   EXPECT_THAT(lossy, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 2 traffic-class 3\n"));
   EXPECT_THAT(lossy, HasSubstr("nv set qos traffic-pool default-lossy switch-priority 0,1,3,4,5,6,7\n"
@@ -505,6 +503,14 @@ TEST_F(SwitchConfig, EosPlatformsQueuesAndTheReservedClass) {
   EXPECT_THAT(sand, Not(HasSubstr("to tx-queue 7\n")));
   EXPECT_THAT(sand, Not(HasSubstr("uc-tx-queue")));
   EXPECT_THAT(sand, HasSubstr("qos map dscp 0 1 2 3 4 5 6 7 56 57 58 59 60 61 62 63 to traffic-class 0\n"));
+  // Strata: RoCE on class 7 with the CNPs strict below it would move RoCE's lossless class off its
+  // queue to keep the strict queue on top: refused, naming the way out.
+  o.platform = "strata";
+  auto top = render(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 7, 48: 6}, pfc: [7]}\n      ecn: {cnpDscp: 48}\n"), o);
+  ASSERT_FALSE(top);
+  EXPECT_EQ(top.error().kind, ErrorKind::kInvalidSpec);
+  EXPECT_THAT(top.error().message, HasSubstr("put the CNPs (ecn.cnpDscp) on priority 7"));
+  o.platform = "sand";
   // A RoCE class on 7 cannot be given on Sand; no --platform is a usage error.
   auto seven = render(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 7}, pfc: [7]}\n"), o);
   ASSERT_FALSE(seven);
