@@ -23,10 +23,10 @@
 //                      choice for SMs meant to be equal. SMs are grouped by their
 //                      `subnetManager.subnet` name only: a `subnetManager.port` (mlx5_0 port 1)
 //                      names a port on its own node and says nothing across nodes. SMs without a
-//                      name are the fabric's one subnet while no node names a subnet and they bind
-//                      to no two different ports; otherwise, where one shares its priority with
-//                      another SM, a note names them and asks for `subnetManager.subnet` rather
-//                      than guess;
+//                      name are taken to be the fabric's one subnet only while no node names a
+//                      subnet, and their note says it assumes so; once the fleet names subnets,
+//                      where one shares its priority with another SM, a note names them and asks
+//                      for `subnetManager.subnet` rather than guess;
 //   sm-missing         per subnet: InfiniBand ports (linkType: infiniband in the spec, or an
 //                      InfiniBand port in a recorded state) and no node running OpenSM on that
 //                      subnet. A node's `subnetManager.subnet` (OpenSM or not) names the subnet of
@@ -34,9 +34,12 @@
 //                      its other ports are on a subnet the spec does not say (a note, an error
 //                      when their state shows no SM configured them). Without names anywhere the
 //                      fleet is one subnet; with names, ports of nodes that set none are checked
-//                      as one group against the OpenSMs that set none. Each recorded state says,
-//                      per port, "master" (an InfiniBand port is ACTIVE, which only an SM makes
-//                      it; sminfo's recorded master counts for the node's own subnet), "no master"
+//                      against the OpenSMs that set none. These ports, and those the spec does not
+//                      attribute, are judged node by node: a node's ACTIVE port there speaks for
+//                      its own ports only. Each recorded state says, per port, "master" (an
+//                      InfiniBand port is ACTIVE, which only an SM makes it; sminfo's recorded
+//                      master counts for the subnet of the port it asked where that is known: the
+//                      `subnetManager.port`, or the node's one InfiniBand port), "no master"
 //                      (a port whose link is up stays INIT with SM LID 0: no SM has configured it)
 //                      or "unknown" (sminfo failed or was not asked, no state): unknown is not
 //                      absent. An error when some state shows no master on the subnet and none a

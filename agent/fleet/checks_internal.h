@@ -130,7 +130,9 @@ struct Sm {
 // The InfiniBand subnet a node's port is on, as far as the spec says: the node's
 // subnetManager.subnet names the subnet of its subnetManager.port, or, without a port, of all its
 // InfiniBand ports. A node without a name: the fabric's one subnet (kUnnamed). A port other than
-// the named subnetManager.port: the spec does not say (kUnattributed).
+// the named subnetManager.port: the spec does not say (kUnattributed). Once the fleet names
+// subnets, kUnnamed and kUnattributed are groups of ports, not subnets: sm-missing judges each
+// node's ports there by that node's own evidence.
 struct SubnetKey {
   enum class Kind { kUnnamed, kNamed, kUnattributed };
   Kind kind = Kind::kUnnamed;
@@ -178,6 +180,7 @@ struct FleetChecker::Data {
     bool have_states = false;                 // some node of it has a recorded state
     std::vector<fleet_detail::NodeId> master, no_master, unknown;
     std::optional<std::pair<fleet_detail::NodeId, SourceMark>> where;  // the first node's by name
+    std::map<fleet_detail::NodeId, SourceMark> node_where;              // each node's own
   };
   std::map<fleet_detail::SubnetKey, IbSubnet> ib_subnets;
 

@@ -172,8 +172,12 @@ void rail_facts(const FleetMember& m, FleetChecker::Facts& out) {
 //
 // `show` records sminfo's answer as subnetManager.master (an object) or master null with
 // masterReason (sminfo failed, was not found, or was not asked: unknown, never "none"). sminfo
-// asks through the spec's subnetManager.port, else the port OpenSM binds to or any InfiniBand
-// port (sm_election.cpp observe_master): its master is one of the node's own subnet. The ports
+// asks through the spec's subnetManager.port when it is an InfiniBand port, else the port OpenSM
+// binds to or any InfiniBand port (sm_election.cpp observe_master), and the state does not record
+// which: its master counts for the subnet of the port asked where that is known (the
+// subnetManager.port, or the node's one InfiniBand port). A node that sets no
+// subnetManager.subnet has all its ports in one group, so its master counts there; a named
+// subnet's master from a port of another fabric would hide the named subnet for every node. The ports
 // say more, each of its own subnet: an InfiniBand port is ACTIVE only once an SM has configured it
 // (OpenSM osm_link_mgr.c link_mgr_set_physp_pi moves ports to ARMED and ACTIVE; IBA PortInfo
 // PortState), and a port whose link trained (physState LinkUp) but that stays INIT with SM LID 0
@@ -228,7 +232,25 @@ void subnet_manager_facts(const FleetMember& m, FleetChecker::Facts& out) {
     const nlohmann::json& recorded = m.state->subnet_manager;
     if (recorded.is_object() && recorded.contains("master") && recorded["master"].is_object() &&
         !recorded["master"].empty()) {
-      seen[own].master = true;
+      // The port sminfo asked (sm_election.cpp observe_master): the subnetManager.port if it is an
+      // InfiniBand port, else, of the node's InfiniBand ports, one the state does not say.
+      const PortState* asked = sm_port.port != nullptr && sm_port.port->link_layer == "InfiniBand" ? sm_port.port : nullptr;
+      if (asked == nullptr) {
+        int ib_ports = 0;
+        for (const DeviceState& d : m.state->devices) {
+          for (const PortState& p : d.ports) {
+            if (p.link_layer != "InfiniBand") continue;
+            ++ib_ports;
+            asked = &p;
+          }
+        }
+        if (ib_ports != 1) asked = nullptr;
+      }
+      if (asked != nullptr) {
+        seen[subnet_of(asked == sm_port.port)].master = true;
+      } else if (!sm.subnet) {
+        seen[own].master = true;  // every InfiniBand port of the node is in its one group
+      }
     }
   }
   for (auto& [subnet, s] : seen) {
@@ -322,8 +344,9 @@ void FleetChecker::Data::add_subnet_manager(NodeId node, FleetChecker::Facts& fa
       case MasterEvidence::kNoMaster: subnet.no_master.push_back(node); break;
       case MasterEvidence::kUnknown: subnet.unknown.push_back(node); break;
     }
-    if (ports.where && (!subnet.where || names.before(node, subnet.where->first))) {
-      subnet.where = {{node, std::move(*ports.where)}};
+    if (ports.where) {
+      subnet.node_where.emplace(node, *ports.where);
+      if (!subnet.where || names.before(node, subnet.where->first)) subnet.where = {{node, std::move(*ports.where)}};
     }
   }
 }

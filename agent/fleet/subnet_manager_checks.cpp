@@ -34,17 +34,14 @@ void FleetChecker::Data::subnet_managers(std::vector<FleetFinding>& out) {
 }
 
 // SMs compete in one election only on one subnet, and only the spec's subnetManager.subnet says
-// which: a subnetManager.port (rdmaDevice mlx5_0 port 1) names a port on its own node and says nothing across nodes. SMs of
-// one name and priority tie; SMs without a name are the fabric's one subnet while the fleet names
-// no subnet and binds them to no two different ports; otherwise which of them meet cannot be
-// told, and a note says so rather than guess.
+// which: a subnetManager.port (rdmaDevice mlx5_0 port 1) names a port on its own node and says
+// nothing across nodes, so ports decide nothing here. SMs of one name and priority tie. SMs without
+// a name are taken to be the fabric's one subnet only while the fleet names no subnet at all (the
+// single-fabric case), and the note says it assumes so; once it names subnets, which of them meet
+// cannot be told, and a note says so rather than guess.
 void FleetChecker::Data::sm_priorities(std::vector<FleetFinding>& out) {
   names.sort_by_node(sms);
-  std::set<std::string> unnamed_ports;
-  for (const Sm& sm : sms) {
-    if (!sm.subnet && sm.port) unnamed_ports.insert(*sm.port);
-  }
-  const bool one_fabric = subnet_names.empty() && unnamed_ports.size() <= 1;
+  const bool one_fabric = subnet_names.empty();
   // (priority, subnet name; nullopt: none) -> SMs in node order.
   std::map<std::pair<int, std::optional<std::string>>, std::vector<const Sm*>> groups;
   std::map<int, std::vector<const Sm*>> by_priority;
@@ -67,6 +64,11 @@ void FleetChecker::Data::sm_priorities(std::vector<FleetFinding>& out) {
     f.message = std::to_string(f.nodes.size()) + " nodes run OpenSM with priority " + std::to_string(key.first) +
                 (key.second ? " on subnet " + *key.second : std::string(" on one subnet")) + ": " + names_text(f.nodes) +
                 "; " + kTieBreak + ", which is fine for SMs meant to be equal; give one a higher priority to choose the master";
+    if (!key.second) {
+      f.message += "; one subnet is assumed because the fleet names none (subnetManager.subnet; a subnetManager.port "
+                   "such as rdmaDevice mlx5_0 port 1 names a port on its own node only): if " + names_text(f.nodes) +
+                   " serve different fabrics, set subnetManager.subnet on each";
+    }
     f.where = list[1]->where;
     found.emplace_back(key.first, names[list.front()->node], std::move(f));
   }
@@ -82,8 +84,7 @@ void FleetChecker::Data::sm_priorities(std::vector<FleetFinding>& out) {
       f.check = "sm-priority";
       f.nodes = nodes_of(list);
       const std::vector<std::string> to_name = nodes_of(unnamed);
-      const std::string why = !subnet_names.empty() ? "the fleet names subnets " + list_text(subnet_names)
-                                                    : "the fleet's OpenSMs without one bind to different ports (" + list_text(unnamed_ports) + ")";
+      const std::string why = "the fleet names subnets " + list_text(subnet_names);
       f.message = std::to_string(f.nodes.size()) + " nodes run OpenSM with priority " + std::to_string(priority) + ": " +
                   names_text(f.nodes) + ", and " + names_text(to_name) + (to_name.size() == 1 ? " sets" : " set") +
                   " no subnetManager.subnet while " + why +
@@ -102,7 +103,9 @@ void FleetChecker::Data::sm_priorities(std::vector<FleetFinding>& out) {
 
 // Each subnet with InfiniBand ports needs a master SM: one the spec runs (an OpenSM with its
 // subnet name), or one a recorded state shows on that subnet's ports (a switch, UFM). With no
-// subnet names in the fleet, the fleet is the one subnet.
+// subnet names in the fleet, the fleet is the one subnet. Once it names subnets, the ports of nodes
+// that set no name, and the ports other than a node's named subnetManager.port, are groups the
+// spec does not make one subnet: one node's ACTIVE port there speaks for that node's ports only.
 void FleetChecker::Data::sms_missing(std::vector<FleetFinding>& out) {
   std::set<SubnetKey> served;
   std::set<std::string> sm_subnets;
@@ -112,18 +115,25 @@ void FleetChecker::Data::sms_missing(std::vector<FleetFinding>& out) {
   }
   const bool named = !subnet_names.empty();
   for (const auto& [key, subnet] : ib_subnets) {
-    if (subnet.nodes.empty() || !subnet.master.empty() || served.count(key) != 0) continue;
+    const bool per_node = key.kind == SubnetKey::Kind::kUnattributed || (key.kind == SubnetKey::Kind::kUnnamed && named);
+    if (subnet.nodes.empty() || served.count(key) != 0) continue;
+    // A subnet: any master on it serves it all. A group judged per node: the nodes without a
+    // master of their own (no_master and unknown hold only nodes without one).
+    if (per_node ? subnet.no_master.empty() && subnet.unknown.empty() : !subnet.master.empty()) continue;
     FleetFinding f;
     f.check = "sm-missing";
-    if (subnet.where) f.where = subnet.where->second;
+    std::vector<NodeId> listed;
+    const auto list = [&](const std::vector<NodeId>& ids) {
+      listed = ids;
+      f.nodes = names.sorted(ids);
+    };
     const std::vector<std::string> ib_nodes = names.sorted(subnet.nodes);
     if (key.kind == SubnetKey::Kind::kUnattributed) {
-      f.nodes = ib_nodes;
-      f.message = "the spec does not say which subnet the InfiniBand ports of " + names_text(ib_nodes) +
+      list(subnet.no_master.empty() ? subnet.unknown : subnet.no_master);
+      f.message = "the spec does not say which subnet the InfiniBand ports of " + names_text(f.nodes) +
                   " other than their subnetManager.port are on (subnetManager.subnet names that port's subnet)";
       if (!subnet.no_master.empty()) {
         f.severity = FleetFinding::Severity::kError;
-        f.nodes = names.sorted(subnet.no_master);
         f.message += ", and the recorded states of " + names_text(f.nodes) +
                      " show such ports with their link up but INIT and no SM LID: no subnet manager has configured "
                      "them, and they stay INIT until one runs";
@@ -132,44 +142,54 @@ void FleetChecker::Data::sms_missing(std::vector<FleetFinding>& out) {
         f.message += ", so sm-missing cannot tell whether an SM serves them; no recorded state shows one there (an "
                      "ACTIVE port)";
       }
-      out.push_back(std::move(f));
-      continue;
-    }
-    // The subject, in the words of each case; the old single-fabric words where no name is given.
-    std::string subject = "the fleet has InfiniBand ports", spec_subject = "the spec sets InfiniBand ports",
-                no_sm = "no node runs OpenSM (subnetManager.enabled)", on = "", needs = "the fabric needs one", advice;
-    if (key.kind == SubnetKey::Kind::kNamed) {
-      subject = "subnet " + key.name + " has InfiniBand ports";
-      spec_subject = "the spec sets InfiniBand ports on subnet " + key.name + " (" + names_text(ib_nodes) + ")";
-      no_sm = "no node runs OpenSM on it (subnetManager.enabled with subnetManager.subnet: " + key.name + ")";
-      on = " on it";
-      needs = "the subnet needs one";
-    } else if (named) {
-      subject = "nodes that set no subnetManager.subnet have InfiniBand ports";
-      spec_subject = "the spec sets InfiniBand ports on nodes that set no subnetManager.subnet (" + names_text(ib_nodes) + ")";
-      no_sm = sm_subnets.empty() ? "no node runs OpenSM (subnetManager.enabled)"
-                                 : "every OpenSM of the fleet serves a named subnet (" + list_text(sm_subnets) + ")";
-      needs = "they need one";
-      advice = "; set subnetManager.subnet on " + names_text(ib_nodes) + " to say which subnet their ports are on";
-    }
-    if (!subnet.no_master.empty()) {
-      f.severity = FleetFinding::Severity::kError;
-      f.nodes = names.sorted(subnet.no_master);
-      f.message = subject + ", " + no_sm + ", and the recorded states of " + names_text(f.nodes) +
-                  " show InfiniBand ports" + on +
-                  " with their link up but INIT and no SM LID: no subnet manager has configured them, and they stay "
-                  "INIT until one runs" + advice;
-    } else if (subnet.have_states) {
-      f.severity = FleetFinding::Severity::kWarning;
-      f.nodes = names.sorted(subnet.unknown);
-      f.message = subject + " and " + no_sm +
-                  "; whether a master SM runs elsewhere (a switch, UFM) is unknown: no recorded state shows one or its "
-                  "absence (sminfo failed or was not asked, or no state) on " + names_text(f.nodes) + advice;
     } else {
-      f.severity = FleetFinding::Severity::kWarning;
-      f.nodes = ib_nodes;
-      f.message = spec_subject + " and " + no_sm + ": " + needs +
-                  ", unless a switch or UFM runs the subnet manager" + advice;
+      // The subject, in the words of each case; the old single-fabric words where no name is given.
+      std::string subject = "the fleet has InfiniBand ports", spec_subject = "the spec sets InfiniBand ports",
+                  no_sm = "no node runs OpenSM (subnetManager.enabled)", on = "", needs = "the fabric needs one";
+      if (subnet.no_master.empty()) list(subnet.have_states ? subnet.unknown : subnet.nodes);
+      else list(subnet.no_master);
+      if (key.kind == SubnetKey::Kind::kNamed) {
+        subject = "subnet " + key.name + " has InfiniBand ports";
+        spec_subject = "the spec sets InfiniBand ports on subnet " + key.name + " (" + names_text(ib_nodes) + ")";
+        no_sm = "no node runs OpenSM on it (subnetManager.enabled with subnetManager.subnet: " + key.name + ")";
+        on = " on it";
+        needs = "the subnet needs one";
+      } else if (named) {
+        subject = "nodes that set no subnetManager.subnet have InfiniBand ports";
+        spec_subject = "the spec sets InfiniBand ports on nodes that set no subnetManager.subnet (" + names_text(f.nodes) + ")";
+        no_sm = sm_subnets.empty() ? "no node runs OpenSM (subnetManager.enabled)"
+                                   : "every OpenSM of the fleet serves a named subnet (" + list_text(sm_subnets) + ")";
+        needs = "they need one";
+      }
+      const std::string advice = key.kind == SubnetKey::Kind::kUnnamed && named
+                                     ? "; set subnetManager.subnet on " + names_text(f.nodes) +
+                                           " to say which subnet their ports are on"
+                                     : "";
+      if (!subnet.no_master.empty()) {
+        f.severity = FleetFinding::Severity::kError;
+        f.message = subject + ", " + no_sm + ", and the recorded states of " + names_text(f.nodes) +
+                    " show InfiniBand ports" + on +
+                    " with their link up but INIT and no SM LID: no subnet manager has configured them, and they stay "
+                    "INIT until one runs" + advice;
+      } else if (subnet.have_states) {
+        f.severity = FleetFinding::Severity::kWarning;
+        f.message = subject + " and " + no_sm +
+                    "; whether a master SM runs elsewhere (a switch, UFM) is unknown: no recorded state shows one or its "
+                    "absence (sminfo failed or was not asked, or no state) on " + names_text(f.nodes) + advice;
+      } else {
+        f.severity = FleetFinding::Severity::kWarning;
+        f.message = spec_subject + " and " + no_sm + ": " + needs +
+                    ", unless a switch or UFM runs the subnet manager" + advice;
+      }
+    }
+    // Where: a subnet's first node by name; a group judged per node, the first node it names.
+    if (subnet.where) f.where = subnet.where->second;
+    if (per_node) {
+      std::optional<NodeId> first;
+      for (const NodeId id : listed) {
+        if (subnet.node_where.count(id) != 0 && (!first || names.before(id, *first))) first = id;
+      }
+      if (first) f.where = subnet.node_where.at(*first);
     }
     out.push_back(std::move(f));
   }

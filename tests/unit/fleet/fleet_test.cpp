@@ -532,7 +532,7 @@ TEST_F(CrossNode, ARailsDeclaredMtuIsComparedWithTheRecordedOneWhereTheSpecLeave
 }
 
 TEST_F(CrossNode, EqualSmPrioritiesAreANoteOnTheFabricsOneSubnet) {
-  // No subnet names and no two different ports: the fabric's one subnet (subnetManager.subnet unset).
+  // No subnet names: the fabric's one subnet (subnetManager.subnet unset), an assumption the note states.
   const FabricSpec s = load(
       "  - match: a\n    subnetManager: {enabled: true, priority: 10}\n"
       "  - match: b\n    subnetManager: {enabled: true, priority: 10, port: {rdmaDevice: mlx5_0}}\n"
@@ -544,6 +544,8 @@ TEST_F(CrossNode, EqualSmPrioritiesAreANoteOnTheFabricsOneSubnet) {
   EXPECT_THAT(found[0].nodes, ElementsAre("a", "b"));
   EXPECT_THAT(found[0].message, HasSubstr("2 nodes run OpenSM with priority 10 on one subnet: a, b; the election breaks "
                                           "the tie by the lower port GUID (IBA 14.4.1.2, OpenSM osm_sm_is_greater_than)"));
+  EXPECT_THAT(found[0].message, HasSubstr("; one subnet is assumed because the fleet names none (subnetManager.subnet; "));
+  EXPECT_THAT(found[0].message, HasSubstr("if a, b serve different fabrics, set subnetManager.subnet on each"));
   EXPECT_EQ(found[0].where.path, "nodes[1].subnetManager.priority");
   EXPECT_EQ(found[0].where.line, 8);
   EXPECT_THAT(to_text(found[0]), HasSubstr(": note [sm-priority] "));
@@ -572,8 +574,10 @@ TEST_F(CrossNode, SmPrioritiesAreGroupedByTheDeclaredSubnetName) {
 
 TEST_F(CrossNode, SmsWithoutASubnetNameAreNotGroupedByTheirNodeLocalPorts) {
   // Port names are each node's own: mlx5_0 port 1 on a and mlx5_1 port 1 on c may be one subnet
-  // or two. The old rule (different known ports: different subnets; joined transitively through
-  // b, whose port is not given) put a, b and c in one election; nothing in the spec says so.
+  // or two, and two nodes' mlx5_0 port 1 may be on two fabrics. The ports decide nothing: without
+  // a subnet name anywhere, the unnamed SMs are taken to be the fabric's one subnet, and the note
+  // says that it assumes so (before, different port names made it "cannot be told", and the same
+  // name one election).
   const FabricSpec ports = load(
       "  - match: a\n    subnetManager: {enabled: true, priority: 10, port: {rdmaDevice: mlx5_0}}\n"
       "  - match: b\n    subnetManager: {enabled: true, priority: 10}\n"
@@ -584,13 +588,20 @@ TEST_F(CrossNode, SmsWithoutASubnetNameAreNotGroupedByTheirNodeLocalPorts) {
   EXPECT_EQ(found[0].check, "sm-priority");
   EXPECT_EQ(found[0].severity, FleetFinding::Severity::kNote);
   EXPECT_THAT(found[0].nodes, ElementsAre("a", "b", "c"));
-  EXPECT_THAT(found[0].message, HasSubstr("3 nodes run OpenSM with priority 10: a, b, c, and a, b, c set no "
-                                          "subnetManager.subnet while the fleet's OpenSMs without one bind to "
-                                          "different ports (rdmaDevice mlx5_0 port 1, rdmaDevice mlx5_1 port 1)"));
-  EXPECT_THAT(found[0].message, HasSubstr("whether they share an election cannot be told"));
+  EXPECT_THAT(found[0].message, HasSubstr("3 nodes run OpenSM with priority 10 on one subnet: a, b, c; "));
   EXPECT_THAT(found[0].message, HasSubstr("IBA 14.4.1.2, OpenSM osm_sm_is_greater_than"));
-  EXPECT_THAT(found[0].message, HasSubstr("set subnetManager.subnet on a, b, c"));
-  EXPECT_EQ(found[0].where.path, "nodes[0].subnetManager.priority");
+  EXPECT_THAT(found[0].message,
+              HasSubstr("one subnet is assumed because the fleet names none (subnetManager.subnet; a "
+                        "subnetManager.port such as rdmaDevice mlx5_0 port 1 names a port on its own node only): if "
+                        "a, b, c serve different fabrics, set subnetManager.subnet on each"));
+  EXPECT_EQ(found[0].where.path, "nodes[1].subnetManager.priority");
+  // Two SMs on the same node-local port name: the same assumption, said as plainly.
+  const FabricSpec same = load(
+      "  - match: a\n    subnetManager: {enabled: true, priority: 10, port: {rdmaDevice: mlx5_0}}\n"
+      "  - match: b\n    subnetManager: {enabled: true, priority: 10, port: {rdmaDevice: mlx5_0}}\n");
+  found = check(same);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_THAT(found[0].message, HasSubstr("one subnet is assumed because the fleet names none"));
 
   // Named subnets in the fleet: an SM without a name may serve any of them.
   const FabricSpec named = load(
@@ -730,6 +741,134 @@ TEST_F(CrossNode, SmMissingSaysWhichPortsNoDeclaredSubnetHolds) {
   // mlx5_1 ACTIVE too: an SM configured it.
   states[0].devices[1] = ib_device("mlx5_1", "ACTIVE", 1);
   EXPECT_THAT(check(two, states), IsEmpty());
+}
+
+TEST_F(CrossNode, SmMissingJudgesThePortsNoSubnetHoldsNodeByNode) {
+  // Ports the spec attributes to no subnet (here each node's mlx5_1, besides its named
+  // subnetManager.port) may be on as many fabrics as there are nodes: n1's ACTIVE mlx5_1 says an
+  // SM serves n1's, not that one serves n2's, which trained and stayed INIT with SM LID 0.
+  const FabricSpec two = load(
+      "  - match: n1\n    subnetManager: {enabled: true, priority: 15, subnet: compute, port: {rdmaDevice: mlx5_0}}\n"
+      "    interfaces:\n      - {rdmaDevice: mlx5_0, linkType: infiniband}\n"
+      "      - {rdmaDevice: mlx5_1, linkType: infiniband}\n"
+      "  - match: n2\n    subnetManager: {subnet: compute, port: {rdmaDevice: mlx5_0}}\n"
+      "    interfaces:\n      - {rdmaDevice: mlx5_0, linkType: infiniband}\n"
+      "      - {rdmaDevice: mlx5_1, linkType: infiniband}\n");
+  std::vector<HostState> states(2);
+  for (HostState& state : states) state.devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  states[0].devices.push_back(ib_device("mlx5_1", "ACTIVE", 1));
+  states[1].devices.push_back(ib_device("mlx5_1", "INIT", 0));
+  auto found = check(two, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-missing");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kError);
+  EXPECT_THAT(found[0].nodes, ElementsAre("n2"));
+  EXPECT_THAT(found[0].message, HasSubstr("the recorded states of n2 show such ports with their link up but INIT and no SM LID"));
+  EXPECT_EQ(found[0].where.path, "nodes[1].interfaces[1].linkType") << "n2's port, not n1's";
+  // n2's mlx5_1 unknown (its link polling): a note for n2 alone.
+  states[1].devices[1].ports[0].state = "DOWN";
+  states[1].devices[1].ports[0].phys_state = "Polling";
+  found = check(two, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kNote);
+  EXPECT_THAT(found[0].nodes, ElementsAre("n2"));
+  EXPECT_THAT(found[0].message, HasSubstr("the InfiniBand ports of n2 other than their subnetManager.port"));
+  // Both nodes' mlx5_1 ACTIVE: nothing to say.
+  states[1].devices[1] = ib_device("mlx5_1", "ACTIVE", 1);
+  EXPECT_THAT(check(two, states), IsEmpty());
+}
+
+TEST_F(CrossNode, SmMissingJudgesTheNodesThatNameNoSubnetNodeByNode) {
+  // Once the fleet names subnets, the nodes that set none are no one subnet either: cn-1's ACTIVE
+  // port does not speak for cn-2's unswept one.
+  std::vector<HostState> states;
+  const FabricSpec unnamed = load(
+      "  - match: sm-st\n    subnetManager: {enabled: true, priority: 15, subnet: storage}\n"
+      "    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+      "  - match: cn-1\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+      "  - match: cn-2\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n");
+  states.assign(3, HostState{});  // sm-st, cn-1, cn-2
+  states[0].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  states[1].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  states[2].devices.push_back(ib_device("mlx5_0", "INIT", 0));
+  auto found = check(unnamed, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-missing");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kError);
+  EXPECT_THAT(found[0].nodes, ElementsAre("cn-2"));
+  EXPECT_THAT(found[0].message,
+              HasSubstr("nodes that set no subnetManager.subnet have InfiniBand ports, every OpenSM of the fleet serves "
+                        "a named subnet (storage), and the recorded states of cn-2 show InfiniBand ports with their "
+                        "link up but INIT and no SM LID"));
+  EXPECT_THAT(found[0].message, HasSubstr("set subnetManager.subnet on cn-2 to say"));
+  EXPECT_EQ(found[0].where.path, "nodes[2].interfaces[0].linkType");
+  // cn-2 without a state: a warning for cn-2 alone.
+  states.pop_back();
+  found = check(unnamed, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kWarning);
+  EXPECT_THAT(found[0].nodes, ElementsAre("cn-2"));
+  EXPECT_THAT(found[0].message, HasSubstr("is unknown"));
+
+  // Without a name anywhere the fleet is the one subnet: an ACTIVE port anywhere serves it all.
+  const FabricSpec one = load("  - match: a\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n"
+                              "  - match: b\n    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n");
+  states.assign(2, HostState{});
+  states[0].devices.push_back(ib_device("mlx5_0", "ACTIVE", 1));
+  states[1].devices.push_back(ib_device("mlx5_0", "INIT", 0));
+  EXPECT_THAT(check(one, states), IsEmpty());
+}
+
+TEST_F(CrossNode, SminfosMasterCountsForANamedSubnetOnlyThroughAPortOfIt) {
+  // cn-1 names compute and no subnetManager.port: sminfo asked the port OpenSM binds to or any
+  // InfiniBand port (sm_election.cpp observe_master), and with two the state does not say which.
+  const FabricSpec s = load(
+      "  - match: sm-st\n    subnetManager: {enabled: true, priority: 15, subnet: storage}\n"
+      "  - match: cn-1\n    subnetManager: {subnet: compute}\n");
+  const json master = {{"local", json::object()},
+                       {"master", {{"lid", 1}, {"guid", "0x0002c9030045d2f1"}, {"priority", 15}, {"state", "SMINFO_MASTER"}}}};
+  const auto polling = [](const std::string& name) {
+    DeviceState d = ib_device(name, "DOWN", std::nullopt);
+    d.ports[0].phys_state = "Polling";
+    return d;
+  };
+  std::vector<HostState> states(2);  // sm-st, cn-1
+  states[1].subnet_manager = master;
+  states[1].devices.push_back(polling("mlx5_0"));
+  states[1].devices.push_back(polling("mlx5_1"));
+  auto found = check(s, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].check, "sm-missing");
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kWarning);
+  EXPECT_THAT(found[0].nodes, ElementsAre("cn-1"));
+  EXPECT_THAT(found[0].message, HasSubstr("subnet compute has InfiniBand ports and no node runs OpenSM on it"));
+  EXPECT_THAT(found[0].message, HasSubstr("is unknown"));
+
+  // One InfiniBand port: sminfo asked that one, on compute.
+  states[1].devices.pop_back();
+  EXPECT_THAT(check(s, states), IsEmpty());
+
+  // Two ports and subnetManager.port: sminfo asked it (an InfiniBand port), compute's; the spec
+  // does not say mlx5_1's subnet, and nothing tells of its master: a note only.
+  const FabricSpec port = load(
+      "  - match: sm-st\n    subnetManager: {enabled: true, priority: 15, subnet: storage}\n"
+      "  - match: cn-1\n    subnetManager: {subnet: compute, port: {rdmaDevice: mlx5_0}}\n");
+  states[1].devices.push_back(polling("mlx5_1"));
+  found = check(port, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kNote);
+  EXPECT_THAT(found[0].message, HasSubstr("other than their subnetManager.port"));
+  // Its subnetManager.port (InfiniBand in the spec) still Ethernet in the state: sminfo asked one of
+  // the two others, on a subnet the spec does not say; compute's master is unknown again.
+  const FabricSpec ethernet = load(
+      "  - match: sm-st\n    subnetManager: {enabled: true, priority: 15, subnet: storage}\n"
+      "  - match: cn-1\n    subnetManager: {subnet: compute, port: {rdmaDevice: mlx5_0}}\n"
+      "    interfaces: [{rdmaDevice: mlx5_0, linkType: infiniband}]\n");
+  states[1].devices[0].ports[0].link_layer = "Ethernet";
+  states[1].devices.push_back(polling("mlx5_2"));
+  found = check(ethernet, states);
+  ASSERT_EQ(found.size(), 2u) << texts(found);
+  EXPECT_THAT(texts(found), HasSubstr("subnet compute has InfiniBand ports and no node runs OpenSM on it"));
 }
 
 TEST_F(CrossNode, AFindingFromARecordedPortPointsAtTheInterfaceThatSelectsIt) {
