@@ -67,7 +67,7 @@ check_full() {
   fi
 }
 check_full 1 switch-config -f "$spec" --vendor nvue --ports swp1-32
-check_full 1 switch-config -f "$spec" --vendor sonic --ports Ethernet0,Ethernet4
+check_full 1 switch-config -f "$spec" --vendor sonic --platform broadcom --cable-length 5m --ports Ethernet0,Ethernet4
 check_full 1 switch-config -f "$spec" --vendor eos --platform strata --ports Ethernet1-32
 check_full 1 show
 check_full 1 show --format json
