@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/cli/common.h"
 #include "agent/fleet/switch_config.h"
 
@@ -30,6 +32,7 @@ struct SwitchConfigOptions {
   std::string cable_length;
   std::string uplink_cable_length;
   std::string pg_profile_lookup;
+  std::string running_config;
   std::optional<int> watchdog_detect;
   std::optional<int> watchdog_restore;
   std::optional<std::string> watchdog_action;
@@ -56,13 +59,13 @@ int metres(const std::string& text) {
   return m == 0 ? -1 : m;
 }
 
-// The cable lengths a SKU's pg_profile_lookup.ini lists: its rows are "speed cable size xon xoff
+// The (speed, cable length) rows of a SKU's pg_profile_lookup.ini: "speed cable size xon xoff
 // threshold [xon_offset]", # starts a comment (sonic-swss cfgmgr/buffermgr.cpp
 // readPgProfileLookupFile).
-Result<std::vector<int>> pg_lookup_lengths(const std::string& path) {
+Result<std::vector<std::pair<std::string, int>>> pg_lookup_rows(const std::string& path) {
   std::ifstream in(path);
   if (!in) return make_error(ErrorKind::kUsage, "--pg-profile-lookup " + path + ": cannot be read: " + std::strerror(errno));
-  std::set<int> lengths;
+  std::set<std::pair<std::string, int>> rows;
   int line_no = 0;
   for (std::string line; std::getline(in, line);) {
     ++line_no;
@@ -75,10 +78,22 @@ Result<std::vector<int>> pg_lookup_lengths(const std::string& path) {
                                                ": not a pg_profile_lookup.ini row (speed cable size xon xoff threshold, "
                                                "the cable as 5m): " + line);
     }
-    lengths.insert(m);
+    rows.insert({speed, m});
   }
-  if (lengths.empty()) return make_error(ErrorKind::kUsage, "--pg-profile-lookup " + path + ": no rows");
-  return std::vector<int>(lengths.begin(), lengths.end());
+  if (rows.empty()) return make_error(ErrorKind::kUsage, "--pg-profile-lookup " + path + ": no rows");
+  return std::vector<std::pair<std::string, int>>(rows.begin(), rows.end());
+}
+
+// The switch's CONFIG_DB as JSON (config_db.json, `sonic-cfggen -d --print-data`).
+Result<std::shared_ptr<const nlohmann::json>> running_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorKind::kUsage, "--running-config " + path + ": cannot be read: " + std::strerror(errno));
+  auto parsed = nlohmann::json::parse(in, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return make_error(ErrorKind::kUsage, "--running-config " + path + ": not a CONFIG_DB JSON object of tables "
+                                         "(/etc/sonic/config_db.json, or `sonic-cfggen -d --print-data`)");
+  }
+  return std::make_shared<const nlohmann::json>(std::move(parsed));
 }
 
 int run_switch_config(const SwitchConfigOptions& opts) {
@@ -111,9 +126,14 @@ int run_switch_config(const SwitchConfigOptions& opts) {
   options.cable_m = cable;
   options.uplink_cable_m = uplink_cable;
   if (!opts.pg_profile_lookup.empty()) {
-    auto lengths = pg_lookup_lengths(opts.pg_profile_lookup);
-    if (!lengths) return report_error(lengths.error());
-    options.pg_lookup_lengths = *lengths;
+    auto rows = pg_lookup_rows(opts.pg_profile_lookup);
+    if (!rows) return report_error(rows.error());
+    options.pg_lookup = *rows;
+  }
+  if (!opts.running_config.empty()) {
+    auto running = running_config(opts.running_config);
+    if (!running) return report_error(running.error());
+    options.sonic_running = *running;
   }
   options.watchdog.mode = opts.watchdog      ? PfcWatchdog::Mode::kOn
                           : opts.no_watchdog ? PfcWatchdog::Mode::kOff
@@ -171,7 +191,12 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
   sub->add_option("--pg-profile-lookup", opts->pg_profile_lookup,
                   "sonic, traditional buffer model: the switch SKU's pg_profile_lookup.ini (from\n"
                   "/usr/share/sonic/device/<platform>/<hwsku>/), to check that it lists the cable\n"
-                  "lengths: buffermgrd makes no lossless PG for a length it does not list")
+                  "lengths at the ports' speeds: buffermgrd makes no lossless PG for a pair it lacks")
+      ->type_name("FILE");
+  sub->add_option("--running-config", opts->running_config,
+                  "sonic: the switch's CONFIG_DB (its /etc/sonic/config_db.json, or `sonic-cfggen -d\n"
+                  "--print-data`): the output then fits its buffer keys, profile names and port\n"
+                  "speeds exactly; needed for lossless priorities other than 3 and 4")
       ->type_name("FILE");
   sub->add_option("--ecn-min", opts->ecn_min, "ECN marking starts at this queue depth, bytes (default 150000)")
       ->type_name("BYTES");

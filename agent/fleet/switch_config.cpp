@@ -226,7 +226,10 @@ Result<std::string> switch_config(const FabricSpec& spec, const SwitchQos& qos, 
     return make_error(ErrorKind::kUsage, "--cable-length and --uplink-cable-length: NVUE's PFC cable-length is 1 to "
                                          "100000 metres");
   }
-  if (!o.pg_lookup_lengths.empty() && (o.vendor != "sonic" || o.buffer_model != "traditional")) {
+  if (o.sonic_running && o.vendor != "sonic") {
+    return make_error(ErrorKind::kUsage, "--running-config is SONiC's (its CONFIG_DB); " + o.vendor + " has no use for it");
+  }
+  if (!o.pg_lookup.empty() && (o.vendor != "sonic" || o.buffer_model != "traditional")) {
     return make_error(ErrorKind::kUsage, "--pg-profile-lookup is SONiC's traditional buffer model's (the dynamic model "
                                          "computes the headroom from any length)");
   }

@@ -40,9 +40,13 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "agent/core/result.h"
 #include "agent/spec/spec.h"
@@ -87,9 +91,13 @@ struct SwitchOptions {
   // flight on the cable when the pause is sent). 0: not given.
   int cable_m = 0;
   int uplink_cable_m = 0;
-  // sonic, traditional buffer model: the cable lengths (metres) the switch's SKU lists in its
+  // sonic, traditional buffer model: the (speed, cable length in metres) rows of the switch SKU's
   // pg_profile_lookup.ini (--pg-profile-lookup); empty: not given, the lengths are not checked.
-  std::vector<int> pg_lookup_lengths;
+  std::vector<std::pair<std::string, int>> pg_lookup;
+  // sonic: the switch's running CONFIG_DB (--running-config: its /etc/sonic/config_db.json or
+  // `sonic-cfggen -d --print-data`), whose buffer keys, profiles and port speeds the output is
+  // made to fit; null: not given.
+  std::shared_ptr<const nlohmann::json> sonic_running;
   long ecn_min_bytes = 150000;       // `nv set qos roce`'s default-global congestion-control
   long ecn_max_bytes = 1500000;
   int ecn_probability = 100;         // percent

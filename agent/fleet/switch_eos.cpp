@@ -88,7 +88,7 @@ Result<std::string> eos(const FabricSpec& spec, const SwitchQos& qos, const Swit
   // round-robin one (or makes it round-robin too, as a numbered ranking of strict over round-robin
   // queues would) could not be checked against Arista's manual here, so the output never asks for
   // it: the CNPs' class takes the top queue, and the class that had it takes the CNPs' queue.
-  if (c.strict && *c.strict != queues.back() && contains(c.rdma, queues.back())) {
+  if (c.strict && *c.strict != queues.back() && contains(qos.lossless, queues.back())) {
     return make_error(ErrorKind::kInvalidSpec,
                       "the CNPs' strict class " + std::to_string(*c.strict) + " is below RoCE's class " +
                           std::to_string(queues.back()) + ", the top queue: rdmactl keeps EOS's strict queue above "

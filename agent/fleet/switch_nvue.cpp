@@ -113,8 +113,8 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
   c.weight[0] = 100 - o.lossless_bandwidth;
   std::ostringstream out;
   out << "#!/bin/sh\n" << header(spec, qos, o, "#");
-  out << "# NVIDIA Cumulus Linux 5.4 or later, as its 5.12 user guide writes NVUE (the NVUE reference dates\n"
-      << "# `qos pfc ... cable-length` and `qos traffic-pool` 5.3 or 5.4"
+  out << "# NVIDIA Cumulus Linux 5.4 or later, as its 5.12 user guide writes NVUE (the NVUE reference pages date\n"
+      << "# `qos pfc ... cable-length` and `qos traffic-pool` 5.3.0 in one version and 5.4.0 in another: 5.4 is safe"
       << (o.watchdog.mode != PfcWatchdog::Mode::kLeave ? ", `qos pfc-watchdog state` 5.6's" : "") << ").\n"
       << "# Run it on the switch with sh. It first sets aside anything already pending (`nv config detach`: kept\n"
       << "# as a detached pending revision, `nv config diff <TAB>` lists them, not applied with this), and a failing\n"
@@ -126,8 +126,9 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
       << "set -e\n"
       << "trap 'status=$?; if [ \"$status\" -ne 0 ]; then nv config detach; echo \"rdmactl switch-config: a command failed "
          "(exit $status): its changes were detached, nothing was applied\" >&2; fi' EXIT\n"
-      // Interrupted (Ctrl-C, a timeout's SIGTERM): exit, so that the EXIT trap detaches.
-      << "trap 'exit 130' INT\ntrap 'exit 143' TERM\n";
+      // Interrupted (a dropped ssh session's SIGHUP, Ctrl-C, a timeout's SIGTERM): exit, so that the
+      // EXIT trap detaches.
+      << "trap 'exit 129' HUP\ntrap 'exit 130' INT\ntrap 'exit 143' TERM\n";
   out << "nv set qos roce mode " << (qos.lossy() ? "lossy" : "lossless") << "\n";
   // Under trust l2 the default profile maps PCP N to switch priority N (user guide, Classification:
   // "PCP 0 maps to switch priority 0"), the hosts' priorities as they are: no pcp rows to set.
@@ -149,14 +150,13 @@ Result<std::string> nvue(const FabricSpec& spec, const SwitchQos& qos, const Swi
   // both are the profile's. Lossless RoCE moves no pool: NVIDIA's recipe for it ("change the RoCE
   // lossless switch priority from switch priority 3 to switch priority 2") sets PFC, the queue
   // mapping and the DSCP, and nothing else.
-  if (qos.lossy()) {
-    if (rdma == std::vector<int>{NvueRoce::kLosslessSp}) {
-      out << "nv unset qos traffic-pool default-lossy switch-priority\n";
-      out << "nv unset qos traffic-pool roce-lossy switch-priority\n";
-    } else {
-      out << "nv set qos traffic-pool default-lossy switch-priority " << list_text(all_but(rdma, 0, 7), ",") << "\n";
-      out << "nv set qos traffic-pool roce-lossy switch-priority " << list_text(rdma, ",") << "\n";
-    }
+  // Otherwise the pools go back to the profile's (an earlier lossy run may have moved them).
+  if (!qos.lossy() || rdma == std::vector<int>{NvueRoce::kLosslessSp}) {
+    out << "nv unset qos traffic-pool default-lossy switch-priority\n";
+    out << "nv unset qos traffic-pool roce-lossy switch-priority\n";
+  } else {
+    out << "nv set qos traffic-pool default-lossy switch-priority " << list_text(all_but(rdma, 0, 7), ",") << "\n";
+    out << "nv set qos traffic-pool roce-lossy switch-priority " << list_text(rdma, ",") << "\n";
   }
   for (const int p : qos.lossless) {
     if (p != NvueRoce::kLosslessSp) out << "nv set qos pfc default-global switch-priority " << p << "\n";

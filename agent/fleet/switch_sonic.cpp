@@ -7,6 +7,8 @@
 // SONiC 202205 and later: pfcwd_sw_enable (sonic-swss #2171) and buffermgrd's lossless PGs from
 // pfc_enable (the same change) are that release's.
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -55,6 +57,10 @@ const SonicAsic* sonic_asic(const std::string& name) {
 
 namespace {
 
+bool contains_port(const std::vector<std::string>& ports, const std::string& port) {
+  return std::find(ports.begin(), ports.end(), port) != ports.end();
+}
+
 // What the fragment cannot hold, given SONiC's templates and daemons (kInvalidSpec).
 Result<void> check_sonic(const SwitchQos& qos, const SwitchOptions& o, const SonicAsic& asic) {
   // PG 0 is the lossy traffic's: buffers_config.j2 gives BUFFER_PG|port|0 the ingress lossy
@@ -85,23 +91,62 @@ Result<void> check_sonic(const SwitchQos& qos, const SwitchOptions& o, const Son
                         "the SKU's default (5m on many, 0m on some: no lossless headroom at all); give the host ports' "
                         "length in metres (5m for a rack's DACs), and --uplink-cable-length for the uplinks");
     }
-    if (o.buffer_model == "traditional" && !o.pg_lookup_lengths.empty()) {
-      // buffermgr.cpp doSpeedUpdateTask: the profile comes from pg_profile_lookup.ini by (speed,
-      // cable); a length the file lacks is "No PG profile configured ..." and no lossless PG.
-      for (const int m : {o.cable_m, o.uplink_cable_m}) {
-        if (m != 0 && !contains(o.pg_lookup_lengths, m)) {
+    if (o.buffer_model == "traditional" && !o.pg_lookup.empty()) {
+      // buffermgr.cpp doSpeedUpdateTask: the PG profile is the pg_profile_lookup.ini row of the
+      // port's speed and cable length; a pair the file lacks is "No PG profile configured for speed
+      // ... and cable length ..." and no lossless PG. With --running-config each port's speed is
+      // known; without it a length must be listed at every speed the file has.
+      for (const std::string& port : all_ports(o)) {
+        const bool uplink = contains_port(o.uplinks, port);
+        const int m = uplink && o.uplink_cable_m != 0 ? o.uplink_cable_m : o.cable_m;
+        std::vector<std::string> speeds;
+        const std::string speed = o.sonic_running ? o.sonic_running->value("PORT", json::object())
+                                                        .value(port, json::object())
+                                                        .value("speed", std::string())
+                                                  : std::string();
+        for (const auto& [s, l] : o.pg_lookup) {
+          if ((speed.empty() || s == speed) && std::find(speeds.begin(), speeds.end(), s) == speeds.end()) speeds.push_back(s);
+        }
+        std::vector<std::string> missing;
+        for (const std::string& s : speeds) {
+          if (std::find(o.pg_lookup.begin(), o.pg_lookup.end(), std::pair<std::string, int>{s, m}) == o.pg_lookup.end()) {
+            missing.push_back(s);
+          }
+        }
+        if (speeds.empty() || !missing.empty()) {
           std::string listed;
-          for (const int l : o.pg_lookup_lengths) listed += (listed.empty() ? "" : ", ") + std::to_string(l) + "m";
+          for (const auto& [s, l] : o.pg_lookup) {
+            if (!speed.empty() && s != speed) continue;
+            listed += (listed.empty() ? "" : ", ") + s + " " + std::to_string(l) + "m";
+          }
+          std::string at;
+          for (const std::string& s : speeds.empty() ? std::vector<std::string>{speed} : missing) {
+            at += (at.empty() ? "" : ", ") + s;
+          }
           return make_error(ErrorKind::kUsage,
-                            "cable length " + std::to_string(m) + "m is not in --pg-profile-lookup (" + listed +
+                            port + ": cable length " + std::to_string(m) + "m at speed " + at +
+                                " is not a row of --pg-profile-lookup (" + (listed.empty() ? "none at that speed" : listed) +
                                 "): SONiC's traditional buffer model takes the PG headroom from that file by speed and "
-                                "length, and a length it does not list leaves the port with no lossless PG at all "
-                                "(buffermgrd: \"No PG profile configured\"); give the next listed length up (more "
-                                "headroom, never less)" +
+                                "length, and a pair it does not list leaves the port with no lossless PG at all "
+                                "(buffermgrd: \"No PG profile configured\"); give a listed length (the next one up: "
+                                "more headroom, never less)" +
                                 (asic.dynamic_buffers ? ", or --buffer-model dynamic, which computes it" : ""));
         }
       }
     }
+  }
+  // Moving a lossless priority's queue off the templates' 3-4 needs the SKU's queue keys and
+  // profile names (egress_lossless_profile, and q_lossy_profile on Mellanox's, egress_lossy_profile
+  // on others'), which only the switch's running CONFIG_DB has.
+  const bool template_queues =
+      std::all_of(qos.lossless.begin(), qos.lossless.end(), [](int p) { return p == 3 || p == 4; });
+  if (!template_queues && !o.sonic_running) {
+    return make_error(ErrorKind::kUsage,
+                      "lossless priority " + list_text(qos.lossless, ",") +
+                          ": SONiC's templates give the lossless egress profile to queues 3-4, and moving a queue "
+                          "needs the switch's own queue keys and profile names (they differ by SKU): give "
+                          "--running-config with the switch's /etc/sonic/config_db.json (or the output of "
+                          "`sonic-cfggen -d --print-data`), or use priorities 3 and 4");
   }
   return ok();
 }
@@ -168,54 +213,157 @@ std::vector<std::pair<int, int>> id_runs(std::vector<int> ids) {
   return out;
 }
 
+// "3" or "3-4" as (3, 3) or (3, 4); nullopt when it is neither (a VOQ key's other parts).
+std::optional<std::pair<int, int>> parse_ids(const std::string& text) {
+  const auto dash = text.find('-');
+  const std::string first = text.substr(0, dash);
+  const std::string last = dash == std::string::npos ? first : text.substr(dash + 1);
+  auto number = [](const std::string& t) -> std::optional<int> {
+    if (t.empty() || t.size() > 3 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stoi(t);
+  };
+  const auto a = number(first), b = number(last);
+  if (!a || !b || *a > *b) return std::nullopt;
+  return std::pair{*a, *b};
+}
+
+// One port's keys of a buffer table in the running CONFIG_DB: ids -> (range, profile). A key that
+// names the port among others ("Ethernet0,Ethernet4|3-4": bufferorch takes port lists) cannot be
+// split for one port: an error naming it.
+Result<std::map<std::string, std::pair<std::pair<int, int>, std::string>>> running_keys(const json& running,
+                                                                                   const std::string& table,
+                                                                                   const std::string& port) {
+  std::map<std::string, std::pair<std::pair<int, int>, std::string>> out;
+  const json rows = running.value(table, json::object());
+  for (const auto& [key, row] : rows.items()) {
+    const auto bar = key.find('|');
+    if (bar == std::string::npos || key.find('|', bar + 1) != std::string::npos) continue;  // VOQ keys: not a port's
+    const std::string ports = key.substr(0, bar);
+    if (ports != port && ("," + ports + ",").find("," + port + ",") != std::string::npos) {
+      return make_error(ErrorKind::kInvalidSpec, "the running config's " + table + "|" + key + " names " + port +
+                                                     " among other ports; rdmactl writes one port's keys: split that "
+                                                     "key into one per port first");
+    }
+    if (ports != port) continue;
+    const auto ids = parse_ids(key.substr(bar + 1));
+    if (!ids) continue;
+    out[key.substr(bar + 1)] = {*ids, row.is_object() ? row.value("profile", std::string()) : std::string()};
+  }
+  return out;
+}
+
+// A buffer profile of a lossless pool (SONiC's pools are named ingress_lossless_pool,
+// egress_lossless_pool, egress_lossy_pool...), or the dynamic model's NULL.
+bool lossless_profile(const json& running, const std::string& name) {
+  if (name == "NULL") return true;
+  const json profiles = running.value("BUFFER_PROFILE", json::object());
+  const json profile = profiles.value(name, json::object());
+  return profile.value("pool", std::string()).find("lossless") != std::string::npos;
+}
+
 // A port's buffer keys. Ingress: each lossless priority needs a lossless PG. In the traditional
 // model buffermgrd makes them from pfc_enable and CABLE_LENGTH (buffermgr.cpp doSpeedUpdateTask:
-// BUFFER_PG|port|<generateIdListFromMap(pfc_enable)>, profile pg_lossless_<speed>_<cable>_profile,
-// which needs the port's speed, so the fragment leaves them to it); in the dynamic model the
-// fragment writes them with profile NULL, which buffermgrdyn sizes (Configuration.md, BUFFER_PG).
-// Egress: buffers_config.j2 and the SKUs' macros give queues 3-4 egress_lossless_profile and the
-// others egress_lossy_profile, in range keys (|0-2, |3-4, |5-6 and, on some SKUs, |5-7); the
-// fragment writes the whole partition of queues 0-7 in runs of one profile, the lossless queues
-// being the lossless priorities' (the templates' 3-4 when those are a subset of them).
-// Every other id range of the port, 1-7 for PGs (0 is the lossy PG) and 0-7 for queues, is
-// deleted (null): buffermgrd deletes no key when pfc_enable changes (its boot-time |3-4 would
-// overlap a new |3 and keep PG 3 on the old cable's profile), and an earlier run's or the SKU's
-// ranges would overlap the new ones. `config save` then `config reload` rebuild the switch from
-// the result (README, "Applying it safely").
-void sonic_buffers(json& db, const SwitchQos& qos, const SwitchOptions& o, const std::string& port) {
+// BUFFER_PG|port|<generateIdListFromMap(pfc_enable)>, profile pg_lossless_<speed>_<cable>_profile),
+// so the fragment leaves them to it; in the dynamic model the fragment writes each run with profile
+// NULL, which buffermgrdyn sizes (Configuration.md, BUFFER_PG). buffermgrd deletes no key when
+// pfc_enable changes, so the |3-4 it made at boot from the templates' "3,4" would overlap a new |3
+// and keep PG 3 on the old cable's profile: the other lossless keys are deleted (a null key). With
+// --running-config, exactly the port's lossless keys that are not the new runs; without it, every
+// id range of 1-7 that is not a new run (PG 0 is the lossy traffic's, and every lossy class maps to
+// it, so no other PG carries traffic).
+// Egress: the templates give queues 3-4 the lossless egress profile and the others the SKU's lossy
+// one, in range keys. Lossless priorities among 3-4 leave the queues as they are; others (which
+// need --running-config) get the port's queues rewritten in runs: the lossless priorities' queues on
+// the SKU's lossless profile, every other queue keeping its own lossy profile (one that was lossless
+// takes queue 0's), the port's old keys deleted.
+Result<void> sonic_buffers(json& db, const SwitchQos& qos, const SwitchOptions& o, const std::string& port) {
+  const auto runs = id_runs(qos.lossless);
   std::set<std::string> pgs;
-  for (const auto& [first, last] : id_runs(qos.lossless)) {
+  for (const auto& [first, last] : runs) {
     pgs.insert(id_range(first, last));
     if (o.buffer_model == "dynamic") db["BUFFER_PG"][port + "|" + id_range(first, last)] = {{"profile", "NULL"}};
   }
-  for (int first = 1; first <= 7; ++first) {
-    for (int last = first; last <= 7; ++last) {
-      if (!pgs.count(id_range(first, last))) db["BUFFER_PG"][port + "|" + id_range(first, last)] = nullptr;
+  if (!o.sonic_running) {
+    for (int first = 1; first <= 7; ++first) {
+      for (int last = first; last <= 7; ++last) {
+        if (!pgs.count(id_range(first, last))) db["BUFFER_PG"][port + "|" + id_range(first, last)] = nullptr;
+      }
+    }
+    return ok();  // the queues: the templates' (check_sonic refused any other without the running config)
+  }
+  const json& running = *o.sonic_running;
+  auto pg_keys = running_keys(running, "BUFFER_PG", port);
+  if (!pg_keys) return pg_keys.error();
+  for (const auto& [ids, entry] : *pg_keys) {
+    const auto& [range, profile] = entry;
+    if (pgs.count(ids)) continue;
+    if (lossless_profile(running, profile)) {
+      db["BUFFER_PG"][port + "|" + ids] = nullptr;
+      continue;
+    }
+    for (const auto& [first, last] : runs) {
+      if (range.first <= last && first <= range.second) {
+        return make_error(ErrorKind::kInvalidSpec,
+                          "the running config's BUFFER_PG|" + port + "|" + ids + " is a lossy priority group (" + profile +
+                              ") holding lossless priority " + id_range(first, last) +
+                              ": this SKU's buffer templates give it no lossless buffer (a lossy-only SKU); PFC needs "
+                              "a SKU with lossless buffers");
+      }
     }
   }
-  std::vector<int> lossless_queues = qos.lossless;
+  auto queue_keys = running_keys(running, "BUFFER_QUEUE", port);
+  if (!queue_keys) return queue_keys.error();
+  std::map<int, std::string> current;
+  for (const auto& [ids, entry] : *queue_keys) {
+    for (int q = entry.first.first; q <= entry.first.second; ++q) current[q] = entry.second;
+  }
+  if (qos.lossy()) return ok();
   const bool template_queues =
       std::all_of(qos.lossless.begin(), qos.lossless.end(), [](int p) { return p == 3 || p == 4; });
-  if (template_queues) lossless_queues = {3, 4};
-  std::set<std::string> queues;
-  int first = 0;
-  for (int q = 1; q <= 8; ++q) {
-    if (q == 8 || contains(lossless_queues, q) != contains(lossless_queues, first)) {
-      queues.insert(id_range(first, q - 1));
-      db["BUFFER_QUEUE"][port + "|" + id_range(first, q - 1)] = {
-          {"profile", contains(lossless_queues, first) ? "egress_lossless_profile" : "egress_lossy_profile"}};
-      first = q;
+  const std::vector<int> lossless_queues = template_queues ? std::vector<int>{3, 4} : qos.lossless;
+  std::string lossless_name, lossy_name;
+  for (const auto& [q, profile] : current) {
+    if (lossless_profile(running, profile)) {
+      if (lossless_name.empty()) lossless_name = profile;
+    } else if (lossy_name.empty()) {
+      lossy_name = profile;
     }
   }
-  for (int a = 0; a <= 7; ++a) {
-    for (int b = a; b <= 7; ++b) {
-      if (!queues.count(id_range(a, b))) db["BUFFER_QUEUE"][port + "|" + id_range(a, b)] = nullptr;
+  if (lossless_name.empty()) {
+    return make_error(ErrorKind::kInvalidSpec, "the running config's BUFFER_QUEUE keys of " + port +
+                                                   " give no queue a lossless egress profile: a lossy-only SKU, on "
+                                                   "which PFC has no lossless buffer");
+  }
+  std::map<int, std::string> want;
+  for (int q = 0; q <= std::max(7, current.empty() ? 7 : current.rbegin()->first); ++q) {
+    if (contains(lossless_queues, q)) {
+      want[q] = lossless_name;
+    } else if (current.count(q)) {
+      want[q] = lossless_profile(running, current[q]) ? lossy_name : current[q];
+      if (want[q].empty()) {
+        return make_error(ErrorKind::kInvalidSpec, "the running config's BUFFER_QUEUE keys of " + port +
+                                                       " have no lossy egress profile to give queue " + std::to_string(q));
+      }
     }
   }
+  if (want == current) return ok();
+  std::set<std::string> written;
+  for (auto it = want.begin(); it != want.end();) {
+    auto end = it;
+    while (std::next(end) != want.end() && std::next(end)->first == end->first + 1 && std::next(end)->second == it->second) ++end;
+    const std::string ids = id_range(it->first, end->first);
+    db["BUFFER_QUEUE"][port + "|" + ids] = {{"profile", it->second}};
+    written.insert(ids);
+    it = std::next(end);
+  }
+  for (const auto& [ids, entry] : *queue_keys) {
+    if (!written.count(ids)) db["BUFFER_QUEUE"][port + "|" + ids] = nullptr;
+  }
+  return ok();
 }
 
-void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const Classes& c, const SonicAsic& asic,
-                 const std::vector<int>& queues, int mtu) {
+Result<void> sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const Classes& c, const SonicAsic& asic,
+                         const std::vector<int>& queues, int mtu) {
   const std::string lossless = list_text(qos.lossless, ",");
   for (const std::string& port : all_ports(o)) {
     json map = {{"dscp_to_tc_map", kMap},  {"tc_to_queue_map", kMap}, {"tc_to_pg_map", kMap},
@@ -242,7 +390,10 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
     } else if (o.watchdog.mode == PfcWatchdog::Mode::kOff) {
       db["PFC_WD"][port] = nullptr;  // sonic-cfggen --write-to-db (mod_entry): null deletes the row
     }
-    sonic_buffers(db, qos, o, port);
+    if (o.sonic_running && !o.sonic_running->value("PORT", json::object()).contains(port)) {
+      return make_error(ErrorKind::kUsage, port + " is not a port of --running-config (its PORT table)");
+    }
+    if (auto buffers = sonic_buffers(db, qos, o, port); !buffers) return buffers.error();
     db["PORT"][port]["mtu"] = std::to_string(mtu);
   }
   // buffers_config.j2 writes CABLE_LENGTH|AZURE, one field per port; buffermgrd (and the dynamic
@@ -253,6 +404,7 @@ void sonic_ports(json& db, const SwitchQos& qos, const SwitchOptions& o, const C
       db["CABLE_LENGTH"]["AZURE"][port] = std::to_string(o.uplink_cable_m != 0 ? o.uplink_cable_m : o.cable_m) + "m";
     }
   }
+  return ok();
 }
 
 }  // namespace
@@ -277,7 +429,7 @@ Result<std::string> sonic(const SwitchQos& qos, const SwitchOptions& o, int mtu)
   json db = json::object();
   sonic_maps(db, qos, *asic);
   sonic_profiles(db, o, c);
-  sonic_ports(db, qos, o, c, *asic, queues, mtu);
+  if (auto ports = sonic_ports(db, qos, o, c, *asic, queues, mtu); !ports) return ports.error();
   return json_text(db, 4) + "\n";
 }
 

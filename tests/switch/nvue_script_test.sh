@@ -56,8 +56,8 @@ for shell in dash bash; do
     [ "$calls_after" -eq 0 ] || fail "$shell, nv failing on '$pattern': $calls_after command(s) ran after the failure"
     [[ "$err" == *"nothing was applied"* ]] || fail "$shell, nv failing on '$pattern': no message on stderr: $err"
   done
-  # Interrupted half-way (INT, TERM): stops there and detaches, never applies.
-  for sig in INT TERM; do
+  # Interrupted half-way (HUP: the ssh session dropped, INT, TERM): stops there and detaches, never applies.
+  for sig in HUP INT TERM; do
     rm -f "$work/sig.log"
     NV_LOG="$work/sig.log" NV_KILL=$sig NV_KILL_AT="qos mapping default-global trust" PATH="$work/bin:$PATH" \
       "$shell" "$work/roce.sh" > /dev/null 2> "$work/sig.err"

@@ -210,8 +210,13 @@ def main():
     ap.add_argument("--previous", help="an earlier rdmactl fragment the switch was loaded with, saved and reloaded "
                     "before this one (its buffermgrd PGs made from its pfc_enable)")
     ap.add_argument("--dump", help="write the merged CONFIG_DB here")
-    ap.add_argument("fragment")
+    ap.add_argument("--emit-running", metavar="FILE",
+                    help="write the running CONFIG_DB the fragment would be loaded on (for rdmactl's "
+                    "--running-config) and stop")
+    ap.add_argument("fragment", nargs="?")
     args = ap.parse_args()
+    if not args.emit_running and not args.fragment:
+        ap.error("a fragment is needed (or --emit-running)")
 
     common = os.path.join(args.templates, "common")
     sku = os.path.join(args.templates, args.sku)
@@ -265,6 +270,14 @@ def main():
                 key = f"{port}|{ids}"
                 booted[key] = {"profile": f"pg_lossless_{speed}_{cable}_profile"}
                 db.setdefault("BUFFER_PG", {}).setdefault(key, dict(booted[key]))
+                # doSpeedUpdateTask writes the profile too: pool ingress_lossless_pool.
+                db.setdefault("BUFFER_PROFILE", {}).setdefault(booted[key]["profile"], {
+                    "pool": "ingress_lossless_pool", "xon": "0", "xoff": "0", "size": "0", "dynamic_th": "0"})
+    running = copy.deepcopy(db)  # the switch as `sonic-cfggen -d --print-data` shows it before the load
+    if args.emit_running:
+        with open(args.emit_running, "w") as f:
+            json.dump(running, f, indent=2, sort_keys=True)
+        return 0
     fragment = json.load(open(args.fragment))
     mod_config(db, deep_update({}, fragment))
     if args.dump:
@@ -377,6 +390,36 @@ def main():
                         who = [k + (" (buffermgrd's, from pfc_enable)" if f.get("buffermgrd") else "")
                                for k, f in ((k1, f1), (k2, f2))]
                         err(f"{table_name}: {who[0]} and {who[1]} overlap")
+
+    # b') every profile a port's buffer key names exists, and the queues that are not lossless keep
+    # the profile the switch gave them (the SKU's: q_lossy_profile on Mellanox's templates,
+    # egress_lossy_profile on others', per-queue ones on some), or, for a queue that was lossless,
+    # take a lossy one of the port's.
+    for port in frag_rows:
+        for table_name in ("BUFFER_PG", "BUFFER_QUEUE"):
+            for key, r, f in port_keys(db.get(table_name), port):
+                prof = f.get("profile")
+                if prof and prof != "NULL" and prof not in profiles:
+                    err(f"{table_name}|{key} = {prof}: no BUFFER_PROFILE|{prof} on the switch")
+        row = qos_map.get(port, {})
+        lossless = set(priorities(row.get("pfc_enable", "")))
+        lossless_queues = {3, 4} if lossless <= {3, 4} else lossless
+        before = {}
+        for key, r, f in port_keys(running.get("BUFFER_QUEUE"), port):
+            for q in range(r[0], r[1] + 1) if r else []:
+                before[q] = f.get("profile")
+        after = {}
+        for key, r, f in port_keys(db.get("BUFFER_QUEUE"), port):
+            for q in range(r[0], r[1] + 1) if r else []:
+                after[q] = f.get("profile")
+        for q, prof in before.items():
+            if q in lossless_queues:
+                continue
+            was_lossless = profiles.get(prof, {}).get("pool") == egress_lossless
+            if not was_lossless and after.get(q) != prof:
+                err(f"BUFFER_QUEUE of {port}: queue {q} had {prof!r} (the SKU's) and has {after.get(q)!r} after the load")
+            if was_lossless and profiles.get(after.get(q), {}).get("pool") == egress_lossless:
+                err(f"BUFFER_QUEUE of {port}: queue {q} is not lossless any more and keeps {after.get(q)!r}")
 
     # c) CABLE_LENGTH
     tmpl_cables = template.get("CABLE_LENGTH", {}).get("AZURE", {})

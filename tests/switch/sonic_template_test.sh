@@ -31,13 +31,21 @@ n=0
 # pass SKU ASIC MODEL TYPE SPEC UPLINK_LEN WATCHDOG [RDMACTL ARGS...]: rdmactl's output must pass.
 pass() {
   local sku=$1 asic=$2 model=$3 type=$4 spec=$5 up=$6 wd=$7; shift 7
-  local previous=()
+  local previous=() running=yes
   if [ "${1:-}" = --previous ]; then previous=(--previous "$2"); shift 2; fi
+  if [ "${1:-}" = --no-running ]; then running=no; shift; fi
   n=$((n + 1))
-  local out=$work/pass.$n.json wdarg=()
+  local out=$work/pass.$n.json wdarg=() runarg=()
   case $wd in on) wdarg=(--pfc-watchdog) ;; off) wdarg=(--no-pfc-watchdog) ;; esac
+  if [ $running = yes ]; then
+    # The switch the output is made for: its running CONFIG_DB (the templates, buffermgrd's PGs,
+    # an earlier run), as rdmactl's --running-config takes it.
+    python3 "$check" --templates "$templates" --sku "$sku" --asic-type "$asic" --buffer-model "$model" --type "$type" \
+      "${previous[@]}" --emit-running "$work/pass.$n.running.json" || { fail "cannot emit $sku's running config"; return; }
+    runarg=(--running-config "$work/pass.$n.running.json")
+  fi
   local args=(switch-config -f "$spec" --vendor sonic --platform "$asic" --buffer-model "$model" --ports "$ports"
-    --uplinks "$uplinks" --cable-length 5m --uplink-cable-length "$up" "${wdarg[@]}" "$@")
+    --uplinks "$uplinks" --cable-length 5m --uplink-cable-length "$up" "${wdarg[@]}" "${runarg[@]}" "$@")
   "$rdmactl" "${args[@]}" > "$out" 2> "$work/pass.$n.err"
   local rc=$?
   if [ $rc -ne 0 ]; then
@@ -55,6 +63,10 @@ pass() {
 echo "== a) rdmactl switch-config --vendor sonic, loaded over the SKU's rendered templates"
 example=$src/examples/roce-lossless.yaml
 lossy=$here/specs/lossy.yaml
+# Without the running config (lossless 3: the templates' queues stay, the PGs of 1-7 but |3 deleted).
+pass $bcm broadcom traditional ToRRouter "$example" 300m default --no-running
+pass $mlnx mellanox traditional ToRRouter "$example" 300m default --no-running
+pass $mlnx mellanox dynamic LeafRouter "$example" 40m default --no-running
 for type in ToRRouter LeafRouter; do
   for up in 300m 40m; do
     pass $bcm broadcom traditional $type "$example" $up default
@@ -83,9 +95,11 @@ for first in lossless-priority-5.yaml lossless-3-4.yaml lossless-3-5.yaml; do
   for second in "$example" "$here/specs/lossless-priority-5.yaml"; do
     for model in traditional dynamic; do
       [ "$model" = dynamic ] && { sku=$mlnx; asic=mellanox; } || { sku=$bcm; asic=broadcom; }
+      python3 "$check" --templates "$templates" --sku $sku --asic-type $asic --buffer-model $model \
+        --emit-running "$work/first.running.json" || fail "cannot emit $sku's running config"
       "$rdmactl" switch-config -f "$here/specs/$first" --vendor sonic --platform $asic --buffer-model $model \
-        --ports "$ports" --uplinks "$uplinks" --cable-length 5m --uplink-cable-length 300m > "$work/first.json" ||
-        fail "rdmactl (first run, $first): exit $?"
+        --ports "$ports" --uplinks "$uplinks" --cable-length 5m --uplink-cable-length 300m \
+        --running-config "$work/first.running.json" > "$work/first.json" || fail "rdmactl (first run, $first): exit $?"
       pass $sku $asic $model ToRRouter "$second" 300m default --previous "$work/first.json"
     done
   done
@@ -144,6 +158,9 @@ reject dynamic-pg-deleted "$work/mlnx.json" $mlnx mellanox dynamic \
 reject stale-boot-pg "$work/bcm.json" $bcm broadcom traditional \
   "BUFFER_PG|Ethernet0|3-4 (buffermgrd's at boot, from the template's pfc_enable) is still there" \
   '{"BUFFER_PG": {"Ethernet0|3-4": {"profile": "pg_lossless_100000_5m_profile"}}}'
+reject lossy-profile-replaced "$work/mlnx.json" $mlnx mellanox dynamic \
+  "BUFFER_QUEUE of Ethernet0: queue 0 had 'q_lossy_profile' (the SKU's) and has 'egress_lossy_profile' after the load" \
+  '{"BUFFER_QUEUE": {"Ethernet0|0-2": {"profile": "egress_lossy_profile"}}}'
 reject queue-5-lossy "$work/bcm.json" $bcm broadcom traditional \
   "pfc_enable priority 5 (queue 5): no BUFFER_QUEUE key of Ethernet0 gives queue 5 a lossless egress profile" \
   '{"PORT_QOS_MAP": {"Ethernet0": {"pfc_enable": "5", "pfcwd_sw_enable": "5"}}}'

@@ -26,6 +26,12 @@ echo "== a) SONiC's own data"
 python3 "$here/sonic_yang_upstream.py" "$work/upstream" || fail "the harness disagrees with SONiC's own test data"
 
 echo "== b) rdmactl switch-config --vendor sonic"
+# Running configs for the outputs that need one (lossless priorities outside 3-4): the SKU templates
+# rendered as sonic-cfggen does (tests/switch/sonic_template_check.py).
+python3 "$here/sonic_template_check.py" --sku Arista-7060CX-32S-C32 --asic-type broadcom --emit-running "$work/running-bcm.json" ||
+  fail "cannot render the Broadcom SKU's running config"
+python3 "$here/sonic_template_check.py" --sku ACS-MSN2700 --asic-type mellanox --buffer-model dynamic \
+  --emit-running "$work/running-mlnx.json" || fail "cannot render the Mellanox SKU's running config"
 spec=$src/examples/roce-lossless.yaml
 run_rdmactl() {  # NAME ARGS...: the output must be valid and bind the example's PFC priority 3 on each port
   local name=$1; shift
@@ -51,11 +57,12 @@ run_rdmactl rdmactl-uplinks --ports Ethernet0,Ethernet4 --uplinks Ethernet48,Eth
 for args in "lossless-3-4.yaml --platform broadcom --pfc-watchdog --pfc-watchdog-detect 400 --pfc-watchdog-action notify" \
   "lossless-3-4.yaml --platform mellanox --buffer-model dynamic --uplink-cable-length 100m --no-pfc-watchdog" \
   "lossy.yaml --platform broadcom --lossless-bandwidth 70" \
-  "lossless-priority-5.yaml --platform broadcom" "lossless-3-5.yaml --platform mellanox --buffer-model dynamic"; do
+  "lossless-priority-5.yaml --platform broadcom --running-config $work/running-bcm.json" \
+  "lossless-3-5.yaml --platform mellanox --buffer-model dynamic --running-config $work/running-mlnx.json"; do
   set -- $args
   name=variant-${1%.yaml}-$3
   variant=$here/specs/$1; shift
-  if ! "$rdmactl" switch-config -f "$variant" --vendor sonic --cable-length 5m --ports Ethernet0 --uplinks Ethernet252 "$@" > "$work/$name.json" 2> "$work/$name.err"; then
+  if ! "$rdmactl" switch-config -f "$variant" --vendor sonic --cable-length 5m --ports Ethernet0 --uplinks Ethernet124 "$@" > "$work/$name.json" 2> "$work/$name.err"; then
     fail "rdmactl switch-config -f $variant $*: exit $?: $(cat "$work/$name.err")"
     continue
   fi

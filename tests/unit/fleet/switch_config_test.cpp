@@ -214,6 +214,8 @@ TEST_F(SwitchConfig, NvueIsTheRoceProfileAndOnlyWhatTheSpecSetsDifferently) {
             "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,"
             "39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63\n"
             "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,3,4,5,6,7\n"
+            "nv unset qos traffic-pool default-lossy switch-priority\n"
+            "nv unset qos traffic-pool roce-lossy switch-priority\n"
             "nv unset qos pfc default-global switch-priority 0,1,2,4,5,6,7\n"
             "nv unset qos congestion-control default-global traffic-class 1,2,4,5,6,7\n"
             "nv unset qos egress-scheduler default-global traffic-class 1,2,4,5,7\n"
@@ -287,8 +289,10 @@ TEST_F(SwitchConfig, NvueLosslessOnAnotherPriorityKeepsTrafficClass3) {
   EXPECT_THAT(out, HasSubstr("nv set qos egress-queue-mapping default-global switch-priority 3 traffic-class 0\n"
                              "nv set qos egress-queue-mapping default-global switch-priority 4 traffic-class 3\n"
                              "nv unset qos egress-queue-mapping default-global switch-priority 0,1,2,5,6,7\n"));
-  EXPECT_THAT(out, Not(HasSubstr("qos traffic-pool default"))) << "NVIDIA's lossless recipe moves no pool";
-  EXPECT_THAT(out, Not(HasSubstr("qos traffic-pool roce"))) << "NVIDIA's lossless recipe moves no pool";
+  EXPECT_THAT(out, Not(HasSubstr("nv set qos traffic-pool"))) << "NVIDIA's lossless recipe moves no pool";
+  EXPECT_THAT(out, HasSubstr("nv unset qos traffic-pool default-lossy switch-priority\n"
+                             "nv unset qos traffic-pool roce-lossy switch-priority\n"))
+      << "the profile's pools, whatever an earlier lossy run moved";
   EXPECT_THAT(out, HasSubstr("nv set qos pfc default-global switch-priority 4\n"
                              "nv unset qos pfc default-global switch-priority 0,1,2,3,5,6,7\n"));
   EXPECT_THAT(out, Not(HasSubstr("traffic-class 4 ")));
@@ -503,13 +507,17 @@ TEST_F(SwitchConfig, EosPlatformsQueuesAndTheReservedClass) {
   EXPECT_THAT(sand, Not(HasSubstr("to tx-queue 7\n")));
   EXPECT_THAT(sand, Not(HasSubstr("uc-tx-queue")));
   EXPECT_THAT(sand, HasSubstr("qos map dscp 0 1 2 3 4 5 6 7 56 57 58 59 60 61 62 63 to traffic-class 0\n"));
-  // Strata: RoCE on class 7 with the CNPs strict below it would move RoCE's lossless class off its
-  // queue to keep the strict queue on top: refused, naming the way out.
+  // Strata: lossless RoCE on class 7 with the CNPs strict below it would move RoCE's lossless class
+  // off its queue to keep the strict queue on top: refused, naming the way out. Lossy RoCE there
+  // has no pause to keep: the classes swap queues.
   o.platform = "strata";
   auto top = render(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 7, 48: 6}, pfc: [7]}\n      ecn: {cnpDscp: 48}\n"), o);
   ASSERT_FALSE(top);
   EXPECT_EQ(top.error().kind, ErrorKind::kInvalidSpec);
   EXPECT_THAT(top.error().message, HasSubstr("put the CNPs (ecn.cnpDscp) on priority 7"));
+  EXPECT_THAT(must(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 7, 48: 6}, pfc: []}\n      roce: {tos: 106}\n"
+                             "      ecn: {cnpDscp: 48}\n"), o),
+              HasSubstr("qos map traffic-class 6 to tx-queue 7\nqos map traffic-class 7 to tx-queue 6\n"));
   o.platform = "sand";
   // A RoCE class on 7 cannot be given on Sand; no --platform is a usage error.
   auto seven = render(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 7}, pfc: [7]}\n"), o);
@@ -566,16 +574,7 @@ TEST_F(SwitchConfig, SonicWritesEveryFieldItOwnsWhole) {
   EXPECT_TRUE(out["BUFFER_PG"]["Ethernet0|3-4"].is_null());
   EXPECT_FALSE(out["BUFFER_PG"].contains("Ethernet0|3")) << "buffermgrd's own";
   EXPECT_FALSE(out["BUFFER_PG"].contains("Ethernet0|0")) << "the templates' lossy PG";
-  // The queues' whole partition: the templates' lossless 3-4 (pfc [3] is a subset), the rest lossy.
-  nlohmann::json partition = nlohmann::json::object();
-  for (const auto& [key, value] : out["BUFFER_QUEUE"].items()) {
-    if (!value.is_null() && key.rfind("Ethernet0|", 0) == 0) partition[key] = value["profile"];
-  }
-  EXPECT_EQ(partition, (nlohmann::json{{"Ethernet0|0-2", "egress_lossy_profile"},
-                                       {"Ethernet0|3-4", "egress_lossless_profile"},
-                                       {"Ethernet0|5-7", "egress_lossy_profile"}}));
-  EXPECT_TRUE(out["BUFFER_QUEUE"]["Ethernet0|5-6"].is_null()) << "the default template's key, replaced by 5-7";
-  EXPECT_EQ(out["BUFFER_QUEUE"].size(), 2u * 36) << "every id range of 0-7: written or deleted";
+  EXPECT_FALSE(out.contains("BUFFER_QUEUE")) << "pfc [3]: the templates' queues (3-4 lossless) stay the SKU's";
   EXPECT_FALSE(out.contains("PFC_WD")) << "the watchdog is left alone unless asked";
 }
 
@@ -627,42 +626,76 @@ TEST_F(SwitchConfig, SonicHeadroomNeedsTheCableAndTheTemplatesQueues) {
   const auto out = nlohmann::json::parse(must(spec, o));
   EXPECT_EQ(out["CABLE_LENGTH"]["AZURE"], (nlohmann::json{{"Ethernet0", "5m"}, {"Ethernet48", "300m"}}));
   // Traditional: buffermgrd looks the headroom up in the SKU's pg_profile_lookup.ini by speed and
-  // length; given the file, a length it does not list is refused (no lossless PG at all), any
-  // other is taken. Dynamic computes any length.
+  // length; given the file, a pair it does not list is refused (no lossless PG at all), at the
+  // port's speed when the running config gives it, else at every speed the file has.
   o.uplink_cable_m = 100;
   EXPECT_EQ(nlohmann::json::parse(must(spec, o))["CABLE_LENGTH"]["AZURE"]["Ethernet48"], "100m");
-  o.pg_lookup_lengths = {5, 40, 300};
+  o.pg_lookup = {{"100000", 5}, {"100000", 40}, {"100000", 300}, {"400000", 5}, {"400000", 100}};
   auto odd = render(spec, o);
   ASSERT_FALSE(odd);
   EXPECT_EQ(odd.error().kind, ErrorKind::kUsage);
-  EXPECT_THAT(odd.error().message, HasSubstr("cable length 100m is not in --pg-profile-lookup (5m, 40m, 300m)"));
+  EXPECT_THAT(odd.error().message, HasSubstr("Ethernet48: cable length 100m at speed 100000 is not a row"));
+  o.uplink_cable_m = 300;
+  auto at_400g = render(spec, o);
+  ASSERT_FALSE(at_400g) << "300m is not listed at 400000";
+  EXPECT_THAT(at_400g.error().message, HasSubstr("300m at speed 400000"));
+  auto running = std::make_shared<nlohmann::json>(nlohmann::json::parse(R"({
+    "PORT": {"Ethernet0": {"speed": "100000"}, "Ethernet48": {"speed": "100000"}},
+    "BUFFER_PROFILE": {"egress_lossless_profile": {"pool": "egress_lossless_pool"},
+                       "q_lossy_profile": {"pool": "egress_lossy_pool"},
+                       "pg_lossless_100000_5m_profile": {"pool": "ingress_lossless_pool"},
+                       "ingress_lossy_profile": {"pool": "ingress_lossy_pool"}},
+    "BUFFER_PG": {"Ethernet0|0": {"profile": "ingress_lossy_profile"},
+                  "Ethernet0|3-4": {"profile": "pg_lossless_100000_5m_profile"},
+                  "Ethernet48|0": {"profile": "ingress_lossy_profile"}},
+    "BUFFER_QUEUE": {"Ethernet0|0-2": {"profile": "q_lossy_profile"}, "Ethernet0|3-4": {"profile": "egress_lossless_profile"},
+                     "Ethernet0|5-6": {"profile": "q_lossy_profile"},
+                     "Ethernet48|0-2": {"profile": "q_lossy_profile"}, "Ethernet48|3-4": {"profile": "egress_lossless_profile"},
+                     "Ethernet48|5-6": {"profile": "q_lossy_profile"}}})"));
+  o.sonic_running = running;
+  const auto exact = nlohmann::json::parse(must(spec, o));
+  EXPECT_EQ(exact["BUFFER_PG"], (nlohmann::json{{"Ethernet0|3-4", nullptr}})) << "exactly the stale lossless key";
+  EXPECT_FALSE(exact.contains("BUFFER_QUEUE")) << "pfc [3]: the SKU's queues stay";
   o.buffer_model = "dynamic";
   o.platform = "mellanox";
+  o.sonic_running.reset();
+  o.pg_lookup = {{"100000", 5}};
   auto lookup_dynamic = render(spec, o);
   ASSERT_FALSE(lookup_dynamic);
   EXPECT_THAT(lookup_dynamic.error().message, HasSubstr("--pg-profile-lookup is SONiC's traditional"));
-  o.pg_lookup_lengths.clear();
+  o.pg_lookup.clear();
   o.platform = "broadcom";
   auto dynamic_broadcom = render(spec, o);
   ASSERT_FALSE(dynamic_broadcom);
   EXPECT_THAT(dynamic_broadcom.error().message, HasSubstr("mellanox and barefoot"));
   o.platform = "mellanox";
+  o.uplink_cable_m = 100;
   EXPECT_EQ(nlohmann::json::parse(must(spec, o))["CABLE_LENGTH"]["AZURE"]["Ethernet48"], "100m");
-  // A lossless priority outside the templates' 3-4: its queue joins the lossless egress profile in
-  // a rewritten partition, and (dynamic) its PG is written NULL for buffermgrdyn to size.
+  // A lossless priority outside the templates' 3-4 moves its queue to the lossless egress profile:
+  // the SKU's keys and profile names come from the running config, without which it is refused.
   const std::string five = spec_with("      qos: {trust: dscp, dscpToPriority: {26: 5}, pfc: [5]}\n");
+  auto blind = render(five, o);
+  ASSERT_FALSE(blind);
+  EXPECT_EQ(blind.error().kind, ErrorKind::kUsage);
+  EXPECT_THAT(blind.error().message, HasSubstr("give --running-config"));
+  o.sonic_running = running;
   const auto dyn5 = nlohmann::json::parse(must(five, o));
   EXPECT_EQ(dyn5["BUFFER_PG"]["Ethernet0|5"], (nlohmann::json{{"profile", "NULL"}}));
-  EXPECT_TRUE(dyn5["BUFFER_PG"]["Ethernet0|3-4"].is_null()) << "the templates' 3-4 NULL: no PFC on 3 or 4";
-  EXPECT_EQ(dyn5["BUFFER_QUEUE"]["Ethernet0|5"]["profile"], "egress_lossless_profile");
-  EXPECT_EQ(dyn5["BUFFER_QUEUE"]["Ethernet0|0-4"]["profile"], "egress_lossy_profile");
-  EXPECT_EQ(dyn5["BUFFER_QUEUE"]["Ethernet0|6-7"]["profile"], "egress_lossy_profile");
-  EXPECT_TRUE(dyn5["BUFFER_QUEUE"]["Ethernet0|3-4"].is_null());
-  EXPECT_TRUE(dyn5["BUFFER_QUEUE"]["Ethernet0|5-6"].is_null());
+  EXPECT_TRUE(dyn5["BUFFER_PG"]["Ethernet0|3-4"].is_null()) << "the old lossless PG: no PFC on 3 or 4";
+  EXPECT_FALSE(dyn5["BUFFER_PG"].contains("Ethernet0|0")) << "the SKU's lossy PG stays";
+  nlohmann::json queues = nlohmann::json::object();
+  for (const auto& [key, value] : dyn5["BUFFER_QUEUE"].items()) {
+    if (key.rfind("Ethernet0|", 0) == 0) queues[key] = value.is_null() ? value : value["profile"];
+  }
+  EXPECT_EQ(queues, (nlohmann::json{{"Ethernet0|0-4", "q_lossy_profile"}, {"Ethernet0|5", "egress_lossless_profile"},
+                                    {"Ethernet0|6", "q_lossy_profile"}, {"Ethernet0|0-2", nullptr},
+                                    {"Ethernet0|3-4", nullptr}, {"Ethernet0|5-6", nullptr}}))
+      << "queues 3-4 take the SKU's lossy profile, queue 7 (never configured) stays so";
   o.buffer_model = "traditional";
   const auto trad5 = nlohmann::json::parse(must(five, o));
   EXPECT_FALSE(trad5["BUFFER_PG"].contains("Ethernet0|5")) << "buffermgrd's, from pfc_enable";
   EXPECT_EQ(trad5["BUFFER_QUEUE"]["Ethernet0|5"]["profile"], "egress_lossless_profile");
+  o.sonic_running.reset();
   // PG 0 is the lossy traffic's.
   auto zero = render(spec_with("      qos: {trust: dscp, dscpToPriority: {26: 0}, pfc: [0]}\n"), o);
   ASSERT_FALSE(zero);
