@@ -254,10 +254,14 @@ void subnet_manager_facts(const FleetMember& m, FleetChecker::Facts& out) {
     }
   }
   for (auto& [subnet, s] : seen) {
+    // In the group of ports the spec gives no subnet, one ACTIVE port does not speak for another,
+    // which may be on another fabric: a port that trained and stayed INIT with SM LID 0 wins.
+    const bool unswept_wins = subnet.kind == SubnetKey::Kind::kUnattributed;
     FleetChecker::Facts::IbPorts ports{subnet, s.ports,
-                                       s.master    ? MasterEvidence::kMaster
-                                       : s.unswept ? MasterEvidence::kNoMaster
-                                                   : MasterEvidence::kUnknown,
+                                       s.unswept && unswept_wins ? MasterEvidence::kNoMaster
+                                       : s.master               ? MasterEvidence::kMaster
+                                       : s.unswept              ? MasterEvidence::kNoMaster
+                                                                : MasterEvidence::kUnknown,
                                        std::move(s.where)};
     if (ports.where && ports.where->file.empty()) ports.where.reset();
     out.ib.push_back(std::move(ports));

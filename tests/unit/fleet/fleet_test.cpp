@@ -776,6 +776,13 @@ TEST_F(CrossNode, SmMissingJudgesThePortsNoSubnetHoldsNodeByNode) {
   // Both nodes' mlx5_1 ACTIVE: nothing to say.
   states[1].devices[1] = ib_device("mlx5_1", "ACTIVE", 1);
   EXPECT_THAT(check(two, states), IsEmpty());
+  // Within one node too: n2's ACTIVE mlx5_1 does not speak for its unswept mlx5_2, which the spec
+  // gives no subnet either (they may be on two fabrics).
+  states[1].devices.push_back(ib_device("mlx5_2", "INIT", 0));
+  found = check(two, states);
+  ASSERT_EQ(found.size(), 1u) << texts(found);
+  EXPECT_EQ(found[0].severity, FleetFinding::Severity::kError);
+  EXPECT_THAT(found[0].nodes, ElementsAre("n2"));
 }
 
 TEST_F(CrossNode, SmMissingJudgesTheNodesThatNameNoSubnetNodeByNode) {
