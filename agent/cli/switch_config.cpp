@@ -194,9 +194,9 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
                   "lengths at the ports' speeds: buffermgrd makes no lossless PG for a pair it lacks")
       ->type_name("FILE");
   sub->add_option("--running-config", opts->running_config,
-                  "sonic: the switch's CONFIG_DB (its /etc/sonic/config_db.json, or `sonic-cfggen -d\n"
-                  "--print-data`): the output then fits its buffer keys, profile names and port\n"
-                  "speeds exactly; needed for lossless priorities other than 3 and 4")
+                  "sonic: the switch's CONFIG_DB, as its /etc/sonic/config_db.json or what\n"
+                  "`sonic-cfggen -d --print-data` prints: the output then fits its buffer keys,\n"
+                  "profile names and port speeds exactly; needed for lossless priorities other than 3, 4")
       ->type_name("FILE");
   sub->add_option("--ecn-min", opts->ecn_min, "ECN marking starts at this queue depth, bytes (default 150000)")
       ->type_name("BYTES");
