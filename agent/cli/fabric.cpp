@@ -22,7 +22,7 @@ int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
   }
   std::optional<FabricSpec> spec;
   if (!options.spec.empty()) {
-    auto loaded = load_spec(options.spec);
+    auto loaded = load_spec(options.spec, SpecInput::kFileOrPipe);
     if (!loaded) return print_spec_error(loaded.error(), *format, options.spec);
     spec = std::move(loaded).value();
   }

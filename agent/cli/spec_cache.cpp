@@ -72,7 +72,7 @@ void prune(const std::string& dir, const std::string& kept) {
 }  // namespace
 
 Result<FabricSpec> load_spec_cached(const std::string& path, const std::string& dir) {
-  auto text = read_spec_input(path);
+  auto text = read_spec_input(path, SpecInput::kFileOrPipe);
   if (!text) return text.error();
   const std::string name = spec_input_name(path);
   const std::string build_id = program_build_id();

@@ -108,7 +108,7 @@ int run_switch_config(const SwitchConfigOptions& opts) {
   if (opts.ecn_probability < 1 || opts.ecn_probability > 100) {
     return report_error(make_error(ErrorKind::kUsage, "--ecn-probability is a percentage, 1 to 100"));
   }
-  auto spec = load_spec(opts.spec);
+  auto spec = load_spec(opts.spec, SpecInput::kFileOrPipe);
   if (!spec) return print_spec_error(spec.error());
   auto qos = switch_qos_of(*spec);
   if (!qos) return print_spec_error(qos.error());

@@ -60,7 +60,7 @@ std::vector<FleetFinding> host_requirements(const FabricSpec& spec) {
 int run_validate(const ValidateOptions& opts) {
   auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
   if (!format) return report_error(format.error());
-  auto spec = load_spec(opts.spec);
+  auto spec = load_spec(opts.spec, SpecInput::kFileOrPipe);
   // Across nodes: the nodes the spec names literally (no glob), each with its merged spec.
   std::vector<FleetFinding> findings, requirements;
   bool cross_node_errors = false;

@@ -87,6 +87,30 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t limit
   return text;
 }
 
+Result<std::string> read_fifo(const std::string& path, std::size_t limit, const std::string& name) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) return make_errno_error("cannot open " + name, errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return make_errno_error("cannot stat " + name, errno);
+  if (!S_ISFIFO(st.st_mode)) {
+    return make_error(ErrorKind::kInvalidSpec, name + " is " + file_type_phrase(st.st_mode) + ", not a pipe: it is not read");
+  }
+  std::string text;
+  char buffer[kChunk];
+  while (text.size() <= limit) {
+    const std::size_t want = std::min(sizeof buffer, limit + 1 - text.size());
+    const ssize_t n = ::read(fd.get(), buffer, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_errno_error("cannot read " + name, errno);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  if (text.size() > limit) return too_large(name, limit, "more was written into the pipe");
+  return text;
+}
+
 Result<std::string> read_bounded_stream(std::istream& in, std::size_t limit, const std::string& name) {
   std::string text;
   char buffer[kChunk];

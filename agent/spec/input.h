@@ -26,6 +26,13 @@ std::string file_type_phrase(mode_t mode);
 // kInvalidSpec naming what it is; a file that cannot be opened or read is the errno's error.
 Result<std::string> read_regular_file(const std::string& path, std::size_t limit, const std::string& name);
 
+// The bytes written into the FIFO (a pipe) at `path`, at most `limit` of them: what a shell's
+// process substitution (`-f <(render)`) or /dev/stdin on a pipe name. The open and the reads
+// block until the writer writes or closes, as standard input's do: for a command line, not for
+// the agent, which must never wait on a FIFO nobody writes. Anything but a FIFO on the opened
+// descriptor is refused; more than `limit` bytes is kInvalidSpec.
+Result<std::string> read_fifo(const std::string& path, std::size_t limit, const std::string& name);
+
 // At most `limit` bytes from a stream (standard input); more is kInvalidSpec. Reads at most
 // limit + 1 bytes, so an endless stream costs a bounded amount of time and memory.
 Result<std::string> read_bounded_stream(std::istream& in, std::size_t limit, const std::string& name);

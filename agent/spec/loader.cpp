@@ -2,6 +2,8 @@
 // load_spec(): read a spec file (or standard input) within bounds, check that it is UTF-8 text,
 // parse the YAML, check it against the schema, run the semantic checks, and report every problem
 // at once, in file order.
+#include <sys/stat.h>
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -324,12 +326,18 @@ std::string spec_input_name(const std::string& path) {
   return path == kStdinPath ? kStdinName : escape_for_display(path);
 }
 
-Result<std::string> read_spec_input(const std::string& path) {
-  return path == kStdinPath ? read_stdin() : read_spec_file(path, spec_input_name(path));
+Result<std::string> read_spec_input(const std::string& path, SpecInput input) {
+  if (path == kStdinPath) return read_stdin();
+  const std::string name = "spec " + spec_input_name(path);
+  struct stat st {};
+  if (input == SpecInput::kFileOrPipe && ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+    return read_fifo(path, kMaxSpecBytes, name);
+  }
+  return read_spec_file(path, spec_input_name(path));
 }
 
-Result<FabricSpec> load_spec(const std::string& path) {
-  auto text = read_spec_input(path);
+Result<FabricSpec> load_spec(const std::string& path, SpecInput input) {
+  auto text = read_spec_input(path, input);
   if (!text) return text.error();
   return load_spec_text(*text, spec_input_name(path));
 }

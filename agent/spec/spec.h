@@ -256,12 +256,16 @@ inline constexpr std::size_t kMaxSpecBytes = 4 * 1024 * 1024;
 // Only a regular file of at most kMaxSpecBytes is read, without blocking (a FIFO or a device is
 // refused after a stat, see input.h); standard input is read up to kMaxSpecBytes + 1 bytes.
 // The text must be UTF-8 without control characters other than tab, CR and LF.
-Result<FabricSpec> load_spec(const std::string& path);
+// What a spec path may name: a regular file only (the agent, which must never block on a FIFO
+// nobody writes), or a pipe too (a command line: `-f <(render spec)`, `-f /dev/stdin` on a pipe,
+// read with standard input's bounds and blocking as it does).
+enum class SpecInput { kRegularFile, kFileOrPipe };
+Result<FabricSpec> load_spec(const std::string& path, SpecInput input = SpecInput::kRegularFile);
 // Same, from text already in memory; `file` is the name used in messages.
 Result<FabricSpec> load_spec_text(const std::string& text, const std::string& file);
 // load_spec in two steps: the bytes of `path` ("-": standard input), within the same bounds, and
 // the name they are shown under (escaped; "<stdin>" for "-").
-Result<std::string> read_spec_input(const std::string& path);
+Result<std::string> read_spec_input(const std::string& path, SpecInput input = SpecInput::kRegularFile);
 std::string spec_input_name(const std::string& path);
 
 // The roce-lossless profile (as NVUE's `nv set qos roce`): RDMA traffic marked DSCP 26 on

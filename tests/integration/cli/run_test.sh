@@ -261,6 +261,16 @@ grep -q 'note \[sysctl-scope\] net.core.rmem_max is one for the whole host' "$wo
   fail "validate does not say net.core.rmem_max is refused under --netns: $(cat "$work/err")"
 ok "validate names the sysctl keys a host may refuse"
 
+# A spec from a pipe (issue 43): process substitution and /dev/stdin on a pipe, as `-f -` is read.
+"$rdmactl" validate -f <(cat "$source_dir/examples/minimal.yaml") > "$work/out" 2> "$work/err" ||
+  fail "validate -f <(cat minimal.yaml): $(cat "$work/err")"
+grep -q '^/dev/fd/[0-9]*: valid' "$work/out" "$work/err" || fail "validate -f <(...) does not name the pipe: $(cat "$work/out" "$work/err")"
+cat "$source_dir/examples/minimal.yaml" | "$rdmactl" validate -f /dev/stdin > /dev/null 2> "$work/err" ||
+  fail "validate -f /dev/stdin on a pipe: $(cat "$work/err")"
+"$rdmactl" switch-config -f <(cat "$source_dir/examples/roce-lossless.yaml") --vendor nvue --ports swp1 > /dev/null 2> "$work/err" ||
+  fail "switch-config -f <(...): $(cat "$work/err")"
+ok "a spec from a pipe: -f <(render) and -f /dev/stdin"
+
 # --- serve's timer ------------------------------------------------------------------------------
 "$rdmactl" serve -f "$source_dir/examples/roce-lossless.yaml" --interval 10ms > /dev/null 2> "$work/err"
 { [ $? -eq 64 ] && grep -q 'shorter than 1s' "$work/err"; } || fail "serve --interval 10ms: $(cat "$work/err")"

@@ -3,6 +3,7 @@
 // never blocks on a FIFO or reads an endless device or stream, and that addresses lists of any
 // length are checked in linear time. Real FIFOs and devices, in a temporary directory.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +98,49 @@ TEST_F(SpecInputTest, ASymlinkToAFifoIsRefusedToo) {
   ASSERT_FALSE(result->has_value());
   EXPECT_EQ(result->error().message,
             "spec " + path("fabric.yaml") + " is a FIFO, not a regular file: it is not read");
+}
+
+// A command line may name a pipe: `rdmactl plan -f <(render spec)` (process substitution) or
+// `-f /dev/stdin` on a pipe. Read as standard input is: blocking until the writer closes, bounded.
+TEST_F(SpecInputTest, ACommandLineReadsAPipeAsStandardInput) {
+  const std::string fifo = path("fabric.yaml");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::thread writer([&] {
+    std::ofstream out(fifo);
+    out << kMinimal;
+  });
+  auto spec = load_spec(fifo, SpecInput::kFileOrPipe);
+  writer.join();
+  ASSERT_TRUE(spec) << spec.error().to_string();
+  EXPECT_EQ(spec->file, fifo);
+  // The agent's reading is unchanged: a regular file only (AFifoIsRefusedWithoutBeingOpened).
+}
+
+TEST_F(SpecInputTest, APipeOverTheLimitIsRefused) {
+  const std::string fifo = path("fabric.yaml");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  // The reader stops at the limit and closes: the writer's next write raises SIGPIPE, ignored for
+  // this test (and put back after it) so that the write fails with EPIPE instead.
+  struct sigaction ignore {}, before {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &before), 0);
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    if (fd < 0) return;
+    const std::string chunk(64 * 1024, '#');
+    for (std::size_t written = 0; written <= kMaxSpecBytes + chunk.size();) {
+      const ssize_t n = ::write(fd, chunk.data(), chunk.size());
+      if (n <= 0) break;
+      written += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  });
+  auto text = read_spec_input(fifo, SpecInput::kFileOrPipe);
+  writer.join();
+  ::sigaction(SIGPIPE, &before, nullptr);
+  ASSERT_FALSE(text);
+  EXPECT_EQ(text.error().kind, ErrorKind::kInvalidSpec);
+  EXPECT_EQ(text.error().message, "spec " + fifo + " is larger than 4 MiB (more was written into the pipe): it is not read");
 }
 
 TEST_F(SpecInputTest, DevZeroIsRefusedWithoutBeingRead) {
