@@ -114,20 +114,20 @@ TEST(FlintQueryParseTest, PendingAndRunning) {
 TEST(FlintQueryParseTest, BaseUidsAndTheManufacturingOnes) {
   auto dx = parse_flint_query(fixture("cx6dx-q.txt"));
   ASSERT_TRUE(dx);
-  EXPECT_EQ(dx->base_guid, "b8599f0300f08018");
-  EXPECT_EQ(dx->base_mac, "b8599ff08018");
+  EXPECT_EQ(dx->base_guid, "1c34da0300a1b2c4");
+  EXPECT_EQ(dx->base_mac, "1c34daa1b2c4");
   EXPECT_EQ(dx->orig_base_mac, "");
-  EXPECT_EQ(dx->manufacturing_mac(), "b8599ff08018");
+  EXPECT_EQ(dx->manufacturing_mac(), "1c34daa1b2c4");
   auto cx7 = parse_flint_query(fixture("cx7-q-secure-fw.txt"));
   ASSERT_TRUE(cx7);
-  EXPECT_EQ(cx7->manufacturing_mac(), "e09d73126744");
-  EXPECT_EQ(cx7->manufacturing_guid(), "e09d730300126744");
+  EXPECT_EQ(cx7->manufacturing_mac(), "a088c2f1e2d0");
+  EXPECT_EQ(cx7->manufacturing_guid(), "a088c20300f1e2d0");
   auto changed = parse_flint_query(fixture("orig-uids-written.txt"));
   ASSERT_TRUE(changed);
   EXPECT_EQ(changed->base_mac, "0002c9a0b0c0");
-  EXPECT_EQ(changed->orig_base_mac, "b8599ff08018");
-  EXPECT_EQ(changed->manufacturing_mac(), "b8599ff08018") << "mstfwreset pairs by MGIR's manufacturing MAC";
-  EXPECT_EQ(changed->manufacturing_guid(), "b8599f0300f08018");
+  EXPECT_EQ(changed->orig_base_mac, "1c34daa1b2c4");
+  EXPECT_EQ(changed->manufacturing_mac(), "1c34daa1b2c4") << "mstfwreset pairs by MGIR's manufacturing MAC";
+  EXPECT_EQ(changed->manufacturing_guid(), "1c34da0300a1b2c4");
   auto image = parse_flint_query(fixture("cx6-i-image-q.txt"));
   ASSERT_TRUE(image);
   EXPECT_EQ(image->manufacturing_mac(), "") << "N/A";
