@@ -57,6 +57,11 @@ const SonicAsic* sonic_asic(const std::string& name) {
 
 namespace {
 
+// The lossless priorities are among 3 and 4, the queues SONiC's buffer templates make lossless.
+bool in_template_queues(const SwitchQos& qos) {
+  return std::all_of(qos.lossless.begin(), qos.lossless.end(), [](int p) { return p == 3 || p == 4; });
+}
+
 bool contains_port(const std::vector<std::string>& ports, const std::string& port) {
   return std::find(ports.begin(), ports.end(), port) != ports.end();
 }
@@ -138,8 +143,7 @@ Result<void> check_sonic(const SwitchQos& qos, const SwitchOptions& o, const Son
   // Moving a lossless priority's queue off the templates' 3-4 needs the SKU's queue keys and
   // profile names (egress_lossless_profile, and q_lossy_profile on Mellanox's, egress_lossy_profile
   // on others'), which only the switch's running CONFIG_DB has.
-  const bool template_queues =
-      std::all_of(qos.lossless.begin(), qos.lossless.end(), [](int p) { return p == 3 || p == 4; });
+  const bool template_queues = in_template_queues(qos);
   if (!template_queues && !o.sonic_running) {
     return make_error(ErrorKind::kUsage,
                       "lossless priority " + list_text(qos.lossless, ",") +
@@ -318,8 +322,7 @@ Result<void> sonic_buffers(json& db, const SwitchQos& qos, const SwitchOptions& 
     for (int q = entry.first.first; q <= entry.first.second; ++q) current[q] = entry.second;
   }
   if (qos.lossy()) return ok();
-  const bool template_queues =
-      std::all_of(qos.lossless.begin(), qos.lossless.end(), [](int p) { return p == 3 || p == 4; });
+  const bool template_queues = in_template_queues(qos);
   const std::vector<int> lossless_queues = template_queues ? std::vector<int>{3, 4} : qos.lossless;
   std::string lossless_name, lossy_name;
   for (const auto& [q, profile] : current) {

@@ -27,6 +27,25 @@ Error too_large(const std::string& name, std::size_t limit, const std::string& h
                     name + " is larger than " + size_text(limit) + " (" + how + "): it is not read");
 }
 
+// At most limit + 1 bytes from `fd`, so that more than `limit` is told from exactly it (`grown`
+// says how there came to be more).
+Result<std::string> read_descriptor(int fd, std::size_t limit, const std::string& name, const std::string& grown) {
+  std::string text;
+  char buffer[kChunk];
+  while (text.size() <= limit) {
+    const std::size_t want = std::min(sizeof buffer, limit + 1 - text.size());
+    const ssize_t n = ::read(fd, buffer, want);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_errno_error("cannot read " + name, errno);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  if (text.size() > limit) return too_large(name, limit, grown);
+  return text;
+}
+
 }  // namespace
 
 std::string file_type_phrase(mode_t mode) {
@@ -71,20 +90,7 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t limit
   if (::fstat(fd.get(), &st) != 0) return make_errno_error("cannot stat " + name, errno);
   if (!S_ISREG(st.st_mode)) return not_a_regular_file(name, st.st_mode);
 
-  std::string text;
-  char buffer[kChunk];
-  while (text.size() <= limit) {
-    const std::size_t want = std::min(sizeof buffer, limit + 1 - text.size());
-    const ssize_t n = ::read(fd.get(), buffer, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return make_errno_error("cannot read " + name, errno);
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  if (text.size() > limit) return too_large(name, limit, "it grew while it was read");
-  return text;
+  return read_descriptor(fd.get(), limit, name, "it grew while it was read");
 }
 
 Result<std::string> read_fifo(const std::string& path, std::size_t limit, const std::string& name) {
@@ -95,20 +101,7 @@ Result<std::string> read_fifo(const std::string& path, std::size_t limit, const 
   if (!S_ISFIFO(st.st_mode)) {
     return make_error(ErrorKind::kInvalidSpec, name + " is " + file_type_phrase(st.st_mode) + ", not a pipe: it is not read");
   }
-  std::string text;
-  char buffer[kChunk];
-  while (text.size() <= limit) {
-    const std::size_t want = std::min(sizeof buffer, limit + 1 - text.size());
-    const ssize_t n = ::read(fd.get(), buffer, want);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return make_errno_error("cannot read " + name, errno);
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  if (text.size() > limit) return too_large(name, limit, "more was written into the pipe");
-  return text;
+  return read_descriptor(fd.get(), limit, name, "more was written into the pipe");
 }
 
 Result<std::string> read_bounded_stream(std::istream& in, std::size_t limit, const std::string& name) {
