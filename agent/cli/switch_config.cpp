@@ -240,7 +240,7 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       "detaches its changes before `nv config apply` (Cumulus Linux 5.4 or later). sonic is a\n"
       "CONFIG_DB fragment for SONiC 202205 or later, shaped by --platform (the asic_type) as\n"
       "SONiC's own templates are; `config load` it, `config save`, then `config reload` (buffer\n"
-      "keys buffermgrd made at boot settle only on a reload: the README says why). eos\n"
+      "keys buffermgrd made at boot settle only on a reload: docs/switches.md says why). eos\n"
       "needs --platform; apply it in a configuration session, then `write memory`. The watchdog\n"
       "is left as the switch has it unless --pfc-watchdog or --no-pfc-watchdog is given. Hosts\n"
       "whose QoS disagree cannot share a switch: that is an invalid spec (65), naming both places.\n\n"
@@ -254,7 +254,7 @@ void register_switch_config(CLI::App& app, const GlobalOptions&, Command& comman
       "    --uplinks Ethernet248,Ethernet252 --platform broadcom --cable-length 5m --uplink-cable-length 300m \\\n"
       "    > qos.json   # then on the switch: config load -y qos.json; config save -y; config reload -y\n"
       "  rdmactl switch-config -f fabric.yaml --vendor eos --platform strata --ports Ethernet1-32 --uplinks Ethernet49-64\n\n"
-      "What each vendor cannot hold, and why: the README, \"The switch side\".");
+      "What each vendor cannot hold, and why: docs/switches.md (/usr/share/doc/rdmactl/docs/switches.md).");
   sub->callback([opts, &command] { command = [opts] { return run_switch_config(*opts); }; });
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Agent: the reconcile loop of `rdmactl serve`.
 //
-// Level-triggered (README.md, "The agent: rdmactl serve"): start-up, a change of the spec file, the timer and POST /v1/reconcile
+// Level-triggered (docs/agent.md): start-up, a change of the spec file, the timer and POST /v1/reconcile
 // only *request* a full reconcile; requests made while one is queued or running coalesce into one
 // more run. One worker thread reconciles, so two reconciles never overlap; plan and self-test
 // requests from the HTTP API take the same host mutex, so they never interleave with an apply.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The agent's HTTP API (README.md, "The agent: rdmactl serve"): probes, Prometheus metrics, status,
+// The agent's HTTP API (docs/agent.md): probes, Prometheus metrics, status,
 // a fresh plan, the observed state, and two authenticated actions (reconcile, self-test).
 //
 // Handlers only read the Agent's snapshots or ask it for work, so the API never blocks a reconcile

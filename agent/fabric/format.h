@@ -5,7 +5,7 @@
 // descriptions come from the wire (any 64 bytes): text and junit show control bytes and bytes that
 // are not UTF-8 as display escapes (agent/core/text.h escape_for_display, "\x1b"); the JSON carries
 // the raw strings, and json_text (agent/core/json_text.h) writes them as `show --format json` does
-// (README "Names with control bytes": "\u001b", U+FFFD for a byte that is not UTF-8).
+// (docs/safety.md, "Names with control bytes": "\u001b", U+FFFD for a byte that is not UTF-8).
 //
 // A scan that failed has its own report in each format but text (whose report is the error on
 // standard error): fabric_failed_json, render_fabric_failed_junit, render_fabric_failed_prom.

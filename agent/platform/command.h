@@ -3,7 +3,7 @@
 //
 // Takes argv, never a shell string. Each run has a deadline; stdout and stderr are captured whole.
 //
-// Where a program is found (README.md, "Commands": --root): with the tool root "/" (the default),
+// Where a program is found (docs/commands.md: --root): with the tool root "/" (the default),
 // through PATH like execvp, so unit tests put fake tools first in PATH; under another tool root
 // (`--root DIR`), only in DIR/usr/sbin, DIR/usr/bin, DIR/sbin and DIR/bin, never on the host's
 // PATH, so that a fixture tree brings its own stand-ins and a missing one is "not found", not the

@@ -84,6 +84,13 @@ install -d "$doc/examples/fleet/states"
 install -m 0644 "$src"/examples/fleet/*.yaml "$doc/examples/fleet/"
 install -m 0644 "$src"/examples/fleet/states/*.json "$doc/examples/fleet/states/"
 install -m 0644 "$src/README.md" "$doc/README.md"
+# The manual: docs/ beside the README, as its links expect (docs/*.md, docs/images/).
+install -d "$doc/docs"
+install -m 0644 "$src"/docs/*.md "$doc/docs/"
+if [ -d "$src/docs/images" ]; then
+  install -d "$doc/docs/images"
+  install -m 0644 "$src"/docs/images/* "$doc/docs/images/"
+fi
 install -m 0644 "$here/copyright" "$doc/copyright"
 gzip -9n < "$changelog" > "$doc/changelog.Debian.gz"
 chmod 0644 "$doc/changelog.Debian.gz"
@@ -117,7 +124,7 @@ man_page() {  # NAME DESCRIPTION EXECUTABLE SEE_ALSO
 }
 see_all=""
 for c in "${commands[@]}"; do see_all+=".BR rdmactl\\-$c (8),"$'\n'; done
-see_all+="the README in /usr/share/doc/rdmactl, the example specs in /usr/share/doc/rdmactl/examples and
+see_all+="the README and the manual (docs/index.md) in /usr/share/doc/rdmactl, the example specs in /usr/share/doc/rdmactl/examples and
 the spec's JSON Schema in /usr/share/rdmactl/schemas."
 man_page rdmactl "declarative configuration of RDMA hosts (RoCE and InfiniBand)" "$bin" "$see_all"
 for c in "${commands[@]}"; do
@@ -128,7 +135,7 @@ for c in "${commands[@]}"; do
   [ -n "$summary" ] || die "no summary for $c in 'rdmactl --help'"
   # man's NAME line: "rdmactl-plan - show what apply would change ..." (lower-case first letter).
   man_page "rdmactl-$c" "${summary,}" "$wrapper" ".BR rdmactl (8),
-the README in /usr/share/doc/rdmactl."
+the README and the manual (docs/index.md) in /usr/share/doc/rdmactl."
 done
 
 # --- shell completion -----------------------------------------------------------------------------

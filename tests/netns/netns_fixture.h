@@ -50,7 +50,7 @@ int run_command(const std::vector<std::string>& argv, std::string* out = nullptr
 std::string netns_unavailable_reason();
 
 // True when the CI environment variable is set as CI systems set it (CI=true; also 1 or yes):
-// there a test that cannot run is a failure, never a skip (README.md, "How it is tested"; tests/run.sh).
+// there a test that cannot run is a failure, never a skip (docs/testing.md; tests/run.sh).
 bool running_under_ci();
 
 // Skips the current test, with the probe's reason, when network namespaces are unavailable; under

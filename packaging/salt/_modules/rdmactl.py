@@ -45,7 +45,7 @@ __virtualname__ = "rdmactl"
 DEFAULT_SPEC = "/etc/rdmactl/fabric.yaml"
 DEFAULT_BINARY = "/usr/sbin/rdmactl"
 
-# rdmactl's exit codes (README.md, "Commands"; `rdmactl COMMAND --help`).
+# rdmactl's exit codes (docs/commands.md; `rdmactl COMMAND --help`).
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_DRIFT = 2

@@ -171,6 +171,8 @@ check "dpkg knows both conffiles" \
   test "$(dpkg-query -W -f='${Conffiles}\n' rdmactl | awk 'NF{print $1}' | sort | tr '\n' ' ')" = "/etc/default/rdmactl /etc/rdmactl/fabric.yaml "
 check "copyright is machine-readable (DEP-5)" grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' /usr/share/doc/rdmactl/copyright
 check "changelog.Debian.gz names $version" bash -c "zcat /usr/share/doc/rdmactl/changelog.Debian.gz | head -n1 | grep -qF '($version)'"
+check "the manual is installed beside the README (docs/index.md and every page)" \
+  bash -c "cd '$src' && test -f docs/index.md && for f in docs/*.md; do cmp -s \"\$f\" /usr/share/doc/rdmactl/\"\$f\" || exit 1; done"
 mapfile -t commands < <(/usr/sbin/rdmactl --help | awk '/^Subcommands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{exit}')
 for c in "" "${commands[@]}"; do
   page=rdmactl${c:+-$c}
@@ -201,7 +203,10 @@ check "systemd-analyze verify of the installed units: clean" test "$verify_rc" =
 for page in $(sed -n 's/^Documentation=//p' "${units[@]}" | tr ' ' '\n' | sed -n 's/^man:\(.*\)(\([0-9]\))$/\2:\1/p' | sort -u); do
   check "the units' Documentation= page ${page#*:}(${page%%:*}) is installed" bash -c "man -w ${page%%:*} ${page#*:} > /dev/null 2>&1"
 done
-# The exposure figures the README quotes; a change to the units that loosens them fails here.
+for doc_file in $(sed -n 's/^Documentation=//p' "${units[@]}" | tr ' ' '\n' | sed -n 's|^file://||p' | sort -u); do
+  check "the units' Documentation= file $doc_file is installed" test -f "$doc_file"
+done
+# The exposure figures docs/automation.md quotes; a change to the units that loosens them fails here.
 for unit in rdmactl.service rdmactl-apply.service; do
   exposure=$(systemd-analyze security --offline=true --no-pager "/lib/systemd/system/$unit" 2>/dev/null |
     sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')

@@ -214,7 +214,7 @@ def loader_functions(module):
     return sorted(names)
 
 
-EXECUTION_FUNCTIONS = ["apply", "doctor", "plan", "show", "validate"]  # the README's list
+EXECUTION_FUNCTIONS = ["apply", "doctor", "plan", "show", "validate"]  # docs/automation.md, "Salt"
 STATE_FUNCTIONS = ["converged"]
 
 

@@ -91,7 +91,7 @@ TEST(FabricJson, NodeFindingHasNullPortAndPeer) {
   EXPECT_TRUE(j["findings"][0]["peer"].is_null());
 }
 
-// JSON carries the raw description and its writer escapes it as `show --format json` does (README,
+// JSON carries the raw description and its writer escapes it as `show --format json` does (docs/safety.md,
 // "Names with control bytes"): a control character as \u001b, a byte that is not UTF-8 as U+FFFD.
 // The display escapes (\x1b) are the text format's, not JSON's.
 TEST(FabricJson, DescriptionsWithControlBytesAreJsonEscapes) {

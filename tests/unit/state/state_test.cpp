@@ -97,7 +97,7 @@ HostState every_field_host() {
 }
 
 // What `show --format json` must print for every_field_host(), written out by hand from the
-// contract (README.md, "The drift report") and state.h's comments, not from to_json.
+// contract (docs/drift-report.md) and state.h's comments, not from to_json.
 constexpr const char* kEveryFieldJson = R"json({
   "node": "gpu-07",
   "devices": [{

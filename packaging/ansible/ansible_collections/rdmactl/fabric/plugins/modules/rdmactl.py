@@ -370,7 +370,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_native
 
-# rdmactl's exit codes (README.md, "Commands").
+# rdmactl's exit codes (docs/commands.md in the rdmactl repository).
 PLAN_OK = (0, 2)          # no drift, drift
 APPLY_OK = (0, 3)         # converged, converged except changes waiting for a reboot
 EXIT_INVALID_SPEC = 65
