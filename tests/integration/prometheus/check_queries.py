@@ -25,8 +25,11 @@ DURATION_VARIABLES = {"__rate_interval": "5m", "__interval": "1m", "__range": "1
 LABEL_VARIABLES = {"node": "gpu-01", "device": "mlx5_0", "port": "1"}
 VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]")
 
-# PromQL words that are not metric names (prometheus/promql/parser/lex.go: key, the aggregators
-# and the keywords).
+# PromQL words that are not metric names: the set operators and atan2, the grouping and matching
+# modifiers, bool, offset, @'s start and end, and the literals Inf and NaN (Prometheus' docs,
+# Querying: Basics and Operators). Functions and aggregations are told by what follows them: "(",
+# or by/without. The test errs only one way: a word taken for a metric that is none fails loudly,
+# and a metric name is never followed by "(" (promtool, which parses the same text, would refuse it).
 KEYWORDS = {"and", "or", "unless", "atan2", "by", "without", "on", "ignoring", "group_left", "group_right",
             "bool", "offset", "start", "end", "inf", "nan"}
 # Tokens in order: strings, durations (5m, 1h30m, 250ms), numbers, identifiers, anything else.
