@@ -394,9 +394,10 @@ void register_serve(CLI::App& app, const GlobalOptions& global, Command& command
   sub->add_option("--fabric-interval", opts->fabric_interval,
                   "With -f: scan the InfiniBand subnet from this node's port this often (at least 10s) and export "
                   "rdmactl_fabric_* in /metrics: links by width and speed, SMs, error counters, findings per check "
-                  "(against the spec's fabric:). Off by default: one or two nodes per fabric are enough. Each scan is "
-                  "a child process (rdmactl fabric --format prom): one that crashes, fails or outlasts "
-                  "--fabric-timeout is a failed scan (rdmactl_fabric_scan_success 0 and a warning), never the agent's end")
+                  "and by severity (against the spec's fabric:). Off by default: one or two nodes per fabric are "
+                  "enough. Each scan is a child process (rdmactl fabric --format prom): one that crashes, fails or "
+                  "outlasts --fabric-timeout is a failed scan (rdmactl_fabric_scan_success 0 and a warning), never the "
+                  "agent's end")
       ->type_name("DURATION");
   sub->add_option("--fabric-timeout", opts->fabric_timeout,
                   "With --fabric-interval: kill a scan still running after this long and count it failed "

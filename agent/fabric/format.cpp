@@ -297,6 +297,17 @@ void prom_fabric(PromText& out, const FabricScan& scan, const std::vector<Fabric
     for (const FabricFinding& f : findings) n += f.check == check;
     out.sample("rdmactl_fabric_findings", {{"check", check}}, n);
   }
+  // By severity too: a check's severity depends on the finding (link-width is an error for a link
+  // narrower than both ends support or than the spec, a warning otherwise; checks.cpp), so the
+  // `check` label alone cannot say whether the fabric is broken. Both severities always present.
+  out.family("rdmactl_fabric_findings_by_severity", "gauge",
+             "Findings of the fabric checks, by severity (error: broken or degraded; warning: likely to hurt or "
+             "to confuse).");
+  for (const char* severity : {"error", "warning"}) {
+    int n = 0;
+    for (const FabricFinding& f : findings) n += f.severity == severity;
+    out.sample("rdmactl_fabric_findings_by_severity", {{"severity", severity}}, n);
+  }
   out.family("rdmactl_fabric_port_errors", "gauge",
              "PortCounters error counters summed over every port read (they saturate and can be cleared, "
              "hence a gauge).");

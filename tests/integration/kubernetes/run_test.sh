@@ -5,8 +5,8 @@
 #   tests/integration/kubernetes/run_test.sh RDMACTL_BINARY_OR_BUILD_DIR
 #
 # - validate.mjs: each manifest against the Kubernetes OpenAPI schema (npm kubernetes-models, the
-#   v1.33 definitions compiled to ajv validators) and the PodMonitor against the prometheus-operator
-#   CRD's schema (npm @kubernetes-models/prometheus-operator); unknown fields through the same
+#   v1.33 definitions compiled to ajv validators), the PodMonitor and the PrometheusRule against the
+#   prometheus-operator CRDs' schemas (npm @kubernetes-models/prometheus-operator); unknown fields through the same
 #   packages' TypeScript interfaces (tsc); controls that must fail; and the policy of issue 14
 #   (resources, system-node-critical, Pod Security labels, service account without a token,
 #   hostPath state, grace period, token Secret 0400, PodMonitor on the pod's port), and of issue 28
@@ -74,7 +74,7 @@ metric_labels=$(grep -v '^#' "$work/plan.prom" | grep -o '[{,][a-zA-Z_][a-zA-Z0-
 echo "# the metrics' labels: $metric_labels"
 (cd "$tools" && RDMACTL_K8S_EXPORT=$work/export.json RDMACTL_METRIC_LABELS=$metric_labels \
   RDMACTL_K8S_KUSTOMIZATION=$k8s/kustomization.yaml \
-  node validate.mjs "$k8s/rdmactl.yaml" "$k8s/podmonitor.yaml") > "$work/validate.out" 2>&1
+  node validate.mjs "$k8s/rdmactl.yaml" "$k8s/podmonitor.yaml" "$k8s/prometheusrule.yaml") > "$work/validate.out" 2>&1
 validate_rc=$?
 grep -v '^[0-9]* passed, [0-9]* failed$' "$work/validate.out"
 passed=$((passed + $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$work/validate.out" | tail -n1)))
@@ -117,7 +117,7 @@ check "another registry's repository (with a port) too" \
 check "apply -k then runs registry.example.com:5000/hpc/rdmactl@$digest" \
   test "$(render)" = "registry.example.com:5000/hpc/rdmactl@$digest"
 check "the pinned kustomization passes validate.mjs's digest checks" \
-  sh -c "cd '$tools' && RDMACTL_METRIC_LABELS='$metric_labels' RDMACTL_K8S_KUSTOMIZATION='$work/k8s/kustomization.yaml' node validate.mjs '$work/k8s/rdmactl.yaml' '$work/k8s/podmonitor.yaml' > '$work/validate-pinned.out' 2>&1"
+  sh -c "cd '$tools' && RDMACTL_METRIC_LABELS='$metric_labels' RDMACTL_K8S_KUSTOMIZATION='$work/k8s/kustomization.yaml' node validate.mjs '$work/k8s/rdmactl.yaml' '$work/k8s/podmonitor.yaml' '$work/k8s/prometheusrule.yaml' > '$work/validate-pinned.out' 2>&1"
 cp "$work/k8s/kustomization.yaml" "$work/pinned.yaml"
 check "pin-image.sh refuses a digest that is not sha256 and 64 hex digits (and changes nothing)" \
   sh -c "! '$work/k8s/pin-image.sh' registry.example.com/rdmactl@sha256:UNPINNED 2>/dev/null && cmp -s '$work/k8s/kustomization.yaml' '$work/pinned.yaml'"
@@ -126,7 +126,7 @@ check "pin-image.sh refuses a reference without tag or digest" \
 # And validate.mjs refuses a kustomization that pins a tag: the check is not blind.
 sed -e 's/^    digest: .*/    newTag: 0.1.0/' "$work/pinned.yaml" > "$work/k8s/kustomization.yaml"
 (cd "$tools" && RDMACTL_METRIC_LABELS=$metric_labels RDMACTL_K8S_KUSTOMIZATION=$work/k8s/kustomization.yaml \
-  node validate.mjs "$work/k8s/rdmactl.yaml" "$work/k8s/podmonitor.yaml") > "$work/validate-tag.out" 2>&1
+  node validate.mjs "$work/k8s/rdmactl.yaml" "$work/k8s/podmonitor.yaml" "$work/k8s/prometheusrule.yaml") > "$work/validate-tag.out" 2>&1
 check "control: a kustomization with newTag fails validate.mjs, on that and nothing else" \
   test "$(grep '^FAIL' "$work/validate-tag.out")" = "FAIL - kustomization.yaml's images: none, or a sha256 digest for rdmactl.yaml's image
 FAIL - apply -k runs registry.example.com:5000/hpc/rdmactl:0.1.0: pinned, or the placeholder no runtime pulls"

@@ -7,7 +7,7 @@
 // 1. Schema: every document against the model of its apiVersion and kind. kubernetes-models
 //    carries the Kubernetes OpenAPI definitions (v1.33) compiled to ajv validators (types, formats,
 //    required fields, enums); @kubernetes-models/prometheus-operator does the same from the
-//    prometheus-operator CRDs' openAPIV3Schema (PodMonitor).
+//    prometheus-operator CRDs' openAPIV3Schema (PodMonitor, PrometheusRule).
 // 2. Unknown fields: the OpenAPI definitions do not forbid extra properties, so a misspelt field
 //    (priorityClasName) would pass 1 and be dropped by the API server. The same packages' TypeScript
 //    interfaces, generated from the same definitions, do: each document becomes a typed object
@@ -191,6 +191,17 @@ if (pm) {
   const missing = clone(pm);
   delete missing.spec.selector;
   controls.push(["PodMonitor without its required selector", missing]);
+}
+const pr = find("PrometheusRule");
+if (pr) {
+  const misspelt = clone(pr);
+  const rule = misspelt.spec.groups[0].rules[0];
+  rule.exrp = rule.expr;
+  delete rule.expr;
+  controls.push(["PrometheusRule with a rule's exrp (misspelt)", misspelt]);
+  const wrongType = clone(pr);
+  wrongType.spec.groups[0].rules[0].labels = ["severity=warning"];
+  controls.push(["PrometheusRule with a rule's labels as a list", wrongType]);
 }
 const controlTs = typeErrors(controls.map(([, doc]) => doc));
 controls.forEach(([what, doc], i) => {

@@ -170,6 +170,8 @@ TEST(FabricProm, FamiliesAndValues) {
                            "rdmactl_fabric_subnet_managers{state=\"Standby\"} 1",
                            "rdmactl_fabric_findings{check=\"error-counters\"} 2",
                            "rdmactl_fabric_findings{check=\"port-state\"} 0",
+                           "rdmactl_fabric_findings_by_severity{severity=\"error\"} 0",
+                           "rdmactl_fabric_findings_by_severity{severity=\"warning\"} 2",
                            "rdmactl_fabric_port_errors{counter=\"SymbolErrorCounter\"} 255",
                            "# TYPE rdmactl_fabric_nodes gauge"}) {
     EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << text;
@@ -193,7 +195,11 @@ TEST(FabricProm, MetricsForTheAgent) {
   EXPECT_NE(text.find("rdmactl_fabric_findings{check=\"subnet-manager\"} 0\n"), std::string::npos);
   FabricExpectation e;
   e.cas = 7;
-  EXPECT_NE(fabric_metrics(b.scan, &e).find("rdmactl_fabric_findings{check=\"node-count\"} 1\n"), std::string::npos);
+  const std::string expected = fabric_metrics(b.scan, &e);
+  EXPECT_NE(expected.find("rdmactl_fabric_findings{check=\"node-count\"} 1\n"), std::string::npos);
+  // Fewer CAs than the spec's is an error (checks.cpp, node-count): the alert on errors sees it.
+  EXPECT_NE(expected.find("rdmactl_fabric_findings_by_severity{severity=\"error\"} 1\n"), std::string::npos) << expected;
+  EXPECT_NE(expected.find("rdmactl_fabric_findings_by_severity{severity=\"warning\"} 0\n"), std::string::npos) << expected;
 }
 
 }  // namespace fabric_format_test

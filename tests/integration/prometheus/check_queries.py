@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The PromQL of rdmactl's alerting rules and Grafana dashboard against the metrics rdmactl exports.
+
+    check_queries.py --names NAMES --rules RULES.yml --dashboard DASHBOARD.json --recording OUT.yml
+
+NAMES holds the metric names of real scrapes of rdmactl (one per line: every sample's name, so a
+histogram's _bucket, _sum and _count). Every metric an expression selects must be one of them.
+The dashboard's queries (panel targets, and the series selectors of its label_values() variables)
+are written to OUT.yml as recording rules, with Grafana's variables replaced by valid values, for
+`promtool check rules` to parse: Prometheus' own parser, not this script, judges the syntax.
+
+Prints one line per problem and exits 1 when there is any.
+"""
+import argparse
+import json
+import re
+import sys
+
+import yaml
+
+# Grafana's variables, as a query may carry them ($name, ${name}, ${name:format}, [[name]]), and
+# values that keep the PromQL valid: label values inside quotes, durations inside [...].
+DURATION_VARIABLES = {"__rate_interval": "5m", "__interval": "1m", "__range": "1h"}
+LABEL_VARIABLES = {"node": "gpu-01", "device": "mlx5_0", "port": "1"}
+VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]")
+
+# PromQL words that are not metric names: the set operators and atan2, the grouping and matching
+# modifiers, bool, offset, @'s start and end, and the literals Inf and NaN (Prometheus' docs,
+# Querying: Basics and Operators). Functions and aggregations are told by what follows them: "(",
+# or by/without. The test errs only one way: a word taken for a metric that is none fails loudly,
+# and a metric name is never followed by "(" (promtool, which parses the same text, would refuse it).
+KEYWORDS = {"and", "or", "unless", "atan2", "by", "without", "on", "ignoring", "group_left", "group_right",
+            "bool", "offset", "start", "end", "inf", "nan"}
+# Tokens in order: strings, durations (5m, 1h30m, 250ms), numbers, identifiers, anything else.
+TOKEN = re.compile(r'''"(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'|`[^`]*`'''
+                   r"|\d+(?:ms|[smhdwy])(?:\d+(?:ms|[smhdwy]))*"
+                   r"|0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+                   r"|[a-zA-Z_:][a-zA-Z0-9_:]*|\S")
+
+
+def substitute(expr):
+    """expr with Grafana's variables replaced; the names of those it does not know."""
+    unknown = []
+
+    def value(match):
+        name = match.group(1) or match.group(2) or match.group(3)
+        if name in DURATION_VARIABLES:
+            return DURATION_VARIABLES[name]
+        if name in LABEL_VARIABLES:
+            return LABEL_VARIABLES[name]
+        unknown.append(name)
+        return match.group(0)
+
+    return VARIABLE.sub(value, expr), unknown
+
+
+def metric_names(expr):
+    """The metric names an expression selects: identifiers outside label matchers, grouping
+    clauses and strings that are neither functions, aggregations nor keywords."""
+    tokens = TOKEN.findall(expr)
+    names = []
+    depth_braces = 0
+    grouping = False  # inside by (...), without (...), on (...), ignoring (...), group_x (...)
+    for i, token in enumerate(tokens):
+        following = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if token == "{":
+            depth_braces += 1
+            continue
+        if token == "}":
+            depth_braces -= 1
+            continue
+        if depth_braces > 0:
+            continue  # label names and matchers
+        if grouping:
+            if token == ")":
+                grouping = False
+            continue
+        if token.lower() in ("by", "without", "on", "ignoring", "group_left", "group_right") and following == "(":
+            grouping = True
+            continue
+        if not re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", token):
+            continue
+        if token.lower() in KEYWORDS:
+            continue
+        if following == "(" or following.lower() in ("by", "without"):
+            continue  # a function, or an aggregation (sum(...), sum by (node) (...))
+        names.append(token)
+    return names
+
+
+def rule_expressions(path):
+    with open(path, encoding="utf-8") as f:
+        rules = yaml.safe_load(f)
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            yield f"rule {rule.get('alert') or rule.get('record')}", str(rule["expr"])
+
+
+def dashboard_expressions(path):
+    with open(path, encoding="utf-8") as f:
+        dashboard = json.load(f)
+
+    def panels(items):
+        for p in items:
+            yield p
+            yield from panels(p.get("panels", []))
+
+    for p in panels(dashboard.get("panels", [])):
+        for t in p.get("targets", []):
+            if "expr" in t:
+                yield f"panel {p['id']} \"{p.get('title', '')}\" target {t.get('refId')}", t["expr"]
+    for v in dashboard.get("templating", {}).get("list", []):
+        if v.get("type") != "query":
+            continue
+        query = v["query"]["query"] if isinstance(v.get("query"), dict) else v.get("query", "")
+        # label_values(SELECTOR, LABEL) asks for a label's values on a series selector; the other
+        # Grafana query functions (label_values(LABEL), metrics(), query_result()) are not used here.
+        m = re.fullmatch(r"\s*label_values\((.+),\s*([a-zA-Z_]\w*)\s*\)\s*", query)
+        if not m:
+            yield f"variable {v['name']}: not label_values(SELECTOR, LABEL)", None
+            continue
+        yield f"variable {v['name']} selector", m.group(1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--names", required=True)
+    parser.add_argument("--rules", action="append", default=[])
+    parser.add_argument("--dashboard", action="append", default=[])
+    parser.add_argument("--recording", required=True)
+    args = parser.parse_args()
+    with open(args.names, encoding="utf-8") as f:
+        known = {line.strip() for line in f if line.strip()}
+
+    problems = []
+    used = set()
+    recording = []
+    sources = [(path, rule_expressions(path), False) for path in args.rules]
+    sources += [(path, dashboard_expressions(path), True) for path in args.dashboard]
+    for path, expressions, record in sources:
+        count = 0
+        for where, expr in expressions:
+            if expr is None:
+                problems.append(f"{path}: {where}")
+                continue
+            count += 1
+            promql, unknown = substitute(expr)
+            for name in unknown:
+                problems.append(f"{path}: {where}: unknown Grafana variable ${name} in {expr}")
+            names = metric_names(promql)
+            if not names:
+                problems.append(f"{path}: {where}: selects no metric: {expr}")
+            for name in names:
+                used.add(name)
+                if name not in known:
+                    problems.append(f"{path}: {where}: {name} is not a metric rdmactl exports (expression: {expr})")
+            if record:
+                recording.append({"record": f"rdmactl_dashboard:query_{len(recording)}", "expr": promql})
+        if count == 0:
+            problems.append(f"{path}: no expressions found")
+    with open(args.recording, "w", encoding="utf-8") as f:
+        yaml.safe_dump({"groups": [{"name": "dashboard", "rules": recording}]}, f, sort_keys=False, width=1000)
+    print(f"# {len(used)} metric names used: {' '.join(sorted(used))}")
+    for p in problems:
+        print(f"FAIL - {p}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
