@@ -3,9 +3,11 @@
 """Checks the project's Markdown: every relative link resolves, and the README stays a front door.
 
 For each tracked *.md file (git ls-files; without git, every *.md under the source tree outside
-build directories): every inline link or image `[text](target)` and every reference definition
-`[label]: target` whose target is not a URL (a scheme such as https:, mailto:) must name a file or
-directory that exists, relative to the linking file; a `#fragment` must be a heading of the target
+build directories): every inline link or image `[text](target)` (also wrapped across lines, with a
+title, or `<target>`), every reference definition `[label]: target` and every HTML `<a href>` and
+`<img src>` whose target is not a URL (a scheme such as https:, mailto:) must name a file or
+directory that exists inside the source tree, relative to the linking file (an absolute path is
+refused); a `#fragment` must be a heading of the target
 Markdown file (or of the linking file for `#fragment` alone), slugged as GitHub does (lower case,
 punctuation other than '-' and '_' dropped, spaces to '-', a repeated heading gets -1, -2, ...),
 or an explicit `<a id|name="...">` in it. Links inside code blocks and code spans are not links.
@@ -23,10 +25,14 @@ import urllib.parse
 README_MAX_LINES = 500
 
 FENCE = re.compile(r'^ {0,3}(```+|~~~+)')
-INLINE = re.compile(r'!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
-REFDEF = re.compile(r'^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$')
+# [text](target), [text](target "title"), [text](target 'title'), [text](target (title)),
+# [text](<target with spaces>); ![alt](...) the same. The text may hold one level of [brackets].
+INLINE = re.compile(r'!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*(?:<([^>\n]+)>|([^)\s]+))'
+                    r'(?:\s+(?:"[^"]*"|\'[^\']*\'|\([^)]*\)))?\s*\)')
+REFDEF = re.compile(r'^ {0,3}\[(?!\^)[^\]]+\]:\s*(?:<([^>]+)>|(\S+))(?:\s+.*)?$')
+HTML_LINK = re.compile(r'<(?:a|img)\b[^>]*?\s(?:href|src)\s*=\s*["\']([^"\']+)["\']', re.I)
 HEADING = re.compile(r'^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$')
-ANCHOR = re.compile(r'<a\s+(?:id|name)="([^"]+)"')
+ANCHOR = re.compile(r'<a\s+(?:id|name)=["\']([^"\']+)["\']')
 SCHEME = re.compile(r'^[a-zA-Z][a-zA-Z0-9+.-]*:')
 
 
@@ -65,9 +71,11 @@ def lines_outside_code(text, spans=False):
 
 
 def github_slug(heading):
-    text = re.sub(r'`([^`]*)`', r'\1', heading)                  # code spans keep their text
+    # HTML tags go, except inside code spans, which keep their text: `LINK_TYPE_P<n>` is link_type_pn
+    pieces = re.split(r'(`[^`]*`)', heading)
+    text = ''.join(p[1:-1] if p.startswith('`') else re.sub(r'<[^>]+>', '', p) for p in pieces)
     text = re.sub(r'!?\[([^\]]*)\]\([^)]*\)', r'\1', text)       # links keep their text
-    text = re.sub(r'<[^>]+>', '', text).strip().lower()
+    text = text.strip().lower()
     text = re.sub(r'[^\w\- ]', '', text)                          # \w: letters, digits, _ (Unicode)
     return text.replace(' ', '-')
 
@@ -93,22 +101,55 @@ def anchors_of(path):
     return _anchors[path]
 
 
+def paragraphs(text):
+    """(first line number, lines joined by a space) of each run of non-blank lines outside code:
+    a link wrapped across two lines is one link."""
+    block, first, last = [], None, None
+    for number, line in lines_outside_code(text):
+        if line.strip() and (last is None or number == last + 1):
+            block.append(line)
+            first = first or number
+        else:
+            if block:
+                yield first, block
+            block, first = ([line], number) if line.strip() else ([], None)
+        last = number
+    if block:
+        yield first, block
+
+
+def targets_of(block):
+    joined = ' '.join(l.strip() for l in block)
+    found = [m.group(1) or m.group(2) for m in INLINE.finditer(joined)]
+    found += HTML_LINK.findall(joined)
+    for line in block:
+        m = REFDEF.match(line)
+        if m:
+            found.append(m.group(1) or m.group(2))
+    return found
+
+
 def check_file(root, rel, problems):
     path = os.path.join(root, rel)
     with open(path, encoding='utf-8') as f:
         text = f.read()
-    for number, line in lines_outside_code(text):
-        targets = [m.group(1) for m in INLINE.finditer(line)]
-        m = REFDEF.match(line)
-        if m:
-            targets.append(m.group(1))
-        for target in targets:
+    for first, block in paragraphs(text):
+        for target in targets_of(block):
+            # the line that holds the target (a wrapped link's second line), else the paragraph's first
+            number = next((first + i for i, l in enumerate(block) if target in l), first)
             if SCHEME.match(target) or target.startswith('//'):
+                continue
+            if target.startswith('/'):
+                problems.append(f'{rel}:{number}: link to {target}: an absolute path, which no reader of the '
+                                'repository or of the installed documentation can follow')
                 continue
             where, _, fragment = target.partition('#')
             where = urllib.parse.unquote(where)
             fragment = urllib.parse.unquote(fragment)
             dest = os.path.normpath(os.path.join(os.path.dirname(path), where)) if where else path
+            if os.path.relpath(dest, root).startswith('..'):
+                problems.append(f'{rel}:{number}: link to {target}: outside the source tree')
+                continue
             if not os.path.exists(dest):
                 problems.append(f'{rel}:{number}: link to {target}: {where} does not exist')
                 continue
@@ -133,8 +174,8 @@ def main():
     index = os.path.join(root, 'docs', 'index.md')
     if os.path.exists(index):
         with open(index, encoding='utf-8') as f:
-            linked = {os.path.normpath(m.group(1).partition('#')[0])
-                      for _, line in lines_outside_code(f.read()) for m in INLINE.finditer(line)}
+            linked = {os.path.normpath(t.partition('#')[0]) for _, block in paragraphs(f.read())
+                      for t in targets_of(block)}
         for page in sorted(os.listdir(os.path.join(root, 'docs'))):
             if page.endswith('.md') and page != 'index.md' and page not in linked:
                 problems.append(f'docs/index.md:1: docs/{page} is not linked from the index')

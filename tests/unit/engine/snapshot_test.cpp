@@ -394,7 +394,7 @@ TEST(AddressFlagNames, AsIpAddrShowsThem) {
   EXPECT_TRUE(address(2, "fe80::1/64").link_local());
   AddressInfo v4 = address(2, "169.254.1.1/16");
   v4.scope = RT_SCOPE_LINK;
-  EXPECT_FALSE(v4.link_local());  // README: only IPv6 fe80::/10 is never managed
+  EXPECT_FALSE(v4.link_local());  // docs/spec.md: only IPv6 fe80::/10 is never managed
 }
 
 // An RTM_NEWROUTE message as the kernel dumps one (fib_dump_info): 10.2.0.0/16 via 10.98.0.254
