@@ -79,12 +79,16 @@ doc=$pkg/usr/share/doc/rdmactl
 install -d "$doc/examples" "$pkg/usr/share/rdmactl/schemas" "$pkg/lib/systemd/system" \
   "$pkg/etc/rdmactl" "$pkg/etc/default" "$pkg/usr/share/man/man8"
 install -m 0644 "$src"/schemas/*.json "$pkg/usr/share/rdmactl/schemas/"
+# The alerting rules and the dashboard (docs/alerts.md): for a Prometheus' rule_files and Grafana.
+install -D -m 0644 "$src/packaging/prometheus/rdmactl-alerts.yml" "$pkg/usr/share/rdmactl/prometheus/rdmactl-alerts.yml"
+install -D -m 0644 "$src/packaging/grafana/rdmactl.json" "$pkg/usr/share/rdmactl/grafana/rdmactl.json"
 install -m 0644 "$src"/examples/*.yaml "$src"/examples/*.json "$doc/examples/"
 install -d "$doc/examples/fleet/states"
 install -m 0644 "$src"/examples/fleet/*.yaml "$doc/examples/fleet/"
 install -m 0644 "$src"/examples/fleet/states/*.json "$doc/examples/fleet/states/"
 install -m 0644 "$src/README.md" "$doc/README.md"
-# The manual: docs/ beside the README, as its links expect (docs/*.md, docs/images/).
+# The manual: docs/ beside the README, whose links into docs/ (and the pages' into ../examples/)
+# then resolve; links into the source tree (packaging/, schemas/, tests/) do not.
 install -d "$doc/docs"
 install -m 0644 "$src"/docs/*.md "$doc/docs/"
 if [ -d "$src/docs/images" ]; then

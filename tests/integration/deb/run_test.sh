@@ -172,7 +172,9 @@ check "dpkg knows both conffiles" \
 check "copyright is machine-readable (DEP-5)" grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' /usr/share/doc/rdmactl/copyright
 check "changelog.Debian.gz names $version" bash -c "zcat /usr/share/doc/rdmactl/changelog.Debian.gz | head -n1 | grep -qF '($version)'"
 check "the manual is installed beside the README (docs/index.md and every page)" \
-  bash -c "cd '$src' && test -f docs/index.md && for f in docs/*.md; do cmp -s \"\$f\" /usr/share/doc/rdmactl/\"\$f\" || exit 1; done"
+  bash -c "cd '$src' && test -f docs/index.md && for f in docs/*.md docs/images/*; do cmp -s \"\$f\" /usr/share/doc/rdmactl/\"\$f\" || exit 1; done"
+check "the alerting rules and the dashboard are installed" \
+  bash -c "cmp -s '$src/packaging/prometheus/rdmactl-alerts.yml' /usr/share/rdmactl/prometheus/rdmactl-alerts.yml && cmp -s '$src/packaging/grafana/rdmactl.json' /usr/share/rdmactl/grafana/rdmactl.json"
 mapfile -t commands < <(/usr/sbin/rdmactl --help | awk '/^Subcommands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{exit}')
 for c in "" "${commands[@]}"; do
   page=rdmactl${c:+-$c}
