@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "agent/core/text.h"
@@ -47,6 +48,29 @@ const char* shape_of(NodeType t) {
 std::string lower(std::string text) {
   for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return text;
+}
+
+// a < b with runs of digits compared as numbers ("leaf2" < "leaf10"), the rest byte by byte.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && digit(a[ei])) ++ei;
+      while (ej < b.size() && digit(b[ej])) ++ej;
+      std::string_view x(a.data() + i, ei - i), y(b.data() + j, ej - j);
+      while (x.size() > 1 && x.front() == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y.front() == '0') y.remove_prefix(1);
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = ei, j = ej;
+    } else {
+      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
 }
 
 std::string plural(std::size_t n, const std::string& one, const std::string& many) {
@@ -150,12 +174,16 @@ class DotWriter {
     name_nodes();
     build_edges();
     place_findings();
-    if (options_.collapse) collapse();
+    if (options_.collapse) {
+      collapse();
+      common_rate_ = common_rate();
+    }
+    order_nodes();
     std::ostringstream out;
     out << "// rdmactl fabric --format dot: render with `dot -Tsvg > fabric.svg` (Graphviz)\n"
         << "graph \"fabric\" {\n"
-        << "  graph [rankdir=TB, ranksep=0.8, nodesep=0.25, fontname=\"Helvetica\", fontsize=11, labelloc=b, "
-           "labeljust=l, label="
+        << "  graph [rankdir=TB, ordering=out, ranksep=0.8, nodesep=0.25, fontname=\"Helvetica\", fontsize=11, "
+           "labelloc=b, labeljust=l, label="
         << lines_quoted(caption(), DotText::kLabel, "\\l") << "];\n"
         << "  node [fontname=\"Helvetica\", fontsize=10];\n"
         << "  edge [fontname=\"Helvetica\", fontsize=9];\n";
@@ -262,27 +290,29 @@ class DotWriter {
   // --collapse: a CA goes into its leaf when every edge it has leads to that one leaf (level 1)
   // and nothing is wrong with it or them, and it hosts no subnet manager.
   void collapse() {
+    // The edges at each node, so that a fabric of thousands of CAs is not walked once per CA.
+    std::vector<std::vector<const Edge*>> at(scan_.nodes.size());
+    for (const Edge& e : edges_) {
+      at[e.upper].push_back(&e);
+      if (!e.dangling) at[e.lower].push_back(&e);
+    }
     for (std::size_t n = 0; n < scan_.nodes.size(); ++n) {
-      if (scan_.nodes[n].type != NodeType::kCa || !marks_[n].empty() || hosts_sm(n)) continue;
+      if (scan_.nodes[n].type != NodeType::kCa || !marks_[n].empty() || hosts_sm(n) || at[n].empty()) continue;
       std::size_t leaf = kNone;
       bool keep = false;
-      for (const Edge& e : edges_) {
-        const bool touches = (!e.dangling && (e.upper == n || e.lower == n)) || (e.dangling && e.upper == n);
-        if (!touches) continue;
-        const std::size_t other = e.upper == n ? e.lower : e.upper;
-        if (e.dangling || !e.mark.empty() || scan_.nodes[other].type != NodeType::kSwitch || levels_[other] != 1 ||
+      for (const Edge* e : at[n]) {
+        const std::size_t other = e->upper == n ? e->lower : e->upper;
+        if (e->dangling || !e->mark.empty() || scan_.nodes[other].type != NodeType::kSwitch || levels_[other] != 1 ||
             (leaf != kNone && leaf != other)) {
           keep = true;
           break;
         }
         leaf = other;
       }
-      if (keep || leaf == kNone) continue;
+      if (keep) continue;
       collapsed_into_[n] = leaf;
       ++collapsed_count_[leaf];
-      for (const Edge& e : edges_) {
-        if (!e.dangling && (e.upper == n || e.lower == n)) ++collapsed_rates_[leaf][e.rate];
-      }
+      for (const Edge* e : at[n]) ++collapsed_rates_[leaf][e->rate];
     }
   }
 
@@ -308,7 +338,10 @@ class DotWriter {
     for (const FabricFinding* f : subnet_findings_) lines.push_back(f->severity + " [" + f->check + "]: " + f->message);
     lines.push_back("Red and bold: an error; orange and dashed: a warning (the tooltip has the finding and its fix). "
                     "Double border: a subnet manager.");
-    if (options_.collapse) lines.push_back("--collapse: each leaf is drawn with its healthy CAs as one node.");
+    if (options_.collapse) {
+      lines.push_back("--collapse: each leaf is drawn with its healthy CAs as one node" +
+                      (common_rate_.empty() ? std::string(".") : "; a healthy link without a label runs at " + common_rate_ + "."));
+    }
     return lines;
   }
 
@@ -359,13 +392,26 @@ class DotWriter {
     out << "];\n";
   }
 
+  // The nodes of each level in the order of their names, digits compared as numbers (leaf2 before
+  // leaf10), so that a reader finds a switch where the names say. dot keeps that order because the
+  // nodes are defined in it and every edge is written in the order of its ends under
+  // `ordering=out` (attrs.html#d:ordering: a node's out-edges left to right as they are defined).
+  void order_nodes() {
+    for (std::size_t n = 0; n < scan_.nodes.size(); ++n) {
+      if (collapsed_into_[n] == kNone) by_level_[levels_[n]].push_back(n);
+    }
+    position_.assign(scan_.nodes.size(), 0);
+    for (auto& [level, nodes] : by_level_) {
+      std::stable_sort(nodes.begin(), nodes.end(), [&](std::size_t a, std::size_t b) {
+        return natural_less(scan_.nodes[a].description, scan_.nodes[b].description);
+      });
+      for (std::size_t i = 0; i < nodes.size(); ++i) position_[nodes[i]] = i;
+    }
+  }
+
   // Each level a rank=same subgraph, the highest first.
   void write_nodes(std::ostream& out) const {
-    std::map<int, std::vector<std::size_t>, std::greater<>> by_level;
-    for (std::size_t n = 0; n < scan_.nodes.size(); ++n) {
-      if (collapsed_into_[n] == kNone) by_level[levels_[n]].push_back(n);
-    }
-    for (const auto& [level, nodes] : by_level) {
+    for (const auto& [level, nodes] : by_level_) {
       out << "  subgraph \"level-" << level << "\" {\n    rank=same;\n";
       for (std::size_t n : nodes) write_node(out, n);
       out << "  }\n";
@@ -395,21 +441,56 @@ class DotWriter {
     return ids_[e.upper] + "-port" + std::to_string(e.upper_port) + "-peer";
   }
 
-  void write_edges(std::ostream& out) const {
+  bool drawn(const Edge& e) const {
+    return e.dangling || (collapsed_into_[e.upper] == kNone && collapsed_into_[e.lower] == kNone);
+  }
+
+  // The rate most healthy links drawn run at ("" when none is healthy).
+  std::string common_rate() const {
+    std::map<std::string, std::size_t> counts;
     for (const Edge& e : edges_) {
-      if (!e.dangling && (collapsed_into_[e.upper] != kNone || collapsed_into_[e.lower] != kNone)) continue;
+      if (drawn(e) && !e.dangling && e.mark.empty()) ++counts[e.rate];
+    }
+    std::string best;
+    std::size_t most = 0;
+    for (const auto& [rate, n] : counts) {
+      if (n > most) best = rate, most = n;
+    }
+    return best;
+  }
+
+  bool quiet(const Edge& e) const {
+    return options_.collapse && !e.dangling && e.mark.empty() && !common_rate_.empty() && e.rate == common_rate_;
+  }
+
+  void write_edges(std::ostream& out) const {
+    std::vector<const Edge*> ordered;
+    for (const Edge& e : edges_) {
+      if (drawn(e)) ordered.push_back(&e);
+    }
+    // By tail, then head, in the nodes' order (order_nodes); placeholders after the nodes.
+    auto key = [&](const Edge* e) {
+      const std::size_t head = e->dangling ? scan_.nodes.size() + e->lower : position_[e->lower];
+      return std::tuple(-levels_[e->upper], position_[e->upper], head, e->upper_port);
+    };
+    std::stable_sort(ordered.begin(), ordered.end(), [&](const Edge* a, const Edge* b) { return key(a) < key(b); });
+    for (const Edge* edge : ordered) {
+      const Edge& e = *edge;
       const std::string head = e.dangling ? dangling_id(e) : ids_[e.lower];
       const std::string head_name = e.dangling ? (e.dangling->answered ? e.dangling->description : std::string("?"))
                                                : scan_.nodes[e.lower].description;
-      std::vector<std::string> label = {e.rate};
+      // --collapse: a healthy link at the common rate is drawn bare (the caption gives the rate,
+      // the tooltip its ends); the labels of a few hundred spine links would hide the picture.
+      const bool bare = quiet(e);
+      std::vector<std::string> label = {bare ? "" : e.rate};
       if (!e.mark.empty()) label.push_back("[" + e.mark.checks() + "]");
       std::vector<std::string> tip = {"\"" + scan_.nodes[e.upper].description + "\" port " + std::to_string(e.upper_port) +
                                       " -- \"" + head_name + "\"" +
                                       (e.lower_port >= 0 ? " port " + std::to_string(e.lower_port) : "") + ": " + e.rate};
       e.mark.tooltip_lines(tip);
       out << "  " << dot_quote(ids_[e.upper]) << " -- " << dot_quote(head) << " [label=" << lines_quoted(label)
-          << ", taillabel=" << dot_quote(std::to_string(e.upper_port))
-          << ", headlabel=" << dot_quote(e.lower_port >= 0 ? std::to_string(e.lower_port) : "")
+          << ", taillabel=" << dot_quote(bare ? "" : std::to_string(e.upper_port))
+          << ", headlabel=" << dot_quote(bare || e.lower_port < 0 ? "" : std::to_string(e.lower_port))
           << ", tooltip=" << lines_quoted(tip, DotText::kTooltip)
           << ", id=" << dot_quote("link-" + ids_[e.upper] + "-" + std::to_string(e.upper_port) + "-" + head + "-" +
                                   std::to_string(e.lower_port))
@@ -428,6 +509,9 @@ class DotWriter {
   std::vector<std::size_t> collapsed_into_;
   std::map<std::size_t, std::size_t> collapsed_count_;
   std::map<std::size_t, std::map<std::string, std::size_t>> collapsed_rates_;
+  std::string common_rate_;  // --collapse: the rate of the links drawn without a label
+  std::map<int, std::vector<std::size_t>, std::greater<>> by_level_;  // nodes drawn, by level, in order
+  std::vector<std::size_t> position_;                                 // a node's place in its level
 };
 
 }  // namespace

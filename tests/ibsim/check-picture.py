@@ -132,6 +132,12 @@ else:
     names = sorted(n["texts"][0] for n in nodes if n["texts"])
     check(names == ["leaf01", "leaf02", "node01 mlx5_0", "node02 mlx5_0", "spine01"], "collapsed nodes: %s" % names)
     check(len(edges) == 6, "6 links (4 spine links, the two SMs' CAs), found %d" % len(edges))
+    # The healthy links are bare: their rate is in the caption.
+    for e in edges:
+        if e not in red and e not in orange:
+            check(e["texts"] == [], "a healthy link has no label with --collapse: %r" % e["texts"])
+    caption = [t.text or "" for t in root.find(SVG + "g").findall(SVG + "text")]
+    check(any("a healthy link without a label runs at 12x HDR." in t for t in caption), "the caption: %r" % caption)
     if leaf1:
         check("+ 1 CA (12x HDR)" in leaf1["texts"], "leaf01 carries node03: %r" % leaf1["texts"])
     if leaf2:

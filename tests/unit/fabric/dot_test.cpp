@@ -163,6 +163,24 @@ TEST(FabricDot, HealthyFatTree) {
   EXPECT_NE(dot.find("3 switches, 6 CAs, 10 links"), std::string::npos);
 }
 
+// Within a rank, nodes (and the edges into them) in the order of their names, numbers as numbers.
+TEST(FabricDot, NodesInTheOrderOfTheirNames) {
+  auto b = fat_tree();
+  b.scan.nodes[1].description = "leaf10";
+  b.scan.nodes[2].description = "leaf9";
+  const std::string dot = render_fabric_dot(b.scan, {});
+  EXPECT_NE(dot.find("ordering=out"), std::string::npos);
+  const auto leaf9 = dot.find("    " + kLeaf2 + " [");
+  const auto leaf10 = dot.find("    " + kLeaf1 + " [");
+  ASSERT_NE(leaf9, std::string::npos);
+  EXPECT_LT(leaf9, leaf10);
+  const auto to9 = dot.find("  " + kSpine + " -- " + kLeaf2);
+  const auto to10 = dot.find("  " + kSpine + " -- " + kLeaf1);
+  ASSERT_NE(to9, std::string::npos);
+  EXPECT_LT(to9, to10);
+  EXPECT_LT(dot.find("  " + kLeaf2 + " -- " + ca(4)), dot.find("  " + kLeaf1 + " -- " + ca(1)));
+}
+
 TEST(FabricDot, ErrorOnALinkIsRedBoldWithTheFindingInItsTooltip) {
   auto b = fat_tree();
   b.port(2, 3).width_active = 1;  // leaf02 port 3 -- node06 at 1x: link-width error
@@ -305,7 +323,16 @@ TEST(FabricDot, CollapseKeepsFaultyCasAndCountsTheRest) {
   EXPECT_EQ(edges(dot, kLeaf2, ca(6)).size(), 1u);
   EXPECT_NE(edges(dot, kLeaf2, ca(6))[0].find("color=\"red\""), std::string::npos);
   EXPECT_EQ(edge_count(dot), 4u + 2u + 1u) << dot;  // spine links, the SMs' and node06's
-  EXPECT_NE(dot.find("--collapse: each leaf is drawn with its healthy CAs as one node."), std::string::npos);
+  // Healthy links at the common rate are bare (the caption says which rate); the faulty one is not.
+  EXPECT_NE(dot.find("--collapse: each leaf is drawn with its healthy CAs as one node; a healthy link without a label "
+                     "runs at 4x EDR."),
+            std::string::npos)
+      << dot;
+  for (const std::string& e : edges(dot, kSpine, kLeaf1)) {
+    EXPECT_NE(e.find("[label=\"\", taillabel=\"\", headlabel=\"\", tooltip=\"\\\"spine01\\\" port "), std::string::npos) << e;
+  }
+  EXPECT_NE(edges(dot, kLeaf2, ca(6))[0].find("[label=\"1x EDR\\n[link-width]\", taillabel=\"3\", headlabel=\"1\""),
+            std::string::npos);
 }
 
 TEST(FabricDot, CollapseCountsRatesThatDiffer) {
