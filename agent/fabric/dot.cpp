@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // `rdmactl fabric --format dot` (see dot.h). What Graphviz makes of the attributes used here was
-// checked with Debian 12's graphviz 2.42.2 (`dot -Tsvg`): `style=bold` is stroke-width 2,
-// `color=red`/`orange` are written as stroke="red"/"orange", `tooltip` becomes the xlink:title of an
-// <a> wrapped around the node's or edge's shapes, `id` and `class` become the <g> element's id and
-// class (class "edge finding error"), and "\\" and "\"" in a label come out as \ and ".
+// checked with Debian 12's graphviz 2.42.2 (whose `dot -V` says 2.43.0), `dot -Tsvg`: `style=bold`
+// is stroke-width 2, `style=dashed` a stroke-dasharray, `color=red`/`orange` are written as
+// stroke="red"/"orange", `tooltip` becomes the xlink:title of an <a> wrapped around the node's or
+// edge's shapes (the <title> of the <g> is the node's name, the GUID), `id` and `class` become the
+// <g> element's id and class ("edge link finding error"), and strings are read as dot_quote says.
 #include "agent/fabric/dot.h"
 
 #include <algorithm>
@@ -110,8 +111,7 @@ struct Mark {
     return out;
   }
   // Colour, pen and style, so that a finding reads in grey too: bold for an error, dashed for a
-  // warning.
-  // `kind` is the SVG class of the element ("link", "switch", "sm channel adapter"); a finding adds
+  // warning. `kind` is the element's class ("link", "switch", "sm ca"); a finding adds
   // "finding error" or "finding warning" to it.
   std::string attributes(const std::string& kind) const {
     if (empty()) return ", class=" + dot_quote(kind);
