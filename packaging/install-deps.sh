@@ -44,6 +44,8 @@ test_packages=(
   # the ibsim tests: a simulated InfiniBand fabric (ibsim, its libumad2sim preload) with the real
   # OpenSM and infiniband-diags; jq and bc for the scenario scripts
   ibsim-utils libumad2sim0 opensm infiniband-diags jq bc
+  # Graphviz's `dot` renders `rdmactl fabric --format dot` in the ibsim tests (tests/ibsim/render-picture.sh)
+  graphviz
   # yanglint (libyang 2.1): the SONiC output is checked against SONiC's YANG models (tests/switch/)
   libyang2-tools
 )

@@ -8,6 +8,7 @@
 #include "agent/core/json_text.h"
 #include "agent/fabric/checks.h"
 #include "agent/fabric/discover.h"
+#include "agent/fabric/dot.h"
 #include "agent/fabric/format.h"
 
 namespace rdmactl::cli {
@@ -15,8 +16,13 @@ namespace rdmactl::cli {
 int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
   // libibumad reads the host's /sys/class/infiniband and /dev/infiniband itself: --root and
   // --netns do not apply to a fabric scan.
-  auto format = parse_format_for(options.format, {Format::kText, Format::kJson, Format::kJunit, Format::kProm});
+  auto format = parse_format_for(options.format, {Format::kText, Format::kJson, Format::kJunit, Format::kProm, Format::kDot});
   if (!format) return report_error(format.error());
+  if (options.collapse && *format != Format::kDot) {
+    return report_error(make_error(ErrorKind::kUsage,
+                                   std::string("only --format dot draws a graph to collapse (not --format ") + format_name(*format) + ")",
+                                   "--collapse"));
+  }
   if (options.port < 0 || options.port > 254) {
     return report_error(make_error(ErrorKind::kUsage, "--port: a port number is 1..254 (0: the first ACTIVE one)"));
   }
@@ -42,6 +48,7 @@ int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
       case Format::kJson: std::cout << json_text(fabric::fabric_failed_json(error, discover), 2) << "\n"; break;
       case Format::kJunit: std::cout << fabric::render_fabric_failed_junit(error, discover); break;
       case Format::kProm: std::cout << fabric::render_fabric_failed_prom(); break;
+      case Format::kDot: std::cout << fabric::render_fabric_failed_dot(error, discover); break;
       default: break;
     }
     std::cout << std::flush;
@@ -53,6 +60,7 @@ int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
     case Format::kJson: std::cout << json_text(fabric::fabric_json(*scan, findings), 2) << "\n"; break;
     case Format::kJunit: std::cout << fabric::render_fabric_junit(*scan, findings); break;
     case Format::kProm: std::cout << fabric::render_fabric_prom(*scan, findings); break;
+    case Format::kDot: std::cout << fabric::render_fabric_dot(*scan, findings, {.collapse = options.collapse}); break;
     default: std::cout << fabric::render_fabric_text(*scan, findings); break;
   }
   std::cout << std::flush;
@@ -70,7 +78,10 @@ void register_fabric(CLI::App& app, const GlobalOptions& global, Command& comman
   sub->add_option("-f,--file", opts->spec,
                   "A spec whose `fabric:` gives linkWidth, linkSpeed, switches, cas, subnetManagers, thresholds")
       ->type_name("SPEC");
-  sub->add_option("--format", opts->format, "text (default), json, junit or prom")->type_name("text|json|junit|prom");
+  sub->add_option("--format", opts->format, "text (default), json, junit, prom or dot (a Graphviz graph)")
+      ->type_name("text|json|junit|prom|dot");
+  sub->add_flag("--collapse", opts->collapse,
+                "dot: draw each leaf switch with its healthy CAs as one node; every CA with a finding stays");
   sub->footer(
       "Discovers the subnet through libibnetdisc (as ibnetdiscover), asks every port with the IsSM\n"
       "capability for its SMInfo (as sminfo) and reads every port's PortCounters (as ibqueryerrors).\n"
@@ -94,10 +105,20 @@ void register_fabric(CLI::App& app, const GlobalOptions& global, Command& comman
       "junit has one failing case naming it), 64 usage, 65 an invalid -f SPEC. prom exits 0 whenever it\n"
       "wrote the metrics: findings and a failed scan (rdmactl_fabric_scan_success 0) are in them, so\n"
       "`> FILE.tmp && mv FILE.tmp FILE` publishes every run.\n\n"
+      "dot is the subnet as a Graphviz graph: switches and CAs with their descriptions and GUIDs, links\n"
+      "labelled with width and speed (\"4x HDR\"), subnet managers with a double border (\"SM master\").\n"
+      "A link or node with an error is red and bold, with a warning orange and dashed; its label names\n"
+      "the check, its tooltip (in SVG) gives the finding and the fix. Ranks follow the topology: CAs at\n"
+      "the bottom, leaves (switches linked to a CA) above them, then each switch one rank above its\n"
+      "nearest leaf (spines, core). Exit codes as text; a failed scan gives a graph whose caption is\n"
+      "the error. --collapse keeps large fabrics readable: a leaf and its healthy CAs are one node\n"
+      "(\"+ 18 CAs\"); a CA with a finding on it or its link, or with a subnet manager, stays.\n\n"
       "Examples:\n"
       "  rdmactl fabric\n"
       "  rdmactl fabric --ca mlx5_0 --port 1 --format json > fabric.json\n"
       "  rdmactl fabric -f fabric.yaml --format junit > fabric-junit.xml\n"
+      "  rdmactl fabric --format dot | dot -Tsvg > fabric.svg\n"
+      "  rdmactl fabric --format dot --collapse | dot -Tsvg > fabric.svg\n"
       "  rdmactl fabric --format prom > /var/lib/prometheus/node-exporter/rdmactl_fabric.prom.tmp \\\n"
       "    && mv /var/lib/prometheus/node-exporter/rdmactl_fabric.prom.tmp /var/lib/prometheus/node-exporter/rdmactl_fabric.prom");
   sub->callback([opts, &global, &command] {

@@ -15,12 +15,13 @@ struct FabricOptions {
   std::string ca;              // --ca: local device; empty: the first with an ACTIVE InfiniBand port
   int port = 0;                // --port: its port; 0: the first ACTIVE one
   std::string spec;            // -f: a spec whose `fabric:` says what the subnet should be
-  std::string format = "text"; // text, json, junit or prom
+  std::string format = "text"; // text, json, junit, prom or dot
+  bool collapse = false;       // --collapse (dot only): each leaf with its healthy CAs as one node
 };
 
 // Scans, checks and prints the report to standard output. Returns the exit code: 0 healthy,
-// 2 findings, 1 the subnet could not be scanned (json and junit still print a report of the
-// failure), 64 a wrong --format, 65 an invalid spec; prom 0 whenever it printed the metrics (the
+// 2 findings, 1 the subnet could not be scanned (json, junit and dot still print a report of the
+// failure), 64 a wrong --format or --collapse without dot, 65 an invalid spec; prom 0 whenever it printed the metrics (the
 // findings, or rdmactl_fabric_scan_success 0 for a scan that failed).
 int run_fabric(const FabricOptions& options, const GlobalOptions& global);
 

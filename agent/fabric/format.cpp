@@ -36,17 +36,6 @@ nlohmann::json end_json(const FabricScan& scan, const PortRef& ref) {
   return out;
 }
 
-std::string link_width(const FabricPort& a, const FabricPort& b) {
-  const int lanes = std::min(width_lanes(a.width_active), width_lanes(b.width_active));
-  return lanes ? std::to_string(lanes) + "x" : "";
-}
-
-std::string link_speed(const FabricPort& a, const FabricPort& b) {
-  std::string s = active_speed(a);
-  const std::string t = active_speed(b);
-  return speed_rank(t) < speed_rank(s) ? t : s;
-}
-
 nlohmann::json finding_json(const FabricFinding& f) {
   nlohmann::json node = {{"description", f.node_description},
                          {"guid", guid_text(f.node_guid)},
@@ -86,6 +75,17 @@ std::string where_text(const std::string& description, uint64_t guid, int port) 
 }
 
 }  // namespace
+
+std::string link_width(const FabricPort& a, const FabricPort& b) {
+  const int lanes = std::min(width_lanes(a.width_active), width_lanes(b.width_active));
+  return lanes ? std::to_string(lanes) + "x" : "";
+}
+
+std::string link_speed(const FabricPort& a, const FabricPort& b) {
+  std::string s = active_speed(a);
+  const std::string t = active_speed(b);
+  return speed_rank(t) < speed_rank(s) ? t : s;
+}
 
 std::string guid_text(uint64_t guid) {
   char buf[24];

@@ -26,6 +26,11 @@ namespace rdmactl::fabric {
 // "0x0000000000100001", as ibnetdiscover prints GUIDs.
 std::string guid_text(uint64_t guid);
 
+// A link's active width and speed as the JSON "links" and the metrics give them: the narrower and
+// slower of its two ends ("4x", "EDR"); "" when a port reports none.
+std::string link_width(const FabricPort& a, const FabricPort& b);
+std::string link_speed(const FabricPort& a, const FabricPort& b);
+
 // "scanSuccess": true, and the scan. Strings are raw: write it with json_text.
 nlohmann::json fabric_json(const FabricScan& scan, const std::vector<FabricFinding>& findings);
 // A scan that failed: {"apiVersion", "kind": "FabricReport", "scanSuccess": false, "error",

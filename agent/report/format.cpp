@@ -20,6 +20,7 @@ const char* format_name(Format format) {
     case Format::kYaml: return "yaml";
     case Format::kJunit: return "junit";
     case Format::kProm: return "prom";
+    case Format::kDot: return "dot";
   }
   return "text";
 }
@@ -39,6 +40,7 @@ std::string render_report(const Report& report, Format format) {
     case Format::kYaml: return json_to_yaml(to_json(report));
     case Format::kJunit: return render_junit(report);
     case Format::kProm: return render_prom(report, nullptr);
+    case Format::kDot: break;  // fabric's only (format.h)
   }
   return render_text(report);
 }

@@ -15,7 +15,9 @@
 
 namespace rdmactl {
 
-enum class Format { kText, kJson, kYaml, kJunit, kProm };
+// kDot (a Graphviz graph) is `fabric`'s alone (agent/fabric/dot.h): parse_format does not accept
+// it, and the report renderers draw no graph (render_report falls back to text).
+enum class Format { kText, kJson, kYaml, kJunit, kProm, kDot };
 
 const char* format_name(Format format);
 Result<Format> parse_format(const std::string& name);

@@ -439,6 +439,64 @@ EOF
     grep -q 'fabric scan succeeded again' serve.log || fail "no note of the recovery: $(cat serve.log)"
     serve_stop
     ;;
+  dot)
+    # The picture (fabric --format dot, rendered by Graphviz's dot -Tsvg): two planted faults, a
+    # link-width error on leaf01 port 2 (node02's link, as in `width`) and a SymbolErrorCounter
+    # warning on leaf02 port 7 (a spine link, as in `counters`), with node02 a standby SM. The SVG
+    # is read back: the faulty links and only they are red/orange and carry their finding in the
+    # tooltip, the SMs are marked, the ranks read spine above leaves above CAs. Then --collapse.
+    # RDMACTL_PICTURE_DIR=DIR keeps both SVGs there, fabric.svg and fabric-collapsed.svg
+    # (tests/ibsim/render-picture.sh writes docs/images/ so).
+    command -v dot >/dev/null || skip "dot not found (apt-get install graphviz)"
+    start
+    "$F" sm "$FAB" node02 14 >/dev/null
+    as_node node01 ibportstate -D 0,1 2 width 1 >/dev/null
+    console 'PerformanceSet "leaf02"[7] PortCounters.SymbolErrorCounter=250'
+    fabric "$VIEWER" r.dot --format dot
+    expect_rc 2 r.dot
+    dot -Tsvg r.dot >r.svg 2>dot.err || fail "dot -Tsvg: $(cat dot.err)"
+    [ ! -s dot.err ] || fail "dot -Tsvg warned: $(cat dot.err)"
+    python3 "$HERE/check-picture.py" r.svg full || fail "the picture (r.dot: $(head -c 3000 r.dot))"
+    fabric "$VIEWER" c.dot --format dot --collapse
+    expect_rc 2 c.dot
+    dot -Tsvg c.dot >c.svg 2>dot.err || fail "dot -Tsvg (--collapse): $(cat dot.err)"
+    python3 "$HERE/check-picture.py" c.svg collapse || fail "the collapsed picture (c.dot: $(head -c 3000 c.dot))"
+    RC=0; "$BIN" fabric --format json --collapse >out 2>out.err || RC=$?
+    expect_rc 64 out
+    grep -q -- '--collapse: only --format dot draws a graph to collapse (not --format json)' out.err || fail "$(cat out.err)"
+    if [ -n "${RDMACTL_PICTURE_DIR:-}" ]; then
+      cp r.svg "$RDMACTL_PICTURE_DIR/fabric.svg"
+      cp c.svg "$RDMACTL_PICTURE_DIR/fabric-collapsed.svg"
+    fi
+    ;;
+  dot-quoting)
+    # node06's description carries what DOT and Graphviz's escStrings would read (\N is the node's
+    # name there, \n a line break, &lt; an entity Graphviz decodes; <b> is markup in SVG) and a
+    # letter that is not ASCII: the picture shows it as it is, in the label and in the tooltip.
+    command -v dot >/dev/null || skip "dot not found (apt-get install graphviz)"
+    sed 's|# "node06 mlx5_0"|# "node06 \\N C:\\new é <b>\&lt;"|' "$HERE/fabric-$TOPO.net" >"$WORK/quoting.net"
+    grep -qF '# "node06 \N C:\new é <b>&lt;"' "$WORK/quoting.net" || fail "the netfile was not rewritten"
+    start "$WORK/quoting.net"
+    fabric "$VIEWER" r.dot --format dot
+    expect_rc 0 r.dot
+    dot -Tsvg r.dot >r.svg 2>dot.err || fail "dot -Tsvg: $(cat dot.err)"
+    [ ! -s dot.err ] || fail "dot -Tsvg warned: $(cat dot.err)"
+    python3 - r.svg <<'PY' || fail "the description in the picture (r.dot: $(grep -a node06 r.dot))"
+import sys, xml.etree.ElementTree as ET
+S, X = "{http://www.w3.org/2000/svg}", "{http://www.w3.org/1999/xlink}"
+want = "node06 \\N C:\\new \u00e9 <b>&lt;"
+for g in ET.parse(sys.argv[1]).getroot().iter(S + "g"):
+    if "node" not in (g.get("class") or "").split():
+        continue
+    texts = [t.text for t in g.iter(S + "text")]
+    if texts[:2] == [want, "0x000000000010000a"]:
+        tip = g.find(".//" + S + "a").get(X + "title")
+        assert tip.startswith('channel adapter "%s" 0x000000000010000a' % want), tip
+        sys.exit(0)
+    assert not any("node06" in (t or "") for t in texts), texts
+sys.exit("no node labelled %r" % want)
+PY
+    ;;
   select-port)
     start
     fabric "$VIEWER" r.json --ca ibsim0 --port 1 --format json

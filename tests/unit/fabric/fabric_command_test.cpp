@@ -72,6 +72,31 @@ TEST(FabricCommandFailedScan, JunitHasOneFailingCaseNamingTheError) {
   EXPECT_NE(xml.find("</testsuite>\n</testsuites>"), std::string::npos) << xml;
 }
 
+// A graph with no nodes whose caption is the error: a picture rendered on a timer says why it is
+// empty (agent/fabric/dot.h render_fabric_failed_dot).
+TEST(FabricCommandFailedScan, DotIsAGraphNamingTheError) {
+  const ChildOutcome ran = fabric("dot");
+  EXPECT_EQ(ran.end, ChildOutcome::End::kExited);
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.out.find("\ngraph \"fabric\" {\n"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("label=\"The fabric scan from " + std::string(kNoSuchDevice) + " failed:\\n" + kError),
+            std::string::npos)
+      << ran.out;
+  EXPECT_EQ(ran.out.find(" -- "), std::string::npos) << ran.out;
+  EXPECT_NE(ran.err.find("rdmactl: " + kError), std::string::npos) << ran.err;
+}
+
+TEST(FabricCommand, CollapseIsForDotOnly) {
+  ChildLimits limits;
+  limits.deadline = 60s;
+  const ChildOutcome ran =
+      run_with_deadline({RDMACTL_BINARY, "fabric", "--ca", kNoSuchDevice, "--format", "json", "--collapse"}, limits);
+  EXPECT_EQ(ran.exit_code, 64);
+  EXPECT_EQ(ran.out, "");
+  EXPECT_NE(ran.err.find("--collapse: only --format dot draws a graph to collapse (not --format json)"), std::string::npos)
+      << ran.err;
+}
+
 TEST(FabricCommandFailedScan, TextIsTheErrorAlone) {
   const ChildOutcome ran = fabric("text");
   EXPECT_EQ(ran.end, ChildOutcome::End::kExited);
