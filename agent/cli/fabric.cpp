@@ -41,7 +41,7 @@ int run_fabric(const FabricOptions& options, const GlobalOptions& /*global*/) {
   auto scan = fabric::discover_fabric(discover);
   if (!scan) {
     // Each format still reports the failure, so that a textfile collector gets
-    // rdmactl_fabric_scan_success 0 instead of an empty file (README, "The InfiniBand fabric").
+    // rdmactl_fabric_scan_success 0 instead of an empty file (docs/infiniband.md).
     const int code = report_error(scan.error());
     const std::string error = scan.error().to_string();
     switch (*format) {
