@@ -10,6 +10,7 @@ histogram's _bucket, _sum and _count). Every metric an expression selects must b
 SERIES holds the sample lines of those scrapes (name{labels} value): every label matcher on a
 metric with scraped series must name one of its labels (or a label Prometheus adds at the scrape),
 and an = matcher's value must be one of the values scraped, a =~ matcher's regex match one of them
+(a regex that is only words separated by |: each word)
 (values that hold a Grafana variable are not checked). VALUES adds values no scrape here can show
 ("METRIC LABEL VALUE" a line, each checked against the source by the caller).
 The dashboard's queries (panel targets, and the series selectors of its label_values() variables)
@@ -86,6 +87,7 @@ def metric_names(expr):
     for op, value in NAME_MATCHER.findall(expr):
         names += value.split("|") if op == "=~" else [value]
     depth_braces = 0
+    depth_brackets = 0
     grouping = False  # inside by (...), without (...), on (...), ignoring (...), group_x (...)
     for i, token in enumerate(tokens):
         following = tokens[i + 1] if i + 1 < len(tokens) else ""
@@ -95,8 +97,14 @@ def metric_names(expr):
         if token == "}":
             depth_braces -= 1
             continue
-        if depth_braces > 0:
-            continue  # label names and matchers
+        if token == "[":
+            depth_brackets += 1
+            continue
+        if token == "]":
+            depth_brackets -= 1
+            continue
+        if depth_braces > 0 or depth_brackets > 0:
+            continue  # label names and matchers; a range or subquery's [3d6h:15m]
         if grouping:
             if token == ")":
                 grouping = False
@@ -157,6 +165,11 @@ def matcher_problems(expr, labels):
             values = seen[name]
             if op == "=" and value not in values:
                 problems.append(f'{metric}{{{name}="{value}"}}: no such value (seen: {", ".join(sorted(values))})')
+            elif op == "=~" and re.fullmatch(r"[\w:. -]+(\|[\w:. -]+)*", value):
+                # Alternatives of plain words: each one must be a value (a misspelt one matches nothing).
+                missing = [a for a in value.split("|") if a not in values]
+                if missing:
+                    problems.append(f'{metric}{{{name}=~"{value}"}}: no such value {", ".join(missing)} (seen: {", ".join(sorted(values))})')
             elif op == "=~" and not any(re.fullmatch(value, v) for v in values):
                 problems.append(f'{metric}{{{name}=~"{value}"}}: matches no value (seen: {", ".join(sorted(values))})')
     return problems, unchecked

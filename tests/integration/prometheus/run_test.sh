@@ -380,13 +380,15 @@ else
     --names "$work/names.txt" --rules "$work/misspelt.yml" --recording "$work/control-rules.yml"
 fi
 # Controls for the label matchers: a misspelt value (state="master": OpenSM's word is Master), a
-# misspelt value in a regex (check=~"link_width|link-speed" matches link-speed, so it is allowed;
-# =~"link_width" alone matches nothing) and a label the metric does not have.
-for control in 'rdmactl_fabric_subnet_managers{state="Master"}|rdmactl_fabric_subnet_managers{state="master"}|state="master"' \
-  'check=~"link-width|link-speed",severity="error"|check=~"link_width",severity="error"|check=~"link_width"' \
-  'check=~"link-width|link-speed",severity="error"|check=~"link-width|link-speed",severity="errors"|severity="errors"' \
-  'check=~"link-width|link-speed",severity="error"|check=~"link-width|link-speed",severity="error",lane="1"|no label lane'; do
-  IFS='|' read -r from to why <<< "$control"
+# misspelt alternative in a regex (check=~"link_width|link-speed": each word of an alternation
+# must be a value), a misspelt value beside a right one, and a label the metric does not have.
+# FROM@TO@WHY: the
+# rules with FROM replaced by TO must be refused, naming WHY.
+for control in 'rdmactl_fabric_subnet_managers{state="Master"}@rdmactl_fabric_subnet_managers{state="master"}@state="master"' \
+  'check=~"link-width|link-speed",severity="error"@check=~"link_width|link-speed",severity="error"@no such value link_width' \
+  'check=~"link-width|link-speed",severity="error"@check=~"link-width|link-speed",severity="errors"@severity="errors"' \
+  'check=~"link-width|link-speed",severity="error"@check=~"link-width|link-speed",severity="error",lane="1"@no label lane'; do
+  IFS='@' read -r from to why <<< "$control"
   python3 -c '
 import sys
 s = open(sys.argv[1]).read()
