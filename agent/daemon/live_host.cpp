@@ -20,6 +20,10 @@ constexpr const char* kFirmwareRefusal =
     "--allow-firmware), or run `rdmactl apply` on this node";
 }  // namespace
 
+bool selftest_due(bool applied_changes, const std::optional<std::string>& last_result) {
+  return applied_changes || !last_result || *last_result != "passed";
+}
+
 LiveHost::LiveHost(std::string root, std::string node, bool allow_firmware, std::vector<std::string> served_addresses)
     : root_(std::move(root)),
       node_(std::move(node)),
@@ -72,14 +76,12 @@ ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
   } else {
     spdlog::warn("observing the host after apply: {}", state.error().to_string());
   }
-  // As `rdmactl apply`: the self-test proves a converged host, unless the spec turns it off. The
-  // agent reconciles every few minutes, and a bandwidth test loads the fabric for seconds: it runs
-  // on the first pass and after a pass that changed something; otherwise the last result stands
-  // (POST /v1/selftest runs it on demand).
+  // As `rdmactl apply`: the self-test proves a converged host, unless the spec turns it off; when
+  // it runs is selftest_due's (POST /v1/selftest runs it on demand).
   const bool changed = outcome.report.count(ChangeStatus::kApplied) > 0;
-  if (!outcome.report.has_failures() && spec.selftest.enabled.value_or(true) && (changed || !tested_once_)) {
+  if (!outcome.report.has_failures() && spec.selftest.enabled.value_or(true) &&
+      selftest_due(changed, last_selftest_result_)) {
     outcome.report.selftest = selftest_on(after, &spec, outcome.observed ? &*outcome.observed : nullptr);
-    tested_once_ = true;
   }
   return outcome;
 }
@@ -166,7 +168,9 @@ nlohmann::json LiveHost::selftest_on(Platform& platform, const NodeSpec* spec, c
     result = run_selftest(*state, spec, SelftestOptions{});
   }
   if (result.results.empty() && result.outcome == SelftestResult::Outcome::kSkipped) summarize(result);
-  return to_json(result);
+  nlohmann::json out = to_json(result);
+  last_selftest_result_ = out.value("result", "");
+  return out;
 }
 
 }  // namespace rdmactl

@@ -23,6 +23,15 @@ namespace rdmactl {
 // short enough that SIGTERM (systemd's stop waits for the reconcile) is not held up for minutes.
 constexpr std::chrono::seconds kAgentLockWait{30};
 
+// Whether a reconcile runs the self-test (when the spec enables it and the reconcile had no
+// failure). A bandwidth test loads the fabric for seconds and the agent reconciles every few
+// minutes, so a passed self-test stands until a reconcile applies something; one that did not pass
+// (skipped: no ACTIVE port yet; failed) runs again at every reconcile, so that its metric recovers
+// when the port comes up or the cable is fixed, which changes no configuration.
+// `last_result`: the "result" of the last self-test this process ran (a reconcile's or POST
+// /v1/selftest's), nullopt before the first.
+bool selftest_due(bool applied_changes, const std::optional<std::string>& last_result);
+
 class LiveHost : public HostDriver {
  public:
   // root: --root (file-based sources and targets); node: the resolved node name.
@@ -50,7 +59,7 @@ class LiveHost : public HostDriver {
   std::vector<std::string> served_addresses_;
   bool allow_firmware_ = false;
   Engine engine_;
-  bool tested_once_ = false;  // the self-test ran after some reconcile of this process
+  std::optional<std::string> last_selftest_result_;  // selftest_due's last_result
 };
 
 }  // namespace rdmactl

@@ -420,6 +420,19 @@ const std::vector<std::string>& fabric_check_names() {
   return kNames;
 }
 
+const std::vector<std::string>& fabric_check_severities(const std::string& check) {
+  static const std::vector<std::string> kError = {"error"};
+  static const std::vector<std::string> kWarning = {"warning"};
+  static const std::vector<std::string> kBoth = {"error", "warning"};
+  static const std::vector<std::string> kNone;
+  static const std::map<std::string, const std::vector<std::string>*> kBySeverity = {
+      {"port-state", &kError},         {"link-width", &kBoth},          {"link-speed", &kBoth},
+      {"error-counters", &kWarning},   {"subnet-manager", &kBoth},      {"duplicate-guid", &kError},
+      {"unresponsive-node", &kWarning}, {"node-description", &kWarning}, {"node-count", &kBoth}};
+  auto it = kBySeverity.find(check);
+  return it == kBySeverity.end() ? kNone : *it->second;
+}
+
 uint64_t counter_threshold(const FabricExpectation* expect, const std::string& counter) {
   if (expect) {
     auto it = expect->thresholds.find(counter);

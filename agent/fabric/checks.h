@@ -41,6 +41,12 @@ struct FabricFinding {
 //   node-description   a node description left at its default
 //   node-count         fewer (or more) switches or CAs than the spec says
 const std::vector<std::string>& fabric_check_names();
+// The severities a check's findings can have, from the code above that adds them ("error" first):
+// port-state and duplicate-guid only error; error-counters, unresponsive-node and node-description
+// only warning; link-width and link-speed error, or warning for a link above the spec's
+// linkWidth/linkSpeed; subnet-manager and node-count error, or warning for more than the spec says.
+// Empty for a name that is not a check.
+const std::vector<std::string>& fabric_check_severities(const std::string& check);
 
 // The threshold of an error counter: the spec's `thresholds` (by ibqueryerrors' counter name),
 // else ibqueryerrors' default of 0 (ibqueryerrors.c: the thresholds "packet" starts zeroed and

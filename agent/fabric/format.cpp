@@ -291,15 +291,25 @@ void prom_fabric(PromText& out, const FabricScan& scan, const std::vector<Fabric
   std::map<std::string, int> by_state = {{"Master", 0}, {"Standby", 0}};
   for (const SubnetManager& sm : scan.subnet_managers) ++by_state[sm.answered ? sm_state_name(sm.state) : "NoAnswer"];
   for (const auto& [state, n] : by_state) out.sample("rdmactl_fabric_subnet_managers", {{"state", state}}, n);
-  out.family("rdmactl_fabric_findings", "gauge", "Findings of the fabric checks, by check.");
+  // By check and severity: a check's severity depends on the finding (link-width is an error for a
+  // link narrower than both ends support or than the spec, a warning for one wider than the spec;
+  // checks.cpp), so the `check` label alone cannot say whether a link is degraded. Every pair a
+  // check can produce is written, 0 included, so that `sum by (check)` and an alert on
+  // {severity="error"} see a series from the first scan on; a pair outside that table (a check
+  // that gained a severity) is written all the same.
+  out.family("rdmactl_fabric_findings", "gauge", "Findings of the fabric checks, by check and severity.");
+  std::map<std::pair<std::string, std::string>, int> by_check;
+  for (const FabricFinding& f : findings) ++by_check[{f.check, f.severity}];
   for (const std::string& check : fabric_check_names()) {
-    int n = 0;
-    for (const FabricFinding& f : findings) n += f.check == check;
-    out.sample("rdmactl_fabric_findings", {{"check", check}}, n);
+    for (const std::string& severity : fabric_check_severities(check)) {
+      out.sample("rdmactl_fabric_findings", {{"check", check}, {"severity", severity}}, by_check[{check, severity}]);
+      by_check.erase({check, severity});
+    }
   }
-  // By severity too: a check's severity depends on the finding (link-width is an error for a link
-  // narrower than both ends support or than the spec, a warning otherwise; checks.cpp), so the
-  // `check` label alone cannot say whether the fabric is broken. Both severities always present.
+  for (const auto& [pair, n] : by_check) {
+    out.sample("rdmactl_fabric_findings", {{"check", pair.first}, {"severity", pair.second}}, n);
+  }
+  // By severity alone, both always present: the fabric-errors alert's one series.
   out.family("rdmactl_fabric_findings_by_severity", "gauge",
              "Findings of the fabric checks, by severity (error: broken or degraded; warning: likely to hurt or "
              "to confuse).");

@@ -46,7 +46,8 @@ std::string render_fabric_junit(const FabricScan& scan, const std::vector<Fabric
 // The metric families of a scan:
 //   rdmactl_fabric_scan_success, rdmactl_fabric_scan_duration_seconds,
 //   rdmactl_fabric_nodes{type}, rdmactl_fabric_links, rdmactl_fabric_links_by_rate{width,speed},
-//   rdmactl_fabric_subnet_managers{state}, rdmactl_fabric_findings{check} (every check, 0 included),
+//   rdmactl_fabric_subnet_managers{state}, rdmactl_fabric_findings{check,severity} (every pair
+//   fabric_check_severities() names, 0 included), rdmactl_fabric_findings_by_severity{severity},
 //   rdmactl_fabric_port_errors{counter} (each error counter summed over the ports read),
 //   rdmactl_fabric_ports_unread (ports whose counters could not be read).
 void prom_fabric(PromText& out, const FabricScan& scan, const std::vector<FabricFinding>& findings);

@@ -322,7 +322,7 @@ assert len(cases) == 9 and len(failed) == 1 and failed[0].get("classname") == "f
 EOF
     fabric "$VIEWER" r.prom --format prom
     expect_rc 0 r.prom
-    grep -qx 'rdmactl_fabric_findings{check="error-counters"} 1' r.prom || fail "prom: $(cat r.prom)"
+    grep -qx 'rdmactl_fabric_findings{check="error-counters",severity="warning"} 1' r.prom || fail "prom: $(cat r.prom)"
     grep -qx 'rdmactl_fabric_links_by_rate{width="12x",speed="HDR"} 10' r.prom || fail "prom: $(cat r.prom)"
     grep -qx 'rdmactl_fabric_port_errors{counter="PortXmitDiscards"} 7' r.prom || fail "prom: $(cat r.prom)"
     if command -v promtool >/dev/null; then
@@ -386,7 +386,7 @@ EOF
     wait || true
     grep -qx 'rdmactl_fabric_scan_success 1' metrics.txt || fail "metrics: $(grep rdmactl_fabric metrics.txt)"
     grep -qx 'rdmactl_fabric_links 10' metrics.txt || fail "metrics: $(grep rdmactl_fabric metrics.txt)"
-    grep -qx 'rdmactl_fabric_findings{check="error-counters"} 1' metrics.txt || fail "metrics: $(grep rdmactl_fabric metrics.txt)"
+    grep -qx 'rdmactl_fabric_findings{check="error-counters",severity="warning"} 1' metrics.txt || fail "metrics: $(grep rdmactl_fabric metrics.txt)"
     grep -q '^rdmactl_reconciles_total' metrics.txt || fail "the agent's own metrics are missing"
     if command -v promtool >/dev/null; then
       promtool check metrics <metrics.txt || fail "promtool check metrics"

@@ -6,8 +6,9 @@
 #   tests/integration/prometheus/run_test.sh RDMACTL_BINARY
 #
 #   1. promtool check rules and promtool test rules (rdmactl-alerts.test.yml: each alert firing and
-#      not firing); a control: the symbol-error alert on the counter's total instead of its rate
-#      must fail those tests.
+#      not firing); controls: mutants of the rules must fail those tests (the symbol-error alert on
+#      the counter's total instead of its rate, the firmware alert without its sample-count guard,
+#      the link alert without severity="error").
 #   2. packaging/kubernetes/prometheusrule.yaml is `render.sh --prometheusrule`, byte for byte, and
 #      its spec is the rules file's groups; render.sh --runbook-base rebases every runbook_url.
 #   3. Real scrapes of this binary: `plan --format prom` of every example against the recorded demo
@@ -20,8 +21,10 @@
 #      that need a self-test on RDMA hardware or a managed subnet manager are listed below with
 #      the test that scrapes them, and must be families the source declares); every dashboard
 #      query, its Grafana variables replaced, parses (promtool check rules over them as recording
-#      rules). Controls: a misspelt metric in a copy of the dashboard and of the rules, and a
-#      query with a syntax error, must fail.
+#      rules); every label matcher names a label of the metric's scraped series and an = or =~
+#      value matches one scraped (or one listed below and found in the source). Controls: a misspelt
+#      metric in a copy of the dashboard and of the rules, a misspelt label value and label name,
+#      and a query with a syntax error, must fail.
 #   5. The dashboard's shape: Grafana's classic JSON model, a Prometheus datasource variable,
 #      node/device/port query variables, every panel on it with a gridPos inside the 24 columns.
 #
@@ -125,6 +128,28 @@ else
   refuses "the symbol-error alert on the counter's total (not its rate) under promtool test rules" \
     promtool test rules "$work/mutant/rdmactl-alerts.test.yml"
 fi
+# mutant DESCRIPTION PYTHON-REPLACE-OLD PYTHON-REPLACE-NEW: the rules with OLD replaced by NEW must
+# fail promtool test rules (OLD must be in the rules).
+mutant() {
+  python3 -c '
+import sys
+s = open(sys.argv[1]).read()
+if sys.argv[2] not in s:
+    sys.exit(1)
+open(sys.argv[4], "w").write(s.replace(sys.argv[2], sys.argv[3]))
+' "$rules" "$2" "$3" "$work/mutant/rdmactl-alerts.yml" || {
+    fail "control: $1: the text to mutate is not in the rules"
+    return
+  }
+  refuses "$1 under promtool test rules" promtool test rules "$work/mutant/rdmactl-alerts.test.yml"
+}
+mutant "the firmware alert without its sample-count guard (a new node fires early)" \
+  "
+          and on (node, device, pci)
+          count_over_time((max by (node, device, pci) (rdmactl_firmware_pending_activation))[3d6h:15m]) >= 288" ""
+mutant "the link alert on every severity (a link above the spec fires)" ',severity="error"}' '}'
+mutant "the rate-drop alert per series (a new pod's series never was faster)" \
+  "max by (node, device, port) (max_over_time(rdmactl_port_rate_bytes_per_second[1d]))" "max_over_time(rdmactl_port_rate_bytes_per_second[1d])"
 # Every alert has a test case that fires (an exp_alerts entry naming it).
 sed -n 's/^ *- alert: \([A-Za-z0-9]*\)$/\1/p' "$rules" > "$work/alerts.txt"
 while read -r alert; do
@@ -203,6 +228,16 @@ assert a == b and n > 0
 ' "$rules" "$work/rebased.yml" https://git.example.org/hpc/rdmactl/-/blob/main/docs/alerts.md
 check "promtool check rules on the rebased rules" promtool check rules "$work/rebased.yml"
 refuses "render.sh --runbook-base with a relative path" "$render" --runbook-base docs/x.md
+"$render" --prometheusrule --label release=kube-prometheus-stack --label example.com/team=hpc > "$work/labelled.yaml"
+check "render.sh --label: the PrometheusRule's labels, its spec unchanged" python3 -c '
+import sys, yaml
+a = yaml.safe_load(open(sys.argv[1])); b = yaml.safe_load(open(sys.argv[2]))
+want = {"app.kubernetes.io/name": "rdmactl", "release": "kube-prometheus-stack", "example.com/team": "hpc"}
+assert b["metadata"]["labels"] == want, b["metadata"]["labels"]
+assert a["spec"] == b["spec"]
+' "$operator_rule" "$work/labelled.yaml"
+refuses "render.sh --label with a blank in the value" "$render" --prometheusrule --label "release=kube prometheus"
+refuses "render.sh --label without --prometheusrule" "$render" --label release=x
 
 # --- 3. real scrapes ------------------------------------------------------------------------------
 mkdir -p "$work/scrape"
@@ -278,14 +313,17 @@ fabric_dir=
 for f in "$work"/scrape/*.prom; do
   out=$(promtool check metrics < "$f" 2>&1) || fail "promtool check metrics $(basename "$f"): $out"
 done
-cat "$work"/scrape/*.prom | grep -Eo '^[a-zA-Z_:][a-zA-Z0-9_:]*' | sort -u > "$work/names.txt"
+cat "$work"/scrape/*.prom | grep -v '^#' > "$work/series.txt"
+grep -Eo '^[a-zA-Z_:][a-zA-Z0-9_:]*' "$work/series.txt" | sort -u > "$work/names.txt"
 echo "# $(wc -l < "$work/names.txt") metric names in $(find "$work/scrape" -name '*.prom' | wc -l) real scrapes"
 
-# Families no scrape here can have, each scraped for real elsewhere. They must be declared by the
-# source (out.family("NAME", ...)), so a misspelling is never excused, and absent from the scrapes
-# above (when a scrape gains one, it leaves this list).
+# Families no scrape here can have. They must be declared by the source (out.family("NAME", ...)),
+# so a misspelling is never excused, and absent from the scrapes above (when a scrape gains one, it
+# leaves this list). Their label matchers cannot be checked here (check_queries.py lists them).
 #   rdmactl_selftest_test_success ... _round_trip_seconds: a self-test that ran its tests, on RDMA
-#     hardware or Soft-RoCE (tests/vm); here the self-test is skipped.
+#     hardware or Soft-RoCE; here the self-test is skipped. No test scrapes them in the prom format:
+#     tests/vm's self-test checks read `apply --format json`, and tests/unit/report the prom text
+#     of a report with tests.
 #   rdmactl_subnet_manager_*: an agent whose spec manages the subnet manager, asking the real
 #     sminfo on an ibsim fabric (tests/ibsim_opensm, failover: serve's /metrics).
 not_scraped_here="rdmactl_selftest_test_success rdmactl_selftest_bandwidth_bytes_per_second
@@ -302,10 +340,24 @@ for name in $not_scraped_here; do
   fi
 done
 
+# Label values no scrape here shows, each a string literal of the source that writes it:
+#   rdmactl_selftest_info{result}: outcome_name() (agent/selftest/selftest.cpp); here only
+#     "skipped" (apply) and "none" (serve before a self-test).
+printf '%s\n' "rdmactl_selftest_info result passed agent/selftest/selftest.cpp" \
+  "rdmactl_selftest_info result failed agent/selftest/selftest.cpp" > "$work/values.src"
+: > "$work/values.txt"
+while read -r metric label value file; do
+  if grep -qF "\"$value\"" "$src/$file"; then
+    echo "$metric $label $value" >> "$work/values.txt"
+  else
+    fail "the value $value of $metric{$label}, listed as not scraped here, is no string in $file"
+  fi
+done < "$work/values.src"
+
 # --- 4. the expressions against the metrics -------------------------------------------------------
-if python3 "$here/check_queries.py" --names "$work/names.txt" --rules "$rules" --dashboard "$dashboard" \
-  --recording "$work/dashboard-rules.yml" > "$work/queries.out" 2>&1; then
-  ok "every metric the rules and the dashboard use is one rdmactl exports"
+if python3 "$here/check_queries.py" --names "$work/names.txt" --series "$work/series.txt" --values "$work/values.txt" \
+  --rules "$rules" --dashboard "$dashboard" --recording "$work/dashboard-rules.yml" > "$work/queries.out" 2>&1; then
+  ok "every metric the rules and the dashboard use is one rdmactl exports, with the labels and values it has"
   sed -n 's/^# /# /p' "$work/queries.out"
 else
   fail "metric names:"
@@ -327,6 +379,30 @@ else
   refuses "the rules with rdmactl_infiniband_symbol_errors_total (misspelt)" python3 "$here/check_queries.py" \
     --names "$work/names.txt" --rules "$work/misspelt.yml" --recording "$work/control-rules.yml"
 fi
+# Controls for the label matchers: a misspelt value (state="master": OpenSM's word is Master), a
+# misspelt alternative in a regex (check=~"link_width|link-speed": each word of an alternation
+# must be a value), a misspelt value beside a right one, and a label the metric does not have.
+# FROM@TO@WHY: the
+# rules with FROM replaced by TO must be refused, naming WHY.
+for control in 'rdmactl_fabric_subnet_managers{state="Master"}@rdmactl_fabric_subnet_managers{state="master"}@state="master"' \
+  'check=~"link-width|link-speed",severity="error"@check=~"link_width|link-speed",severity="error"@no such value link_width' \
+  'check=~"link-width|link-speed",severity="error"@check=~"link-width|link-speed",severity="errors"@severity="errors"' \
+  'check=~"link-width|link-speed",severity="error"@check=~"link-width|link-speed",severity="error",lane="1"@no label lane'; do
+  IFS='@' read -r from to why <<< "$control"
+  python3 -c '
+import sys
+s = open(sys.argv[1]).read()
+if sys.argv[2] not in s:
+    sys.exit(1)
+open(sys.argv[4], "w").write(s.replace(sys.argv[2], sys.argv[3], 1))
+' "$rules" "$from" "$to" "$work/mislabelled.yml" || {
+    fail "control: $from is not in the rules"
+    continue
+  }
+  refuses "the rules with $to" python3 "$here/check_queries.py" --names "$work/names.txt" --series "$work/series.txt" \
+    --values "$work/values.txt" --rules "$work/mislabelled.yml" --recording "$work/control-rules.yml"
+  grep -qF "$why" "$work/control.out" || fail "control: $to refused, but not for $why: $(cat "$work/control.out")"
+done
 # shellcheck disable=SC2016  # $node is Grafana's, inside the query
 python3 -c '
 import json, sys

@@ -2,6 +2,7 @@
 // The reconcile loop with a fake host driver: spec reload (and keeping the last valid spec),
 // trigger coalescing, the spec watch and timer triggers, and the status the HTTP API shows.
 #include "agent/daemon/agent.h"
+#include "agent/daemon/live_host.h"
 
 #include <gtest/gtest.h>
 #include <cerrno>
@@ -51,7 +52,8 @@ class FakeDriver : public HostDriver {
     bool roll_back = false;             // the apply failed verify and was rolled back
     std::vector<std::string> triggers;  // each reconcile's trigger (the audit log's "who")
     bool applied = false;               // the apply changed the MTU and converged
-    // The next reconcile's self-test (then null: as LiveHost, a pass that changes nothing runs none).
+    // The next reconcile's self-test (then null: as LiveHost after a passed self-test, a pass that
+    // changes nothing runs none).
     nlohmann::json selftest = nullptr;
 
     bool wait_calls(int n, std::chrono::milliseconds timeout = kEventWait) {
@@ -517,6 +519,20 @@ TEST_F(AgentTest, SelftestSeriesStayOnAQuietHost) {
   const std::string failed = agent->metrics_text();
   EXPECT_NE(failed.find("rdmactl_selftest_success{node=\"n1\"} 0\n"), std::string::npos) << failed;
   EXPECT_NE(failed.find("rdmactl_selftest_info{node=\"n1\",result=\"failed\"} 1\n"), std::string::npos) << failed;
+}
+
+// LiveHost's policy (selftest_due): the first reconcile tests; a passed self-test stands until a
+// reconcile applies something; a skipped (no ACTIVE port yet) or failed one runs again at every
+// reconcile, so that rdmactl_selftest_info{result="failed"} clears once the cable is fixed, which
+// changes no configuration.
+TEST(SelftestDue, RerunsUntilAPassAndAfterChanges) {
+  EXPECT_TRUE(selftest_due(false, std::nullopt));  // the first reconcile of this process
+  EXPECT_TRUE(selftest_due(true, std::nullopt));
+  EXPECT_FALSE(selftest_due(false, std::string("passed")));
+  EXPECT_TRUE(selftest_due(true, std::string("passed")));
+  EXPECT_TRUE(selftest_due(false, std::string("skipped")));
+  EXPECT_TRUE(selftest_due(false, std::string("failed")));
+  EXPECT_TRUE(selftest_due(false, std::string("")));  // a result without a word is no pass
 }
 
 TEST_F(AgentTest, ReconcileDurationIsAHistogram) {

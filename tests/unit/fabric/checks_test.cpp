@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +72,10 @@ TEST_P(PlantedFault, IsFoundExactlyOnce) {
   const FabricFinding& f = findings[0];
   EXPECT_EQ(f.check, c.check);
   EXPECT_EQ(f.severity, c.severity);
+  // The metrics write rdmactl_fabric_findings{check,severity} for the pairs this table names.
+  const auto& severities = fabric_check_severities(f.check);
+  EXPECT_NE(std::find(severities.begin(), severities.end(), f.severity), severities.end())
+      << f.check << " " << f.severity << " is not in fabric_check_severities";
   EXPECT_EQ(f.node_guid, c.node_guid) << std::hex << f.node_guid;
   EXPECT_EQ(f.port, c.port);
   EXPECT_EQ(f.has_peer, c.peer_guid != 0);
@@ -145,6 +152,32 @@ const std::vector<Planted> kPlanted = {
      [](FabricBuilder&) {},
      "subnet-manager", "error", 0x100000, -1, 0,
      [](FabricExpectation& e) { e.subnet_managers = 3; }},
+    {"MoreSmsThanTheSpec",
+     [](FabricBuilder&) {},
+     "subnet-manager", "warning", 0x100000, -1, 0,
+     [](FabricExpectation& e) { e.subnet_managers = 1; }},
+    {"LinkWiderThanTheSpec",
+     [](FabricBuilder& b) {
+       // Every link at 1x as the spec says, but leaf01 port 3 - node03 at 4x.
+       for (FabricNode& n : b.scan.nodes) {
+         for (FabricPort& p : n.ports) p.width_active = 1;
+       }
+       b.port(kLeaf1, 3).width_active = 2;
+       b.port(5, 1).width_active = 2;
+     },
+     "link-width", "warning", 0x200001, 3, 0x100004,
+     [](FabricExpectation& e) { e.link_width = 1; }},
+    {"LinkFasterThanTheSpec",
+     [](FabricBuilder& b) {
+       // Every link at FDR as the spec says, but leaf01 port 3 - node03 at EDR.
+       for (FabricNode& n : b.scan.nodes) {
+         for (FabricPort& p : n.ports) p.ext_speed_active = 1;
+       }
+       b.port(kLeaf1, 3).ext_speed_active = 2;
+       b.port(5, 1).ext_speed_active = 2;
+     },
+     "link-speed", "warning", 0x200001, 3, 0x100004,
+     [](FabricExpectation& e) { e.link_speed = "FDR"; }},
     {"DuplicateNodeGuid",
      [](FabricBuilder& b) {
        // node06 took node01's GUID: discovery linked the GUID at leaf01 port 1 and left leaf02
@@ -197,6 +230,18 @@ const std::vector<Planted> kPlanted = {
      "link-width", "error", 0x200001, 3, 0x100004,
      [](FabricExpectation& e) { e.link_width = 4; }},
 };
+
+// Each check's severities are the ones the planted faults above produce, no more (a pair that
+// no finding can have would be a series always 0).
+TEST(FabricChecks, EveryCheckHasItsSeverities) {
+  std::map<std::string, std::set<std::string>> planted;
+  for (const Planted& c : kPlanted) planted[c.check].insert(c.severity);
+  for (const std::string& check : fabric_check_names()) {
+    const auto& severities = fabric_check_severities(check);
+    EXPECT_EQ(std::set<std::string>(severities.begin(), severities.end()), planted[check]) << check;
+  }
+  EXPECT_TRUE(fabric_check_severities("no-such-check").empty());
+}
 
 INSTANTIATE_TEST_SUITE_P(Fabric, PlantedFault, ::testing::ValuesIn(kPlanted),
                          [](const auto& info) { return info.param.name; });

@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "agent/core/json_text.h"
 #include "tests/unit/fabric/fabric_builder.h"
@@ -168,8 +169,10 @@ TEST(FabricProm, FamiliesAndValues) {
                            "rdmactl_fabric_links_by_rate{width=\"4x\",speed=\"EDR\"} 10",
                            "rdmactl_fabric_subnet_managers{state=\"Master\"} 1",
                            "rdmactl_fabric_subnet_managers{state=\"Standby\"} 1",
-                           "rdmactl_fabric_findings{check=\"error-counters\"} 2",
-                           "rdmactl_fabric_findings{check=\"port-state\"} 0",
+                           "rdmactl_fabric_findings{check=\"error-counters\",severity=\"warning\"} 2",
+                           "rdmactl_fabric_findings{check=\"port-state\",severity=\"error\"} 0",
+                           "rdmactl_fabric_findings{check=\"link-width\",severity=\"error\"} 0",
+                           "rdmactl_fabric_findings{check=\"link-width\",severity=\"warning\"} 0",
                            "rdmactl_fabric_findings_by_severity{severity=\"error\"} 0",
                            "rdmactl_fabric_findings_by_severity{severity=\"warning\"} 2",
                            "rdmactl_fabric_port_errors{counter=\"SymbolErrorCounter\"} 255",
@@ -192,14 +195,42 @@ TEST(FabricProm, MetricsForTheAgent) {
   auto b = fat_tree();
   const std::string text = fabric_metrics(b.scan);
   EXPECT_EQ(text.find("rdmactl_build_info"), std::string::npos);
-  EXPECT_NE(text.find("rdmactl_fabric_findings{check=\"subnet-manager\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("rdmactl_fabric_findings{check=\"subnet-manager\",severity=\"error\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("rdmactl_fabric_findings{check=\"subnet-manager\",severity=\"warning\"} 0\n"), std::string::npos);
+  // Only the pairs a check can produce: error-counters is never an error.
+  EXPECT_EQ(text.find("rdmactl_fabric_findings{check=\"error-counters\",severity=\"error\"}"), std::string::npos) << text;
   FabricExpectation e;
   e.cas = 7;
   const std::string expected = fabric_metrics(b.scan, &e);
-  EXPECT_NE(expected.find("rdmactl_fabric_findings{check=\"node-count\"} 1\n"), std::string::npos);
+  EXPECT_NE(expected.find("rdmactl_fabric_findings{check=\"node-count\",severity=\"error\"} 1\n"), std::string::npos);
+  EXPECT_NE(expected.find("rdmactl_fabric_findings{check=\"node-count\",severity=\"warning\"} 0\n"), std::string::npos);
   // Fewer CAs than the spec's is an error (checks.cpp, node-count): the alert on errors sees it.
   EXPECT_NE(expected.find("rdmactl_fabric_findings_by_severity{severity=\"error\"} 1\n"), std::string::npos) << expected;
   EXPECT_NE(expected.find("rdmactl_fabric_findings_by_severity{severity=\"warning\"} 0\n"), std::string::npos) << expected;
+}
+
+// Links faster and wider than the spec's linkSpeed/linkWidth are warnings of the same checks as
+// degraded links: the severity label tells them apart (the link alert matches severity="error").
+TEST(FabricProm, ALinkAboveTheSpecIsAWarningOfItsCheck) {
+  auto b = fat_tree();  // every link 4x EDR
+  FabricExpectation e;
+  e.link_width = 1;
+  e.link_speed = "FDR";
+  const std::string text = fabric_metrics(b.scan, &e);
+  for (const char* line : {"rdmactl_fabric_findings{check=\"link-width\",severity=\"error\"} 0",
+                           "rdmactl_fabric_findings{check=\"link-width\",severity=\"warning\"} 10",
+                           "rdmactl_fabric_findings{check=\"link-speed\",severity=\"error\"} 0",
+                           "rdmactl_fabric_findings{check=\"link-speed\",severity=\"warning\"} 10",
+                           "rdmactl_fabric_findings_by_severity{severity=\"error\"} 0"}) {
+    EXPECT_NE(text.find(std::string(line) + "\n"), std::string::npos) << line << "\n" << text;
+  }
+  // A pair outside fabric_check_severities is written all the same.
+  std::vector<FabricFinding> odd(1);
+  odd[0].check = "error-counters";
+  odd[0].severity = "error";
+  const std::string odd_text = render_fabric_prom(b.scan, odd);
+  EXPECT_NE(odd_text.find("rdmactl_fabric_findings{check=\"error-counters\",severity=\"error\"} 1\n"), std::string::npos)
+      << odd_text;
 }
 
 }  // namespace fabric_format_test
