@@ -91,20 +91,38 @@ std::string lines_quoted(const std::vector<std::string>& lines, DotText kind = D
   return out + "\"";
 }
 
+// Checks whose finding names a port and the far end of its link: they colour the link.
+bool finding_about_link(const FabricFinding& f) {
+  static const std::set<std::string> kLinkChecks = {"port-state",        "link-width",     "link-speed",
+                                                    "error-counters",    "unresponsive-node", "duplicate-guid"};
+  return f.port >= 0 && kLinkChecks.count(f.check) > 0;
+}
+
+// A finding as one node or link carries it. On a node, a finding that names a port says which
+// (text and junit say "port N" too): a link finding whose link is not drawn (a cable down, a host
+// powered off), two masters, a port GUID twice.
+struct Marked {
+  const FabricFinding* finding = nullptr;
+  int port = -1;             // the port on the node it marks (-1: on a link, or about the node)
+  std::string peer;          // the far end of that port's link ("\"leaf02\" port 7"), if known
+};
+
 // The findings on one node or link, and the worst severity among them.
 struct Mark {
-  std::vector<const FabricFinding*> findings;
+  std::vector<Marked> findings;
   bool error = false;
 
   bool empty() const { return findings.empty(); }
-  void add(const FabricFinding& f) {
-    findings.push_back(&f);
+  void add(const FabricFinding& f, int port = -1, std::string peer = {}) {
+    findings.push_back(Marked{&f, port, std::move(peer)});
     error = error || f.severity == "error";
   }
+  // "link-width", or "error-counters p6" on a node.
   std::string checks() const {
     std::vector<std::string> names;
-    for (const FabricFinding* f : findings) {
-      if (std::find(names.begin(), names.end(), f->check) == names.end()) names.push_back(f->check);
+    for (const Marked& m : findings) {
+      const std::string name = m.finding->check + (m.port >= 0 ? " p" + std::to_string(m.port) : "");
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
     std::string out;
     for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -121,9 +139,11 @@ struct Mark {
            dot_quote(kind + " finding " + (error ? "error" : "warning"));
   }
   void tooltip_lines(std::vector<std::string>& lines) const {
-    for (const FabricFinding* f : findings) {
-      lines.push_back(f->severity + " [" + f->check + "]: " + f->message);
-      lines.push_back("fix: " + f->fix);
+    for (const Marked& m : findings) {
+      std::string where;
+      if (m.port >= 0) where = " port " + std::to_string(m.port) + (m.peer.empty() ? "" : " -- " + m.peer);
+      lines.push_back(m.finding->severity + " [" + m.finding->check + "]" + where + ": " + m.finding->message);
+      lines.push_back("fix: " + m.finding->fix);
     }
   }
 };
@@ -148,13 +168,6 @@ struct Edge {
 
 bool finding_about_subnet(const FabricFinding& f) {
   return f.check == "node-count" || (f.check == "subnet-manager" && f.port < 0);
-}
-
-// Checks whose finding names a port and the far end of its link: they colour the link.
-bool finding_about_link(const FabricFinding& f) {
-  static const std::set<std::string> kLinkChecks = {"port-state",        "link-width",     "link-speed",
-                                                    "error-counters",    "unresponsive-node", "duplicate-guid"};
-  return f.port >= 0 && kLinkChecks.count(f.check) > 0;
 }
 
 bool edge_matches(const Edge& e, const FabricFinding& f) {
@@ -275,9 +288,15 @@ class DotWriter {
         subnet_findings_.push_back(&f);
         continue;
       }
-      marks_[*node].add(f);
+      // The far end named only for a link check: the peer of two masters or of a GUID seen twice
+      // is the other place, which that node's own mark names.
+      const bool link = finding_about_link(f) && f.has_peer;
+      marks_[*node].add(f, f.port, link ? "\"" + f.peer_description + "\" port " + std::to_string(f.peer_port) : "");
       if (f.has_peer && f.peer_guid != f.node_guid) {
-        if (const auto peer = node_by_guid(f.peer_guid)) marks_[*peer].add(f);
+        if (const auto peer = node_by_guid(f.peer_guid)) {
+          marks_[*peer].add(f, f.port >= 0 ? f.peer_port : -1,
+                            link ? "\"" + f.node_description + "\" port " + std::to_string(f.port) : "");
+        }
       }
     }
   }
@@ -312,6 +331,7 @@ class DotWriter {
       if (keep) continue;
       collapsed_into_[n] = leaf;
       ++collapsed_count_[leaf];
+      collapsed_links_[leaf] += at[n].size();
       for (const Edge* e : at[n]) ++collapsed_rates_[leaf][e->rate];
     }
   }
@@ -367,11 +387,15 @@ class DotWriter {
     const std::vector<std::string> sms = sm_lines(n);
     label.insert(label.end(), sms.begin(), sms.end());
     if (auto it = collapsed_count_.find(n); it != collapsed_count_.end()) {
+      // The rates are counted per link; when a CA has two links to its leaf, the label says how
+      // many links there are ("+ 1 CA on 2 links (1 at 4x EDR, 1 at 4x HDR)").
       std::string rates;
       for (const auto& [rate, count] : collapsed_rates_.at(n)) {
         rates += (rates.empty() ? "" : ", ") + (collapsed_rates_.at(n).size() > 1 ? std::to_string(count) + " at " : "") + rate;
       }
-      label.push_back("+ " + plural(it->second, "CA", "CAs") + " (" + rates + ")");
+      const std::size_t links = collapsed_links_.at(n);
+      label.push_back("+ " + plural(it->second, "CA", "CAs") +
+                      (links != it->second ? " on " + plural(links, "link", "links") : "") + " (" + rates + ")");
     }
     if (!mark.empty()) label.push_back("[" + mark.checks() + "]");
     std::vector<std::string> tip = {std::string(type_word(node.type)) + " \"" + node.description + "\" " +
@@ -477,6 +501,16 @@ class DotWriter {
     for (const Edge* edge : ordered) {
       const Edge& e = *edge;
       const std::string head = e.dangling ? dangling_id(e) : ids_[e.lower];
+      // A link within one rank (two leaves cabled together, a leaf's CA-less neighbour): dot
+      // 2.42 puts a `label` on a flat edge in a box above it and its spline router can miss that
+      // box ("Unable to reclaim box space in spline routing ... Something is probably seriously
+      // wrong", seen here on fat trees with a host on a spine; Graphviz's old tracker, GitHub
+      // ellson/MOTHBALLED-graphviz issues 604 and 751: flat labelled edges). An `xlabel` is placed
+      // after routing (attrs.html#d:xlabel; forcelabels defaults to true) and renders cleanly.
+      const bool flat = !e.dangling && levels_[e.upper] == levels_[e.lower];
+      // The node behind an endpoint's dangling port is a switch, or another endpoint: its
+      // placeholder is drawn above the endpoint (dot ranks an edge's tail above its head).
+      const bool above = e.dangling && levels_[e.upper] == 0;
       const std::string head_name = e.dangling ? (e.dangling->answered ? e.dangling->description : std::string("?"))
                                                : scan_.nodes[e.lower].description;
       // --collapse: a healthy link at the common rate is drawn bare (the caption gives the rate,
@@ -488,9 +522,12 @@ class DotWriter {
                                       " -- \"" + head_name + "\"" +
                                       (e.lower_port >= 0 ? " port " + std::to_string(e.lower_port) : "") + ": " + e.rate};
       e.mark.tooltip_lines(tip);
-      out << "  " << dot_quote(ids_[e.upper]) << " -- " << dot_quote(head) << " [label=" << lines_quoted(label)
-          << ", taillabel=" << dot_quote(bare ? "" : std::to_string(e.upper_port))
-          << ", headlabel=" << dot_quote(bare || e.lower_port < 0 ? "" : std::to_string(e.lower_port))
+      const std::string upper_label = bare ? "" : std::to_string(e.upper_port);
+      const std::string lower_label = bare || e.lower_port < 0 ? "" : std::to_string(e.lower_port);
+      out << "  " << dot_quote(above ? head : ids_[e.upper]) << " -- " << dot_quote(above ? ids_[e.upper] : head) << " ["
+          << (flat ? "xlabel=" : "label=") << lines_quoted(label)
+          << ", taillabel=" << dot_quote(above ? lower_label : upper_label)
+          << ", headlabel=" << dot_quote(above ? upper_label : lower_label)
           << ", tooltip=" << lines_quoted(tip, DotText::kTooltip)
           << ", id=" << dot_quote("link-" + ids_[e.upper] + "-" + std::to_string(e.upper_port) + "-" + head + "-" +
                                   std::to_string(e.lower_port))
@@ -508,7 +545,8 @@ class DotWriter {
   std::vector<const FabricFinding*> subnet_findings_;
   std::vector<std::size_t> collapsed_into_;
   std::map<std::size_t, std::size_t> collapsed_count_;
-  std::map<std::size_t, std::map<std::string, std::size_t>> collapsed_rates_;
+  std::map<std::size_t, std::size_t> collapsed_links_;                          // their links
+  std::map<std::size_t, std::map<std::string, std::size_t>> collapsed_rates_;  // links per rate
   std::string common_rate_;  // --collapse: the rate of the links drawn without a label
   std::map<int, std::vector<std::size_t>, std::greater<>> by_level_;  // nodes drawn, by level, in order
   std::vector<std::size_t> position_;                                 // a node's place in its level
@@ -518,29 +556,76 @@ class DotWriter {
 
 std::vector<int> fabric_levels(const FabricScan& scan) {
   const std::size_t n = scan.nodes.size();
-  std::vector<std::vector<std::size_t>> neighbours(n);
+  auto is_switch = [&](std::size_t i) { return scan.nodes[i].type == NodeType::kSwitch; };
+  // Per switch: its links to endpoints (CAs, routers), its links to other switches, and those
+  // switches (a switch's port linked to another of its own ports counts for nothing).
+  std::vector<std::size_t> host_links(n, 0), switch_links(n, 0);
+  std::vector<std::set<std::size_t>> switches_linked(n);
   for (const Link& l : links_of(scan)) {
-    neighbours[l.a.node].push_back(l.b.node);
-    neighbours[l.b.node].push_back(l.a.node);
+    for (const auto& [x, y] : {std::pair{l.a.node, l.b.node}, std::pair{l.b.node, l.a.node}}) {
+      if (!is_switch(x) || x == y) continue;
+      if (!is_switch(y)) {
+        ++host_links[x];
+      } else {
+        ++switch_links[x];
+        switches_linked[x].insert(y);
+      }
+    }
   }
+  // a's links go to endpoints in a larger share than b's (host/total compared crosswise).
+  auto larger_share = [&](std::size_t a, std::size_t b) {
+    return host_links[a] * (host_links[b] + switch_links[b]) > host_links[b] * (host_links[a] + switch_links[a]);
+  };
+  // Rule 1: a switch linked to an endpoint is a leaf, unless it is a spine with a few hosts on it.
+  std::vector<bool> leaf(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!is_switch(i) || host_links[i] == 0) continue;
+    std::size_t hosting = 0;
+    bool below_all = true;
+    for (std::size_t j : switches_linked[i]) {
+      if (host_links[j] == 0) continue;
+      ++hosting;
+      below_all = below_all && larger_share(j, i);
+    }
+    leaf[i] = !(switch_links[i] > host_links[i] && hosting >= 2 && below_all);
+  }
+  // Rule 2: a switch linked to no endpoint is a leaf when the switches it links are some or all of
+  // those one leaf of rule 1 links. A leaf that links them is linked to each, so only the leaves
+  // linked to its first one are tried.
+  const std::vector<bool> hosting_leaf = leaf;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!is_switch(i) || host_links[i] > 0 || switches_linked[i].empty()) continue;
+    for (std::size_t j : switches_linked[*switches_linked[i].begin()]) {
+      if (j != i && hosting_leaf[j] &&
+          std::includes(switches_linked[j].begin(), switches_linked[j].end(), switches_linked[i].begin(),
+                        switches_linked[i].end())) {
+        leaf[i] = true;
+        break;
+      }
+    }
+  }
+  // The rest: breadth first from the leaves over switch links.
   std::vector<int> level(n, -1);
   std::deque<std::size_t> queue;
   for (std::size_t i = 0; i < n; ++i) {
-    if (scan.nodes[i].type != NodeType::kSwitch) {
+    if (!is_switch(i)) {
       level[i] = 0;
+    } else if (leaf[i]) {
+      level[i] = 1;
       queue.push_back(i);
     }
   }
+  int top = 0;
   while (!queue.empty()) {
     const std::size_t at = queue.front();
     queue.pop_front();
-    for (std::size_t next : neighbours[at]) {
-      if (level[next] >= 0 || scan.nodes[next].type != NodeType::kSwitch) continue;
+    top = std::max(top, level[at]);
+    for (std::size_t next : switches_linked[at]) {
+      if (level[next] >= 0) continue;
       level[next] = level[at] + 1;
       queue.push_back(next);
     }
   }
-  const int top = n ? *std::max_element(level.begin(), level.end()) : 0;
   for (int& l : level) {
     if (l < 0) l = top + 1;
   }
@@ -548,7 +633,15 @@ std::vector<int> fabric_levels(const FabricScan& scan) {
 }
 
 std::string dot_quote(std::string_view text, DotText kind) {
-  const std::string shown = escape_for_display(text);
+  std::string shown = escape_for_display(text);
+  // U+FFFE and U+FFFF are valid UTF-8 but no XML character (XML 1.0 production [2] Char): dot
+  // -Tsvg would write them as they are and make the SVG unreadable.
+  for (const auto& [bytes, escape] : {std::pair{"\xEF\xBF\xBE", "\\ufffe"}, std::pair{"\xEF\xBF\xBF", "\\uffff"}}) {
+    for (std::size_t at = shown.find(bytes); at != std::string::npos; at = shown.find(bytes, at)) {
+      shown.replace(at, 3, escape);
+      at += 6;
+    }
+  }
   const char* backslash = kind == DotText::kTooltip ? "\\\\\\\\" : "\\\\";
   std::string out = "\"";
   for (char c : shown) {

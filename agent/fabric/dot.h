@@ -6,12 +6,14 @@
 //
 // Nodes are the switches (boxes), channel adapters (ellipses) and routers (hexagons), named by
 // their GUIDs and labelled with their description and GUID; edges are the links, labelled with
-// their active width and speed ("4x HDR"). A link or node with a finding is drawn red and bold
-// (error) or orange and dashed (warning), its label names the check, and its tooltip (in SVG the
-// xlink:title of the <a> around the edge or node) carries each finding's message and fix. Subnet
-// managers have a double border and a line "SM master, priority 15". A port at LinkUp whose peer
-// was not linked (DanglingPort) is an edge to a dashed placeholder: the node that does not answer,
-// or the GUID that answers there and is placed elsewhere too. Findings about the subnet as a whole
+// their active width and speed ("4x HDR"; on a link within one rank an xlabel, which dot places
+// after routing). A link or node with a finding is drawn red and bold (error) or orange and
+// dashed (warning), its label names the check ("[error-counters p6]" on a node: the port it
+// names), and its tooltip (in SVG the xlink:title of the <a> around the edge or node) carries
+// each finding's message and fix. Subnet managers have a double border and a line "SM master,
+// priority 15". A port at LinkUp whose peer was not linked (DanglingPort) is an edge to a dashed
+// placeholder, above an endpoint and below a switch: the node that does not answer, or the GUID
+// that answers there and is placed elsewhere too. Findings about the subnet as a whole
 // (node-count, a subnet-manager finding with no port) are in the graph's caption.
 //
 // Ranks come from the topology, not from names: see fabric_levels.
@@ -35,15 +37,26 @@ struct DotOptions {
 };
 
 // The level of every node of the scan (index as scan.nodes), which is its rank in the picture,
-// highest on top:
-//   0  channel adapters and routers (the endpoints);
-//   n  a switch n switch hops above the nearest endpoint: a switch linked to a CA is 1 (a leaf),
-//      a switch linked to leaves but to no CA is 2 (a spine), then 3 (a core switch), and so on.
-// Breadth first from every endpoint at once over the links, through switches only (a dual-ported
-// CA joins nothing: its two leaves stay leaves). A switch no endpoint reaches (a scan always
-// starts at a CA, so only a hand-built model has one) goes one level above the highest.
-// In a fat tree this reads as CAs at the bottom, leaves above them and spines on top; in another
-// topology it is still each switch's distance from the hosts.
+// highest on top. Told from the links, never from names; the rules read a fat tree the way it is
+// drawn by hand, also when a rack is empty or a host hangs off a spine:
+//   0  the endpoints: channel adapters and routers;
+//   1  the leaves:
+//      (1) a switch linked to an endpoint, unless it is a spine with a few hosts on it (a UFM or
+//          SM server, a storage gateway): it has more links to switches than to endpoints, it
+//          links at least two switches that are linked to endpoints, and each of those sends a
+//          larger share of its links to endpoints than it does. Two linked switches cannot both
+//          pass that strict test, so the switches such a spine links stay leaves;
+//      (2) a switch linked to no endpoint whose switches are some or all of those one leaf of
+//          (1) links: a leaf whose rack is empty or not cabled. A core switch of a 3-tier tree
+//          links aggregation switches of several pods, which no leaf links all of;
+//   n  any other switch: n - 1 switch hops from the nearest leaf (2 a spine, 3 a core switch).
+// Switches no leaf reaches (a hand-built model: a scan starts at a CA, so every switch of it is
+// reached) go one level above the highest, or to level 1 in a fabric without endpoints.
+// Heuristics, and these are where they read a fabric otherwise: a core switch cabled into one pod
+// only looks like an empty leaf and is drawn as one; a switch of a torus or mesh with fewer hosts
+// than each of its neighbours is lifted above them; a spine with a host on it is a leaf when it
+// links only one switch with hosts, or when one of the leaves it links sends a smaller share of
+// its links to hosts (a leaf with one host on 18 uplinks).
 std::vector<int> fabric_levels(const FabricScan& scan);
 
 // The graph of a scan and its findings.
@@ -59,7 +72,9 @@ enum class DotText { kLabel, kTooltip };
 
 // A DOT quoted string ("...") that Graphviz shows as `text`, whatever bytes the fabric sent:
 //   - control characters and bytes that are not UTF-8 as display escapes (agent/core/text.h
-//     escape_for_display, "\x1b"); UTF-8 passes (Graphviz reads UTF-8 by default);
+//     escape_for_display, "\x1b"); UTF-8 passes (Graphviz reads UTF-8 by default), except
+//     U+FFFE and U+FFFF, written "\ufffe" and "\uffff": XML 1.0 has no such character (production
+//     [2] Char) and dot -Tsvg writes them raw, which leaves an SVG no XML parser reads;
 //   - '"' as \": DOT's quoted strings escape only the double quote and keep every other backslash
 //     (lang.html, "IDs"), so the backslashes reach the escString passes below unchanged;
 //   - '&' as "&amp;": labels and tooltips go through htmlEntityUTF8, which would turn a
@@ -70,6 +85,8 @@ enum class DotText { kLabel, kTooltip };
 //     preprocessTooltip's interpretCRNL drops the backslash of every escape, and
 //     strdup_and_subst_obj then expands \N and the like (with Debian 12's graphviz 2.42.2, a
 //     tooltip "\\N" shows the node's name, "\\\\N" shows \N; labels need only "\\N").
+// (dot -Tsvg writes the second space of a run as U+00A0, a no-break space, so that the SVG keeps
+// it: a description with two spaces shows them, as no-break spaces.)
 std::string dot_quote(std::string_view text, DotText kind = DotText::kLabel);
 
 }  // namespace rdmactl::fabric

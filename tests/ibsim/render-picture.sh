@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # render-picture.sh [BINARY] - regenerates docs/images/fabric.svg and fabric-collapsed.svg, the
-# pictures docs/fabric-picture.md shows: the ibsim scenario `dot` (run-scenario.sh:
+# pictures docs/infiniband.md shows ("The fabric as a picture"): the ibsim scenario `dot` (run-scenario.sh:
 # fabric-fattree.net with a link-width error and an error-counters warning planted, two SMs) draws
 # the fabric with `rdmactl fabric --format dot` (and --collapse), renders it with Graphviz's
 # `dot -Tsvg`, checks the pictures (check-picture.py) and keeps them. Nothing is written unless the

@@ -84,6 +84,11 @@ TEST(FabricDotQuote, EscapesWhatGraphvizWouldRead) {
   EXPECT_EQ(dot_quote("n\xC5\x93ud \xE2\x86\x92 sw"), "\"n\xC5\x93ud \xE2\x86\x92 sw\"");
   // An entity Graphviz would decode (htmlEntityUTF8) stays text.
   EXPECT_EQ(dot_quote("a&lt;b & c"), "\"a&amp;lt;b &amp; c\"");
+  // U+FFFE and U+FFFF are UTF-8 but no XML character: escaped, or the SVG would not parse. Their
+  // neighbours U+FFFD and U+10000 pass.
+  EXPECT_EQ(dot_quote("a\xEF\xBF\xBE\xEF\xBF\xBF" "b\xEF\xBF\xBD\xF0\x90\x80\x80"),
+            "\"a\\\\ufffe\\\\uffffb\xEF\xBF\xBD\xF0\x90\x80\x80\"");
+  EXPECT_EQ(dot_quote("\xEF\xBF\xBE", DotText::kTooltip), "\"\\\\\\\\ufffe\"");
 }
 
 TEST(FabricDotQuote, TooltipsQuadrupleBackslashes) {
@@ -101,25 +106,98 @@ TEST(FabricDotLevels, FatTreeFromTheTopology) {
   EXPECT_EQ(levels, (std::vector<int>{2, 1, 1, 0, 0, 0, 0, 0, 0}));
 }
 
-TEST(FabricDotLevels, ThreeTiersAndASwitchNoHostReaches) {
+// A 3-tier fat tree: two pods of two leaves (one CA each) under two aggregation switches, and
+// two core switches, each linked to one aggregation switch of each pod.
+TEST(FabricDotLevels, ThreeTierTree) {
+  test::FabricBuilder b;
+  std::vector<std::size_t> leaves, aggs, cores;
+  for (int i = 0; i < 4; ++i) leaves.push_back(b.add_switch("leaf0" + std::to_string(i + 1), 0x200010 + i, 8, 10 + i));
+  for (int i = 0; i < 4; ++i) aggs.push_back(b.add_switch("agg0" + std::to_string(i + 1), 0x200020 + i, 8, 20 + i));
+  for (int i = 0; i < 2; ++i) cores.push_back(b.add_switch("core0" + std::to_string(i + 1), 0x200030 + i, 8, 30 + i));
+  for (int l = 0; l < 4; ++l) {
+    const int pod = l / 2;
+    b.link(leaves[l], 7, aggs[2 * pod], 1 + l % 2);
+    b.link(leaves[l], 8, aggs[2 * pod + 1], 1 + l % 2);
+    const auto ca = b.add_ca("node0" + std::to_string(l + 1) + " mlx5_0", 0x100000 + 2 * l, 40 + l);
+    b.link(leaves[l], 1, ca, 1);
+  }
+  for (int c = 0; c < 2; ++c) {
+    b.link(cores[c], 1, aggs[c], 7);      // pod 1
+    b.link(cores[c], 2, aggs[2 + c], 7);  // pod 2
+  }
+  const std::vector<int> levels = fabric_levels(b.scan);
+  for (auto l : leaves) EXPECT_EQ(levels[l], 1);
+  for (auto a : aggs) EXPECT_EQ(levels[a], 2);
+  for (auto c : cores) EXPECT_EQ(levels[c], 3) << "a core links two pods: not an empty leaf";
+  for (std::size_t n = 10; n < 14; ++n) EXPECT_EQ(levels[n], 0);
+}
+
+// A leaf whose rack is empty (its two uplinks cabled, no host) stands with the leaves, not above
+// the spine; one with one of its uplinks only, too.
+TEST(FabricDotLevels, AnEmptyLeafSitsWithTheLeaves) {
   auto b = fat_tree();
-  const auto core = b.add_switch("core01", 0x300000, 8, 20);
-  b.link(core, 1, 0, 5);  // core -- spine01 port 5
+  const auto leaf3 = b.add_switch("leaf03", 0x200003, 8, 20);
+  b.link(0, 5, leaf3, 7);
+  b.link(0, 6, leaf3, 8);
+  const auto leaf4 = b.add_switch("leaf04", 0x200004, 8, 21);
+  b.link(0, 7, leaf4, 7);
+  EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{2, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1}));
+}
+
+// A host on a spine (a UFM or SM server) leaves the spine above the leaves, and --collapse does
+// not fold that host into it.
+TEST(FabricDotLevels, ACaOnASpineKeepsItAboveTheLeaves) {
+  auto b = fat_tree();
+  const auto ufm = b.add_ca("ufm01 mlx5_0", 0x100100, 30);
+  b.link(0, 6, ufm, 1);
+  EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{2, 1, 1, 0, 0, 0, 0, 0, 0, 0}));
+  // With an empty leaf beside it too (it has no host: it does not stand in the spine's way).
+  const auto leaf3 = b.add_switch("leaf03", 0x200003, 8, 20);
+  b.link(0, 5, leaf3, 7);
+  EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1}));
+  const std::string dot = render_fabric_dot(b.scan, {}, {.collapse = true});
+  EXPECT_NE(node(dot, "\"0x0000000000100100\""), "") << "ufm01 stays its own node: " << dot;
+  EXPECT_EQ(node(dot, kSpine).find("+ "), std::string::npos) << node(dot, kSpine);
+  EXPECT_NE(dot.find("subgraph \"level-2\" {\n    rank=same;\n    " + kSpine + " ["), std::string::npos) << dot;
+}
+
+// Two switches with hosts cabled together (tests/ibsim/fabric-2sw4hca.net) are both leaves; so
+// are three in a ring with one host each, although two of them link more switches than hosts:
+// none sends a smaller share of its links to hosts than both its neighbours.
+TEST(FabricDotLevels, SwitchesWithHostsCabledTogetherAreLeaves) {
+  test::FabricBuilder b;
+  const auto sw1 = b.add_switch("sw01", 0x200001, 8, 1);
+  const auto sw2 = b.add_switch("sw02", 0x200002, 8, 2);
+  const auto sw3 = b.add_switch("sw03", 0x200003, 8, 3);
+  b.link(sw1, 7, sw2, 7);
+  b.link(sw1, 8, sw2, 8);
+  for (std::size_t i = 0; i < 3; ++i) {
+    b.link(b.add_ca("node0" + std::to_string(i + 1), 0x100000 + 2 * i, 10 + static_cast<int>(i)), 1, i, 1);
+  }
+  EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{1, 1, 1, 0, 0, 0}));
+  b.link(sw2, 6, sw3, 6);
+  b.link(sw3, 7, sw1, 6);
+  EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{1, 1, 1, 0, 0, 0}));
+}
+
+// A hand-built model: switches no leaf reaches go one level above the highest.
+TEST(FabricDotLevels, AnIslandGoesAboveTheHighest) {
+  auto b = fat_tree();
   const auto island = b.add_switch("island", 0x300001, 8, 21);
   const auto island2 = b.add_switch("island2", 0x300002, 8, 22);
   b.link(island, 1, island2, 1);
-  const std::vector<int> levels = fabric_levels(b.scan);
-  EXPECT_EQ(levels[core], 3);
-  EXPECT_EQ(levels[0], 2);
-  EXPECT_EQ(levels[island], 4);  // above the highest
-  EXPECT_EQ(levels[island2], 4);
+  EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{2, 1, 1, 0, 0, 0, 0, 0, 0, 3, 3}));
 }
 
-TEST(FabricDotLevels, ACaOnASpineMakesItALeaf) {
-  auto b = fat_tree();
-  const auto extra = b.add_ca("extra mlx5_0", 0x100100, 30);
-  b.link(0, 6, extra, 1);
-  EXPECT_EQ(fabric_levels(b.scan)[0], 1);
+// Switches only (a hand-built model): one rank, level 1.
+TEST(FabricDotLevels, SwitchesOnlyAreOneRank) {
+  test::FabricBuilder b;
+  const auto a = b.add_switch("a", 0x200001, 8, 1);
+  const auto c = b.add_switch("b", 0x200002, 8, 2);
+  const auto d = b.add_switch("c", 0x200003, 8, 3);
+  b.link(a, 1, c, 1);
+  b.link(c, 2, d, 1);
+  EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{1, 1, 1}));
 }
 
 TEST(FabricDot, HealthyFatTree) {
@@ -347,6 +425,88 @@ TEST(FabricDot, CollapseCountsRatesThatDiffer) {
   EXPECT_NE(node(dot, kLeaf1).find("+ 3 CAs (2 at 4x EDR, 1 at 4x FDR)"), std::string::npos) << node(dot, kLeaf1);
   EXPECT_NE(node(dot, kLeaf2).find("+ 3 CAs (4x EDR)"), std::string::npos) << node(dot, kLeaf2);
   EXPECT_EQ(edge_count(dot), 4u);
+}
+
+// Two leaves cabled together: the links between them are within one rank, labelled with an
+// xlabel (dot 2.42 fails on a `label` there); the links to their CAs keep `label`.
+TEST(FabricDot, ALinkWithinOneRankHasAnXlabel) {
+  test::FabricBuilder b;
+  const auto sw1 = b.add_switch("sw01", 0x200001, 8, 1);
+  const auto sw2 = b.add_switch("sw02", 0x200002, 8, 2);
+  b.link(sw1, 7, sw2, 7);
+  b.link(sw1, 8, sw2, 8);
+  for (std::size_t i = 0; i < 2; ++i) b.link(b.add_ca("node0" + std::to_string(i + 1), 0x100000 + 2 * i, 10), 1, i, 1);
+  b.port(sw1, 8).width_active = 1;  // one of them at 1x: a finding on a flat edge
+  const auto findings = check_fabric(b.scan, nullptr);
+  const std::string dot = render_fabric_dot(b.scan, findings);
+  const auto flat = edges(dot, "\"0x0000000000200001\"", "\"0x0000000000200002\"");
+  ASSERT_EQ(flat.size(), 2u) << dot;
+  EXPECT_NE(flat[0].find(" [xlabel=\"4x EDR\", taillabel=\"7\", headlabel=\"7\""), std::string::npos) << flat[0];
+  EXPECT_NE(flat[1].find(" [xlabel=\"1x EDR\\n[link-width]\", taillabel=\"8\""), std::string::npos) << flat[1];
+  EXPECT_EQ(count(dot, "xlabel="), 2u) << dot;
+  EXPECT_NE(edges(dot, "\"0x0000000000200001\"", "\"0x0000000000100000\"")[0].find(" [label=\"4x EDR\""),
+            std::string::npos);
+}
+
+// A link finding whose link is not drawn (here: the peer of leaf02 port 4 is down, so the port is
+// in no link) lands on its node, and says which port, in the label and the tooltip.
+TEST(FabricDot, AFindingOnANodeNamesItsPort) {
+  auto b = fat_tree();
+  b.port(2, 4).counters["LinkDownedCounter"] = 3;  // leaf02 port 4: nothing cabled there
+  const auto findings = check_fabric(b.scan, nullptr);
+  ASSERT_EQ(findings.size(), 1u);
+  ASSERT_EQ(findings[0].port, 4);
+  const std::string dot = render_fabric_dot(b.scan, findings);
+  const std::string leaf2 = node(dot, kLeaf2);
+  EXPECT_NE(leaf2.find("\\n[error-counters p4]\""), std::string::npos) << leaf2;
+  EXPECT_NE(leaf2.find("\\nwarning [error-counters] port 4: "), std::string::npos) << leaf2;
+  // Two masters: each node says its own SM port, and no link.
+  auto m = fat_tree();
+  m.scan.subnet_managers[1].state = kSmMaster;
+  const auto two = check_fabric(m.scan, nullptr);
+  ASSERT_EQ(two.size(), 1u);
+  const std::string dot2 = render_fabric_dot(m.scan, two);
+  EXPECT_NE(node(dot2, ca(2)).find("[subnet-manager p1]"), std::string::npos) << node(dot2, ca(2));
+  EXPECT_NE(node(dot2, ca(2)).find("error [subnet-manager] port 1: "), std::string::npos) << node(dot2, ca(2));
+}
+
+// A CA with two links to its leaf is one CA on two links.
+TEST(FabricDot, CollapseCountsCasNotLinks) {
+  auto b = fat_tree();
+  b.scan.subnet_managers.clear();
+  auto& n6 = b.scan.nodes[8];
+  n6.num_ports = 2;
+  n6.ports.push_back(n6.ports[0]);
+  n6.ports[1].number = 2;
+  n6.ports[1].guid += 1;
+  n6.ports[1].peer.reset();
+  b.link(2, 4, 8, 2);
+  const auto findings = check_fabric(b.scan, nullptr);
+  for (const auto& f : findings) EXPECT_EQ(f.check, "subnet-manager") << f.message;
+  const std::string dot = render_fabric_dot(b.scan, findings, {.collapse = true});
+  EXPECT_NE(node(dot, kLeaf2).find("+ 3 CAs on 4 links (4x EDR)"), std::string::npos) << node(dot, kLeaf2);
+  EXPECT_NE(node(dot, kLeaf1).find("+ 3 CAs (4x EDR)"), std::string::npos) << node(dot, kLeaf1);
+}
+
+// The node behind a CA's dangling port is drawn above the CA: the edge's tail is the placeholder.
+TEST(FabricDot, APlaceholderBehindACaIsAboveIt) {
+  auto b = fat_tree();
+  auto& n6 = b.scan.nodes[8];
+  n6.num_ports = 2;
+  n6.ports.push_back(n6.ports[0]);
+  n6.ports[1].number = 2;
+  n6.ports[1].guid += 1;
+  n6.ports[1].peer.reset();
+  DanglingPort d;
+  d.at = PortRef{8, 2};
+  d.error = "timeout";
+  b.scan.dangling.push_back(d);
+  const std::string dot = render_fabric_dot(b.scan, check_fabric(b.scan, nullptr));
+  const std::string ghost = "\"0x000000000010000a-port2-peer\"";
+  EXPECT_NE(dot.find("  " + ghost + " -- " + ca(6) + " [label=\"no answer\\n[unresponsive-node]\", taillabel=\"\", "
+                     "headlabel=\"2\""),
+            std::string::npos)
+      << dot;
 }
 
 TEST(FabricDot, FailedScanIsAGraphThatSaysSo) {
