@@ -40,23 +40,37 @@ struct DotOptions {
 // highest on top. Told from the links, never from names; the rules read a fat tree the way it is
 // drawn by hand, also when a rack is empty or a host hangs off a spine:
 //   0  the endpoints: channel adapters and routers;
-//   1  the leaves:
-//      (1) a switch linked to an endpoint, unless it is a spine with a few hosts on it (a UFM or
-//          SM server, a storage gateway): it has more links to switches than to endpoints, it
-//          links at least two switches that are linked to endpoints, and each of those sends a
-//          larger share of its links to endpoints than it does. Two linked switches cannot both
-//          pass that strict test, so the switches such a spine links stay leaves;
-//      (2) a switch linked to no endpoint whose switches are some or all of those one leaf of
-//          (1) links: a leaf whose rack is empty or not cabled. A core switch of a 3-tier tree
-//          links aggregation switches of several pods, which no leaf links all of;
+//   1  the leaves. A switch's "share" is the part of its links that go to endpoints; the "subset
+//      test" for a switch: the switches it links are some or all of those one witness (another
+//      switch) links.
+//      (1) a switch linked to an endpoint, unless it has more links to switches than to
+//          endpoints and each switch with endpoints that it links has a larger share than it:
+//          - if it links two or more such switches it is a spine with a few hosts on it (a UFM or
+//            SM server, a storage gateway), not a leaf. Two linked switches cannot both pass
+//            that strict test, so the switches such a spine links stay leaves;
+//          - if it links one or none, and another switch with endpoints is within two switch
+//            hops, it is a leaf only when it passes the subset test, the witnesses being the
+//            switches of (1), unsure ones included, that link no sure leaf of (1). A spine with a
+//            host while one rack only is cabled, or a core switch with a host, fails it; a leaf
+//            with fewer hosts than uplinks passes it beside another leaf on the same spines;
+//      (2) a switch linked to no endpoint that passes the subset test, the witnesses being the
+//          leaves of (1) that link no other leaf of (1): a leaf whose rack is empty or not
+//          cabled. A core switch of a 3-tier tree links aggregation switches of several pods,
+//          which no leaf links all of; a spine read as a leaf links leaves, so it witnesses none;
 //   n  any other switch: n - 1 switch hops from the nearest leaf (2 a spine, 3 a core switch).
 // Switches no leaf reaches (a hand-built model: a scan starts at a CA, so every switch of it is
 // reached) go one level above the highest, or to level 1 in a fabric without endpoints.
-// Heuristics, and these are where they read a fabric otherwise: a core switch cabled into one pod
-// only looks like an empty leaf and is drawn as one; a switch of a torus or mesh with fewer hosts
-// than each of its neighbours is lifted above them; a spine with a host on it is a leaf when it
-// links only one switch with hosts, or when one of the leaves it links sends a smaller share of
-// its links to hosts (a leaf with one host on 18 uplinks).
+// Heuristics, and these are where they read a fabric otherwise:
+//   - a core switch cabled into one pod only looks like an empty leaf and is drawn as one;
+//   - a switch of a torus, mesh or dragonfly with fewer hosts than each of its neighbours (a
+//     host down) is lifted above them;
+//   - a spine with hosts on it is a leaf when one of the leaves it links has a smaller share (a
+//     leaf with one host on 18 uplinks); that leaf, unsure, then has no witness (every switch
+//     near it links that spine) and is drawn with the spines, but the other spines stay above;
+//   - two switches with a host each that link the same switches, none of them a leaf (two core
+//     switches of a 3-tier tree with a UFM host each), witness each other and are drawn as leaves;
+//   - a leaf with fewer hosts than uplinks whose spines no other leaf links all of is drawn
+//     above the leaves.
 std::vector<int> fabric_levels(const FabricScan& scan);
 
 // The graph of a scan and its findings.

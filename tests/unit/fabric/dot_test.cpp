@@ -107,8 +107,9 @@ TEST(FabricDotLevels, FatTreeFromTheTopology) {
 }
 
 // A 3-tier fat tree: two pods of two leaves (one CA each) under two aggregation switches, and
-// two core switches, each linked to one aggregation switch of each pod.
-TEST(FabricDotLevels, ThreeTierTree) {
+// two core switches, each linked to one aggregation switch of each pod (every_agg: to all four).
+// Nodes 0..3 the leaves, 4..7 the aggregation switches, 8 and 9 the cores, 10..13 the CAs.
+test::FabricBuilder three_tier(bool every_agg = false) {
   test::FabricBuilder b;
   std::vector<std::size_t> leaves, aggs, cores;
   for (int i = 0; i < 4; ++i) leaves.push_back(b.add_switch("leaf0" + std::to_string(i + 1), 0x200010 + i, 8, 10 + i));
@@ -122,14 +123,20 @@ TEST(FabricDotLevels, ThreeTierTree) {
     b.link(leaves[l], 1, ca, 1);
   }
   for (int c = 0; c < 2; ++c) {
-    b.link(cores[c], 1, aggs[c], 7);      // pod 1
-    b.link(cores[c], 2, aggs[2 + c], 7);  // pod 2
+    for (int a = 0; a < 4; ++a) {
+      if (every_agg || a % 2 == c) b.link(cores[c], 1 + a, aggs[a], 7 + c);
+    }
   }
-  const std::vector<int> levels = fabric_levels(b.scan);
-  for (auto l : leaves) EXPECT_EQ(levels[l], 1);
-  for (auto a : aggs) EXPECT_EQ(levels[a], 2);
-  for (auto c : cores) EXPECT_EQ(levels[c], 3) << "a core links two pods: not an empty leaf";
-  for (std::size_t n = 10; n < 14; ++n) EXPECT_EQ(levels[n], 0);
+  return b;
+}
+
+TEST(FabricDotLevels, ThreeTierTree) {
+  for (bool every_agg : {false, true}) {
+    const auto b = three_tier(every_agg);
+    const std::vector<int> levels = fabric_levels(b.scan);
+    EXPECT_EQ(levels, (std::vector<int>{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 0, 0, 0, 0}))
+        << "a core links two pods: not an empty leaf (every_agg " << every_agg << ")";
+  }
 }
 
 // A leaf whose rack is empty (its two uplinks cabled, no host) stands with the leaves, not above
@@ -178,6 +185,70 @@ TEST(FabricDotLevels, SwitchesWithHostsCabledTogetherAreLeaves) {
   b.link(sw2, 6, sw3, 6);
   b.link(sw3, 7, sw1, 6);
   EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{1, 1, 1, 0, 0, 0}));
+}
+
+// A spine with a host on it while one rack only is cabled (case B of the second review): the
+// host-less spine beside it must not be read as an empty leaf, and the spine itself links one
+// switch with hosts only. Nodes: 0 spine01 (ufm01 on it), 1 spine02, 2 leaf01 (the rack), 3 and
+// 4 empty leaves, one uplink from each leaf to each spine.
+TEST(FabricDotLevels, OneRackCabledAndAHostOnASpine) {
+  for (int rack : {3, 1}) {  // hosts in the rack: more than its uplinks, then fewer
+    test::FabricBuilder b;
+    const auto s1 = b.add_switch("spine01", 0x200001, 8, 1);
+    const auto s2 = b.add_switch("spine02", 0x200002, 8, 2);
+    for (int l = 0; l < 3; ++l) {
+      const auto leaf = b.add_switch("leaf0" + std::to_string(l + 1), 0x200010 + l, 8, 10 + l);
+      b.link(leaf, 7, s1, 1 + l);
+      b.link(leaf, 8, s2, 1 + l);
+    }
+    for (int h = 0; h < rack; ++h) b.link(b.add_ca("node0" + std::to_string(h + 1), 0x100000 + 2 * h, 20 + h), 1, 2, 1 + h);
+    b.link(b.add_ca("ufm01 mlx5_0", 0x100100, 30), 1, s1, 8);
+    std::vector<int> expected = {2, 2, 1, 1, 1};
+    expected.resize(5 + rack + 1, 0);
+    EXPECT_EQ(fabric_levels(b.scan), expected) << rack << " hosts in the rack";
+  }
+}
+
+// Case C of the second review: a spine with a 2-port host on it stays a leaf when one leaf has 1
+// host on 8 uplinks (a documented misread: that leaf sends a smaller share of its links to hosts
+// than the spine does), but the three other spines stay above the leaves. Nodes: 0..3 spine01..04
+// (ufm01's two ports on spine01), 4 and 5 leaf01 and leaf02 (4 hosts, one uplink to each spine),
+// 6 leaf03 (1 host, two uplinks to each spine).
+TEST(FabricDotLevels, AMisreadSpineLeavesTheOtherSpinesAbove) {
+  test::FabricBuilder b;
+  for (int s = 0; s < 4; ++s) b.add_switch("spine0" + std::to_string(s + 1), 0x200001 + s, 8, 1 + s);
+  for (int l = 0; l < 3; ++l) b.add_switch("leaf0" + std::to_string(l + 1), 0x200010 + l, 12, 10 + l);
+  for (std::size_t s = 0; s < 4; ++s) {
+    b.link(4, 5 + static_cast<int>(s), s, 1);
+    b.link(5, 5 + static_cast<int>(s), s, 2);
+    b.link(6, 1 + static_cast<int>(s), s, 3);
+    b.link(6, 5 + static_cast<int>(s), s, 4);
+  }
+  int lid = 20;
+  for (std::size_t l : {4, 5}) {
+    for (int h = 1; h <= 4; ++h, ++lid) b.link(b.add_ca("node" + std::to_string(lid), 0x100000 + 2 * lid, lid), 1, l, h);
+  }
+  b.link(b.add_ca("node99", 0x100100, 40), 1, 6, 9);
+  b.link(b.add_ca("ufm01 mlx5_0", 0x100200, 41), 1, 0, 7);
+  b.link(b.add_ca("ufm01 mlx5_1", 0x100202, 42), 1, 0, 8);
+  const std::vector<int> levels = fabric_levels(b.scan);
+  for (std::size_t s : {1, 2, 3}) EXPECT_EQ(levels[s], 2) << "spine0" << s + 1;
+  EXPECT_EQ(levels[4], 1);
+  EXPECT_EQ(levels[5], 1);
+  // The misreads documented in dot.h: spine01 drawn with the leaves, leaf03 with the spines.
+  EXPECT_EQ(levels[0], 1);
+  EXPECT_EQ(levels[6], 2);
+}
+
+// Case D2 of the second review: a host on a core switch of a 3-tier tree; the cores stay above
+// the aggregation switches, with each core linked to one aggregation switch of each pod or to all.
+TEST(FabricDotLevels, AHostOnACoreSwitch) {
+  for (bool every_agg : {false, true}) {
+    auto b = three_tier(every_agg);
+    b.link(b.add_ca("ufm01 mlx5_0", 0x100100, 50), 1, 8, 8);
+    EXPECT_EQ(fabric_levels(b.scan), (std::vector<int>{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 0, 0, 0, 0, 0}))
+        << "every_agg " << every_agg;
+  }
 }
 
 // A hand-built model: switches no leaf reaches go one level above the highest.
