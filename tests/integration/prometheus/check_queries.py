@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: Apache-2.0
 """The PromQL of rdmactl's alerting rules and Grafana dashboard against the metrics rdmactl exports.
 
-    check_queries.py --names NAMES [--series SERIES [--values VALUES]] --rules RULES.yml
-                     --dashboard DASHBOARD.json --recording OUT.yml
+    check_queries.py --names NAMES [--series SERIES [--values VALUES] [--unscraped UNSCRAPED]]
+                     --rules RULES.yml --dashboard DASHBOARD.json --recording OUT.yml
 
 NAMES holds the metric names of real scrapes of rdmactl (one per line: every sample's name, so a
 histogram's _bucket, _sum and _count). Every metric an expression selects must be one of them.
-SERIES holds the sample lines of those scrapes (name{labels} value): every label matcher on a
-metric with scraped series must name one of its labels (or a label Prometheus adds at the scrape),
-and an = matcher's value must be one of the values scraped, a =~ matcher's regex match one of them
-(a regex that is only words separated by |: each word)
-(values that hold a Grafana variable are not checked). VALUES adds values no scrape here can show
-("METRIC LABEL VALUE" a line, each checked against the source by the caller).
+SERIES holds the sample lines of those scrapes (name{labels} value): every label matcher of a
+selector (name{...}, or {__name__="name", ...}; values in "", '' or ``) must name one of the
+metric's labels (or a label Prometheus adds at the scrape), and its value must be one scraped:
+= and != a value seen; =~ and !~ a regex, anchored at both ends as Prometheus anchors it, that
+matches a value seen, and so does every alternative of every | in it (link-.*|prot-state fails
+on prot-state, (link-width|lnk-speed) on lnk-speed). Grafana's variables in a value ($name,
+${name}, ${name:format}, [[name]]) stand for any value; a $ that is none is the regex's. VALUES
+adds values no scrape here can show ("METRIC LABEL VALUE" a line, each checked against the source
+by the caller). A selector with label matchers on a metric without scraped series fails, unless
+UNSCRAPED names the metric with the reason no scrape here has it ("METRIC REASON..." a line).
 The dashboard's queries (panel targets, and the series selectors of its label_values() variables)
 are written to OUT.yml as recording rules, with Grafana's variables replaced by valid values, for
 `promtool check rules` to parse: Prometheus' own parser, not this script, judges the syntax.
@@ -32,8 +36,10 @@ DURATION_VARIABLES = {"__rate_interval": "5m", "__interval": "1m", "__range": "1
 LABEL_VARIABLES = {"node": "gpu-01", "device": "mlx5_0", "port": "1"}
 # ($1 is label_replace's capture group, no variable.)
 VARIABLE = re.compile(r"\$\{([A-Za-z_]\w*)(?::\w+)?\}|\$([A-Za-z_]\w*)|\[\[([A-Za-z_]\w*)\]\]")
+# A quoted string of PromQL: "...", '...' (with Go's escapes) or `...` (raw).
+STRING = r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|`[^`]*`'
 # A selector by name, {__name__=~"a|b"}: the names it alternates.
-NAME_MATCHER = re.compile(r'__name__\s*(=~|=)\s*"([^"]*)"')
+NAME_MATCHER = re.compile(r'__name__\s*(=~|=)\s*(' + STRING + ')')
 
 # PromQL words that are not metric names: the set operators and atan2, the grouping and matching
 # modifiers, bool, offset, @'s start and end, and the literals Inf and NaN (Prometheus' docs,
@@ -42,15 +48,18 @@ NAME_MATCHER = re.compile(r'__name__\s*(=~|=)\s*"([^"]*)"')
 # and a metric name is never followed by "(" (promtool, which parses the same text, would refuse it).
 # Series Prometheus writes itself for every target (Prometheus' docs, Jobs and instances:
 # "Automatically generated labels and time series"): up, scrape_duration_seconds, ...
-PROMETHEUS_SERIES = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
+# ALERTS{alertname, alertstate, the alert's labels}: what Prometheus writes for every pending or
+# firing alert (Prometheus' docs, Alerting rules: "Inspecting alerts during runtime"); its
+# alertname must be an alert of the rules checked, its alertstate pending or firing, and its other
+# labels are the alerts' own (not checked).
+PROMETHEUS_SERIES = {"up", "scrape_duration_seconds", "scrape_samples_scraped", "ALERTS"}
 # Labels the scrape adds to every series: job and instance (Prometheus), the PodMonitor's
 # namespace, pod, container and endpoint (prometheus-operator's PodMonitor), and the node label
 # packaging/kubernetes/podmonitor.yaml sets from the pod's node. Their values are the
 # deployment's: only their names are checked.
 TARGET_LABELS = {"job", "instance", "namespace", "pod", "container", "endpoint", "service", "node"}
-# A series selector's label matchers: name{label op "value", ...}.
-SELECTOR = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{((?:"(?:\\.|[^"\\])*"|[^}"])*)\}')
-MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:\\.|[^"\\])*)"\s*,?')
+# A series selector's label matchers: label op "value", ... (the body between { and }).
+MATCHER = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*(' + STRING + r')\s*(?:,|$)')
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+\S+')
 LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:\\.|[^"\\])*)"')
 
@@ -84,7 +93,8 @@ def metric_names(expr):
     clauses and strings that are neither functions, aggregations nor keywords."""
     tokens = TOKEN.findall(expr)
     names = []
-    for op, value in NAME_MATCHER.findall(expr):
+    for op, quoted in NAME_MATCHER.findall(expr):
+        value = unquote(quoted)
         names += value.split("|") if op == "=~" else [value]
     depth_braces = 0
     depth_brackets = 0
@@ -122,6 +132,20 @@ def metric_names(expr):
     return names
 
 
+def unscraped_list(path):
+    """{metric: reason} of the families no scrape here has; problems with the list itself."""
+    listed, problems = {}, []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            metric, _, reason = line.strip().partition(" ")
+            if not reason.strip():
+                problems.append(f"{path}:{n}: {metric} is listed as not scraped without a reason")
+            listed[metric] = reason.strip()
+    return listed, problems
+
+
 def scraped_labels(series_path, values_path):
     """{metric: {label: {values}}} from the scrapes' sample lines and the extra values."""
     labels = {}
@@ -132,7 +156,7 @@ def scraped_labels(series_path, values_path):
                 continue
             metric = labels.setdefault(m.group(1), {})
             for name, value in LABEL_PAIR.findall(m.group(2) or ""):
-                metric.setdefault(name, set()).add(value)
+                metric.setdefault(name, set()).add(unescape(value))
     if values_path:
         with open(values_path, encoding="utf-8") as f:
             for line in f:
@@ -142,36 +166,191 @@ def scraped_labels(series_path, values_path):
     return labels
 
 
-def matcher_problems(expr, labels):
+# Go's escapes in "..." and '...' (PromQL strings are Go's: Prometheus' docs, Querying basics,
+# String literals); the exposition format escapes \\, \" and \n in label values.
+ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
+           "\\": "\\", '"': '"', "'": "'"}
+
+
+def unescape(text):
+    return re.sub(r"\\(.)", lambda m: ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+
+
+def unquote(quoted):
+    """A PromQL string literal's value: `raw`, or "..." and '...' with their escapes."""
+    return quoted[1:-1] if quoted[0] == "`" else unescape(quoted[1:-1])
+
+
+def selectors(expr):
+    """(metric name or None, body) of every series selector with braces in expr: name{...} and
+    {...}. Strings outside selectors are skipped (a label_replace regex may hold braces)."""
+    found = []
+    i, name, name_end = 0, None, -1
+    while i < len(expr):
+        c = expr[i]
+        if c in "\"'`":
+            m = re.compile(STRING).match(expr, i)
+            if not m:
+                raise ValueError(f"an unterminated string at {i}")
+            i = m.end()
+            name = None
+            continue
+        m = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*").match(expr, i)
+        if m:
+            name, name_end = m.group(0), m.end()
+            i = m.end()
+            continue
+        if c == "{":
+            j = i + 1
+            while j < len(expr) and expr[j] != "}":
+                if expr[j] in "\"'`":
+                    m = re.compile(STRING).match(expr, j)
+                    if not m:
+                        raise ValueError(f"an unterminated string at {j}")
+                    j = m.end()
+                else:
+                    j += 1
+            follows_name = name is not None and expr[name_end:i].strip() == ""
+            found.append((name if follows_name else None, expr[i + 1:j]))
+            i, name = j + 1, None
+            continue
+        if not c.isspace():
+            name = None
+        i += 1
+    return found
+
+
+def parse_matchers(body):
+    """[(label, op, value)] of a selector's body; None when the body is not only matchers."""
+    matchers, pos = [], 0
+    while body[pos:].strip():
+        m = MATCHER.match(body, pos)
+        if not m:
+            return None
+        matchers.append((m.group(1), m.group(2), unquote(m.group(3))))
+        pos = m.end()
+    return matchers
+
+
+def as_regex(value, op):
+    """The Python regex a matcher's value stands for, Grafana's variables as .* (any value)."""
+    if op in ("=", "!="):
+        out, last = "", 0
+        for m in VARIABLE.finditer(value):
+            out += re.escape(value[last:m.start()]) + ".*"
+            last = m.end()
+        return out + re.escape(value[last:])
+    return VARIABLE.sub(".*", value)
+
+
+def alternatives(regex):
+    """(variant, branch) for each branch of each | in regex, at any depth: the regex with that
+    group's alternation replaced by the one branch (the other groups left as they are)."""
+    groups = []  # [content start, [positions of |], content end]
+    stack = [[0, [], len(regex)]]
+    i = 0
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            if j < len(regex) and regex[j] == "^":
+                j += 1
+            if j < len(regex) and regex[j] == "]":
+                j += 1
+            while j < len(regex) and regex[j] != "]":
+                j += 2 if regex[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "(":
+            m = re.compile(r"\((\?(?:P?<[^>]*>|[a-zA-Z]*:))?").match(regex, i)
+            stack.append([m.end(), [], None])
+            i = m.end()
+            continue
+        if c == ")" and len(stack) > 1:
+            group = stack.pop()
+            group[2] = i
+            groups.append(group)
+        elif c == "|":
+            stack[-1][1].append(i)
+        i += 1
+    groups.append(stack[0])
+    out = []
+    for start, pipes, end in groups:
+        if not pipes:
+            continue
+        bounds = [start - 1] + pipes + [end]
+        for a, b in zip(bounds, bounds[1:]):
+            branch = regex[a + 1:b]
+            out.append((regex[:start] + branch + regex[end:], branch))
+    return out
+
+
+def value_problem(op, value, values):
+    """Why a matcher's value can select (=, =~) or exclude (!=, !~) none of the values seen;
+    None when it can."""
+    regex = as_regex(value, op)
+    try:
+        matches = lambda r: any(re.fullmatch(r, v, re.S) for v in values)
+        if op in ("=", "!="):
+            if not matches(regex):
+                return "no such value"
+            return None
+        if not matches(regex):
+            return "the regex matches no value"
+        missing = [branch for variant, branch in alternatives(regex) if not matches(variant)]
+    except re.error as e:
+        return f"a regex this check cannot read ({e})"
+    if missing:
+        return "no value matches the alternative " + ", ".join(f'"{b}"' for b in missing)
+    return None
+
+
+def matcher_problems(expr, labels, known):
     """The label matchers of expr (before Grafana's variables are replaced) that no scraped series
-    can satisfy; the metrics whose labels could not be checked (no scraped series)."""
+    can satisfy; the metrics whose matchers could not be checked (no scraped series)."""
     problems, unchecked = [], set()
-    for m in SELECTOR.finditer(expr):
-        metric, body = m.group(1), m.group(2)
-        if metric.lower() in KEYWORDS:
+    try:
+        found = selectors(expr)
+    except ValueError as e:
+        return [f"cannot read the selectors: {e}"], unchecked
+    for name, body in found:
+        matchers = parse_matchers(body)
+        if matchers is None:
+            problems.append(f"cannot read the label matchers {{{body}}}")
             continue
-        seen = labels.get(metric)
-        if seen is None:
-            unchecked.add(metric)
+        metrics = [name] if name else []
+        for label, op, value in matchers:
+            if label == "__name__" and op == "=":
+                metrics.append(value)
+            elif label == "__name__" and op == "=~":
+                metrics += [k for k in sorted(known) if re.fullmatch(value, k)]
+        others = [(label, op, value) for label, op, value in matchers if label != "__name__"]
+        if not others:
             continue
-        for name, op, value in MATCHER.findall(body):
-            if name == "__name__":
+        where = name or "{" + body + "}"
+        if not metrics:
+            problems.append(f"{where}: label matchers on a selector that names no metric")
+            continue
+        unchecked |= {m for m in metrics if m not in labels}
+        scraped = [m for m in metrics if m in labels]
+        if not scraped:
+            continue
+        seen = {}
+        for m in scraped:
+            for label, values in labels[m].items():
+                seen.setdefault(label, set()).update(values)
+        for label, op, value in others:
+            if label not in seen and label not in TARGET_LABELS and "ALERTS" not in metrics:
+                problems.append(f"{where} has no label {label} (its labels: {', '.join(sorted(seen)) or 'none'})")
                 continue
-            if name not in seen and name not in TARGET_LABELS:
-                problems.append(f"{metric} has no label {name} (its labels: {', '.join(sorted(seen)) or 'none'})")
-                continue
-            if name not in seen or "$" in value or op in ("!=", "!~") or (op == "=" and value == ""):
-                continue
-            values = seen[name]
-            if op == "=" and value not in values:
-                problems.append(f'{metric}{{{name}="{value}"}}: no such value (seen: {", ".join(sorted(values))})')
-            elif op == "=~" and re.fullmatch(r"[\w:. -]+(\|[\w:. -]+)*", value):
-                # Alternatives of plain words: each one must be a value (a misspelt one matches nothing).
-                missing = [a for a in value.split("|") if a not in values]
-                if missing:
-                    problems.append(f'{metric}{{{name}=~"{value}"}}: no such value {", ".join(missing)} (seen: {", ".join(sorted(values))})')
-            elif op == "=~" and not any(re.fullmatch(value, v) for v in values):
-                problems.append(f'{metric}{{{name}=~"{value}"}}: matches no value (seen: {", ".join(sorted(values))})')
+            if label not in seen or value == "":
+                continue  # a target label's values are the deployment's; ="" is "no such label"
+            why = value_problem(op, value, seen[label])
+            if why:
+                problems.append(f'{where}{{{label}{op}"{value}"}}: {why} (seen: {", ".join(sorted(seen[label]))})')
     return problems, unchecked
 
 
@@ -216,6 +395,7 @@ def main():
     parser.add_argument("--dashboard", action="append", default=[])
     parser.add_argument("--series")
     parser.add_argument("--values")
+    parser.add_argument("--unscraped")
     parser.add_argument("--recording", required=True)
     args = parser.parse_args()
     with open(args.names, encoding="utf-8") as f:
@@ -224,6 +404,16 @@ def main():
     unchecked = set()
 
     problems = []
+    unscraped = {}
+    if args.unscraped:
+        unscraped, problems = unscraped_list(args.unscraped)
+        if labels is not None:
+            problems += [f"{m} is listed as not scraped, but a scrape has it: take it off {args.unscraped}"
+                         for m in sorted(unscraped) if m in labels]
+    if labels is not None:
+        alerts = {rule["alert"] for path in args.rules for group in yaml.safe_load(open(path, encoding="utf-8"))["groups"]
+                  for rule in group["rules"] if "alert" in rule}
+        labels["ALERTS"] = {"alertname": alerts, "alertstate": {"pending", "firing"}}
     used = set()
     recording = []
     sources = [(path, rule_expressions(path), False) for path in args.rules]
@@ -239,8 +429,12 @@ def main():
             for name in unknown:
                 problems.append(f"{path}: {where}: unknown Grafana variable ${name} in {expr}")
             if labels is not None:
-                wrong, blind = matcher_problems(expr, labels)
+                wrong, blind = matcher_problems(expr, labels, known)
                 unchecked |= blind
+                for name in sorted(blind - set(unscraped)):
+                    problems.append(f"{path}: {where}: {name} has no scraped series, so its label matchers cannot be "
+                                    f"checked: add a scrape that has it, or list it with the reason (--unscraped) "
+                                    f"(expression: {expr})")
                 for p in wrong:
                     problems.append(f"{path}: {where}: {p} (expression: {expr})")
             names = metric_names(promql)
@@ -258,7 +452,7 @@ def main():
         yaml.safe_dump({"groups": [{"name": "dashboard", "rules": recording}]}, f, sort_keys=False, width=1000)
     print(f"# {len(used)} metric names used: {' '.join(sorted(used))}")
     if labels is not None:
-        print(f"# label matchers not checked (no scraped series): {' '.join(sorted(unchecked)) or 'none'}")
+        print(f"# label matchers not checked (no scraped series, listed with a reason): {' '.join(sorted(unchecked)) or 'none'}")
     for p in problems:
         print(f"FAIL - {p}")
     return 1 if problems else 0

@@ -3,12 +3,13 @@
 # The alerting rules (packaging/prometheus/), their PrometheusRule (packaging/kubernetes/) and the
 # Grafana dashboard (packaging/grafana/) against the real promtool and real scrapes of rdmactl:
 #
-#   tests/integration/prometheus/run_test.sh RDMACTL_BINARY
+#   tests/integration/prometheus/run_test.sh RDMACTL_BINARY SELFTEST_PROM_BINARY
 #
 #   1. promtool check rules and promtool test rules (rdmactl-alerts.test.yml: each alert firing and
-#      not firing); controls: mutants of the rules must fail those tests (the symbol-error alert on
-#      the counter's total instead of its rate, the firmware alert without its sample-count guard,
-#      the link alert without severity="error").
+#      not firing; rdmactl-alerts-days.test.yml: a target down for days); controls: mutants of the
+#      rules must fail those tests (the symbol-error alert on the counter's total instead of its
+#      rate, the firmware alert without its sample-count guard, the link alert without
+#      severity="error", the rate-drop alert per series, the target-down alert without its ALERTS).
 #   2. packaging/kubernetes/prometheusrule.yaml is `render.sh --prometheusrule`, byte for byte, and
 #      its spec is the rules file's groups; render.sh --runbook-base rebases every runbook_url.
 #   3. Real scrapes of this binary: `plan --format prom` of every example against the recorded demo
@@ -16,15 +17,20 @@
 #      --format prom` on a copy of that fixture (its self-test, skipped there, gives
 #      rdmactl_selftest_success), `fabric --format prom` where no fabric answers, and `fabric
 #      --format prom` on a simulated InfiniBand fabric (ibsim with the real OpenSM, a link cut to
-#      one lane: findings of both severities).
+#      one lane: findings of both severities), and rdmactl_selftest_prom (selftest_prom.cpp:
+#      apply's render_prom for a self-test that ran loopback and peer tests, which no machine
+#      here can run).
 #   4. Every metric name in the rules' and the dashboard's expressions is in those scrapes (names
-#      that need a self-test on RDMA hardware or a managed subnet manager are listed below with
-#      the test that scrapes them, and must be families the source declares); every dashboard
-#      query, its Grafana variables replaced, parses (promtool check rules over them as recording
-#      rules); every label matcher names a label of the metric's scraped series and an = or =~
-#      value matches one scraped (or one listed below and found in the source). Controls: a misspelt
-#      metric in a copy of the dashboard and of the rules, a misspelt label value and label name,
-#      and a query with a syntax error, must fail.
+#      that need a managed subnet manager are listed below with the reason and the test that
+#      scrapes them, and must be families the source declares); every dashboard query, its Grafana
+#      variables replaced, parses (promtool check rules over them as recording rules); every label
+#      matcher (=, !=, =~, !~; in name{...} and {__name__=...}) names a label of the metric's
+#      scraped series and its value, or each alternative of its regex, matches one scraped (or one
+#      listed below and found in the source); label matchers on a family no scrape has fail unless
+#      the family is listed with its reason. Controls: a misspelt metric in a copy of the dashboard
+#      and of the rules, misspelt label values (=, !=, !~, in '' and ``, a regex with a $, an
+#      alternative in a group, a bare {__name__=...} selector) and label name, matchers on a family
+#      not listed, and a query with a syntax error, must fail.
 #   5. The dashboard's shape: Grafana's classic JSON model, a Prometheus datasource variable,
 #      node/device/port query variables, every panel on it with a gridPos inside the 24 columns.
 #
@@ -34,13 +40,15 @@ set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../.." && pwd)
-if [ $# -ne 1 ] || [ ! -x "$1" ]; then
-  echo "usage: $0 RDMACTL_BINARY (got: ${1:-nothing}, which is not an executable)" >&2
+if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
+  echo "usage: $0 RDMACTL_BINARY SELFTEST_PROM_BINARY (got: ${1:-nothing} ${2:-nothing}; both must be executables)" >&2
   exit 1
 fi
 rdmactl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+selftest_prom=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 rules=$src/packaging/prometheus/rdmactl-alerts.yml
 rules_test=$src/packaging/prometheus/rdmactl-alerts.test.yml
+rules_test_days=$src/packaging/prometheus/rdmactl-alerts-days.test.yml
 render=$src/packaging/prometheus/render.sh
 operator_rule=$src/packaging/kubernetes/prometheusrule.yaml
 dashboard=$src/packaging/grafana/rdmactl.json
@@ -118,15 +126,17 @@ refuses() {
 check "promtool check rules rdmactl-alerts.yml" promtool check rules "$rules"
 check "promtool test rules rdmactl-alerts.test.yml (every alert firing and not firing)" \
   promtool test rules "$rules_test"
+check "promtool test rules rdmactl-alerts-days.test.yml (a target down for 8 days)" \
+  promtool test rules "$rules_test_days"
 # The tests see the difference between a rate and a total: on the total, the flat counters fire.
 mkdir -p "$work/mutant"
 sed 's/rate(rdmactl_infiniband_symbol_error_total\[30m\]) > 0/rdmactl_infiniband_symbol_error_total > 0/' "$rules" > "$work/mutant/rdmactl-alerts.yml"
-cp "$rules_test" "$work/mutant/"
+cp "$rules_test" "$rules_test_days" "$work/mutant/"
 if cmp -s "$rules" "$work/mutant/rdmactl-alerts.yml"; then
   fail "control: the symbol-error rule was not found to mutate"
 else
   refuses "the symbol-error alert on the counter's total (not its rate) under promtool test rules" \
-    promtool test rules "$work/mutant/rdmactl-alerts.test.yml"
+    promtool test rules "$work/mutant/rdmactl-alerts.test.yml" "$work/mutant/rdmactl-alerts-days.test.yml"
 fi
 # mutant DESCRIPTION PYTHON-REPLACE-OLD PYTHON-REPLACE-NEW: the rules with OLD replaced by NEW must
 # fail promtool test rules (OLD must be in the rules).
@@ -141,13 +151,18 @@ open(sys.argv[4], "w").write(s.replace(sys.argv[2], sys.argv[3]))
     fail "control: $1: the text to mutate is not in the rules"
     return
   }
-  refuses "$1 under promtool test rules" promtool test rules "$work/mutant/rdmactl-alerts.test.yml"
+  refuses "$1 under promtool test rules" \
+    promtool test rules "$work/mutant/rdmactl-alerts.test.yml" "$work/mutant/rdmactl-alerts-days.test.yml"
 }
 mutant "the firmware alert without its sample-count guard (a new node fires early)" \
   "
           and on (node, device, pci)
           count_over_time((max by (node, device, pci) (rdmactl_firmware_pending_activation))[3d6h:15m]) >= 288" ""
 mutant "the link alert on every severity (a link above the spec fires)" ',severity="error"}' '}'
+mutant "the target-down alert without its own ALERTS (it resolves a day after the target went down)" \
+  '
+            or
+              group by (job, instance) (last_over_time(ALERTS{alertname="RdmactlMetricsTargetDown"}[1h]))' ""
 mutant "the rate-drop alert per series (a new pod's series never was faster)" \
   "max by (node, device, port) (max_over_time(rdmactl_port_rate_bytes_per_second[1d]))" "max_over_time(rdmactl_port_rate_bytes_per_second[1d])"
 # Every alert has a test case that fires (an exp_alerts entry naming it).
@@ -281,6 +296,16 @@ else
   fail "apply --format prom: exit $?, no rdmactl_selftest_success: $(cat "$work/apply.err")"
 fi
 
+# A self-test that ran its tests (a loopback that passed, one below its bandwidth, a peer that
+# failed), as apply renders it: no machine here can run one (apply's above is skipped).
+if "$selftest_prom" prometheus-test > "$work/scrape/selftest.prom" 2> "$work/selftest-prom.err" &&
+  grep -q '^rdmactl_selftest_latency_seconds{.*statistic="p99"' "$work/scrape/selftest.prom" &&
+  grep -q '^rdmactl_selftest_round_trip_seconds{.*test="peer"' "$work/scrape/selftest.prom"; then
+  ok "a self-test's loopback and peer tests in the prom format (rdmactl_selftest_prom)"
+else
+  fail "rdmactl_selftest_prom: exit $?, no latency or round trip: $(cat "$work/selftest-prom.err")"
+fi
+
 # fabric --format prom where no fabric answers (this machine's RDMA devices, usually none): the
 # failed scan's metrics, exit 0 all the same. Where a real fabric answers, its metrics.
 "$rdmactl" fabric --format prom > "$work/scrape/fabric-here.prom" 2> "$work/fabric-here.err" ||
@@ -317,20 +342,16 @@ cat "$work"/scrape/*.prom | grep -v '^#' > "$work/series.txt"
 grep -Eo '^[a-zA-Z_:][a-zA-Z0-9_:]*' "$work/series.txt" | sort -u > "$work/names.txt"
 echo "# $(wc -l < "$work/names.txt") metric names in $(find "$work/scrape" -name '*.prom' | wc -l) real scrapes"
 
-# Families no scrape here can have. They must be declared by the source (out.family("NAME", ...)),
-# so a misspelling is never excused, and absent from the scrapes above (when a scrape gains one, it
-# leaves this list). Their label matchers cannot be checked here (check_queries.py lists them).
-#   rdmactl_selftest_test_success ... _round_trip_seconds: a self-test that ran its tests, on RDMA
-#     hardware or Soft-RoCE; here the self-test is skipped. No test scrapes them in the prom format:
-#     tests/vm's self-test checks read `apply --format json`, and tests/unit/report the prom text
-#     of a report with tests.
-#   rdmactl_subnet_manager_*: an agent whose spec manages the subnet manager, asking the real
-#     sminfo on an ibsim fabric (tests/ibsim_opensm, failover: serve's /metrics).
-not_scraped_here="rdmactl_selftest_test_success rdmactl_selftest_bandwidth_bytes_per_second
-  rdmactl_selftest_expected_bandwidth_bytes_per_second rdmactl_selftest_latency_seconds
-  rdmactl_selftest_round_trip_seconds rdmactl_subnet_manager_master rdmactl_subnet_manager_local_master
-  rdmactl_subnet_manager_local_active"
-for name in $not_scraped_here; do
+# Families no scrape here can have, each with the reason (check_queries.py --unscraped: their
+# label matchers cannot be checked, and only families listed here may go unchecked). They must be
+# declared by the source (out.family("NAME", ...)), so a misspelling is never excused, and absent
+# from the scrapes above (when a scrape gains one, it leaves this list).
+cat > "$work/unscraped.txt" << 'EOF'
+rdmactl_subnet_manager_master an agent whose spec manages the subnet manager asks the real sminfo: tests/ibsim_opensm (failover) scrapes serve's /metrics on an ibsim fabric
+rdmactl_subnet_manager_local_master as rdmactl_subnet_manager_master (tests/ibsim_opensm)
+rdmactl_subnet_manager_local_active as rdmactl_subnet_manager_master (tests/ibsim_opensm)
+EOF
+while read -r name _; do
   if grep -qx "$name" "$work/names.txt"; then
     fail "$name is in a real scrape now: take it off the list of families not scraped here"
   elif grep -rq "family(\"$name\"" "$src/agent"; then
@@ -338,13 +359,12 @@ for name in $not_scraped_here; do
   else
     fail "$name, listed as not scraped here, is not a family agent/ declares"
   fi
-done
+done < "$work/unscraped.txt"
 
 # Label values no scrape here shows, each a string literal of the source that writes it:
-#   rdmactl_selftest_info{result}: outcome_name() (agent/selftest/selftest.cpp); here only
-#     "skipped" (apply) and "none" (serve before a self-test).
-printf '%s\n' "rdmactl_selftest_info result passed agent/selftest/selftest.cpp" \
-  "rdmactl_selftest_info result failed agent/selftest/selftest.cpp" > "$work/values.src"
+#   rdmactl_selftest_info{result}: outcome_name() (agent/selftest/selftest.cpp); here
+#     "skipped" (apply), "none" (serve before a self-test) and "failed" (rdmactl_selftest_prom).
+printf '%s\n' "rdmactl_selftest_info result passed agent/selftest/selftest.cpp" > "$work/values.src"
 : > "$work/values.txt"
 while read -r metric label value file; do
   if grep -qF "\"$value\"" "$src/$file"; then
@@ -356,7 +376,8 @@ done < "$work/values.src"
 
 # --- 4. the expressions against the metrics -------------------------------------------------------
 if python3 "$here/check_queries.py" --names "$work/names.txt" --series "$work/series.txt" --values "$work/values.txt" \
-  --rules "$rules" --dashboard "$dashboard" --recording "$work/dashboard-rules.yml" > "$work/queries.out" 2>&1; then
+  --unscraped "$work/unscraped.txt" --rules "$rules" --dashboard "$dashboard" --recording "$work/dashboard-rules.yml" \
+  > "$work/queries.out" 2>&1; then
   ok "every metric the rules and the dashboard use is one rdmactl exports, with the labels and values it has"
   sed -n 's/^# /# /p' "$work/queries.out"
 else
@@ -379,30 +400,62 @@ else
   refuses "the rules with rdmactl_infiniband_symbol_errors_total (misspelt)" python3 "$here/check_queries.py" \
     --names "$work/names.txt" --rules "$work/misspelt.yml" --recording "$work/control-rules.yml"
 fi
-# Controls for the label matchers: a misspelt value (state="master": OpenSM's word is Master), a
-# misspelt alternative in a regex (check=~"link_width|link-speed": each word of an alternation
-# must be a value), a misspelt value beside a right one, and a label the metric does not have.
-# FROM@TO@WHY: the
-# rules with FROM replaced by TO must be refused, naming WHY.
-for control in 'rdmactl_fabric_subnet_managers{state="Master"}@rdmactl_fabric_subnet_managers{state="master"}@state="master"' \
-  'check=~"link-width|link-speed",severity="error"@check=~"link_width|link-speed",severity="error"@no such value link_width' \
-  'check=~"link-width|link-speed",severity="error"@check=~"link-width|link-speed",severity="errors"@severity="errors"' \
-  'check=~"link-width|link-speed",severity="error"@check=~"link-width|link-speed",severity="error",lane="1"@no label lane'; do
-  IFS='@' read -r from to why <<< "$control"
+# Controls for the label matchers, each a copy of the rules (or of the dashboard) with FROM
+# replaced by TO that must be refused naming WHY (tab-separated): a misspelt value (state="master":
+# OpenSM's word is Master), also in a bare {__name__=...} selector; a misspelt alternative of a
+# regex, at the top (link_width, prot-state beside link-.*) or in a group ((link-width|lnk-speed));
+# a misspelt value beside a right one; the negative matchers (!= and !~ on a value never seen);
+# values in '' and ``; a regex with a $ that is no Grafana variable (errors$: Prometheus anchors
+# the regex, so it matches only "errors"); a label the metric does not have; an alert's own ALERTS
+# misspelt; the dashboard's p99 latency as p95 (a family that only rdmactl_selftest_prom scrapes).
+while IFS=$'\t' read -r kind from to why; do
+  case "$kind" in
+    rules) target=$rules copy=$work/mislabelled.yml flag=--rules ;;
+    dashboard) target=$dashboard copy=$work/mislabelled.json flag=--dashboard ;;
+    *) continue ;;
+  esac
   python3 -c '
 import sys
 s = open(sys.argv[1]).read()
 if sys.argv[2] not in s:
     sys.exit(1)
 open(sys.argv[4], "w").write(s.replace(sys.argv[2], sys.argv[3], 1))
-' "$rules" "$from" "$to" "$work/mislabelled.yml" || {
-    fail "control: $from is not in the rules"
+' "$target" "$from" "$to" "$copy" || {
+    fail "control: $from is not in the $kind"
     continue
   }
-  refuses "the rules with $to" python3 "$here/check_queries.py" --names "$work/names.txt" --series "$work/series.txt" \
-    --values "$work/values.txt" --rules "$work/mislabelled.yml" --recording "$work/control-rules.yml"
-  grep -qF "$why" "$work/control.out" || fail "control: $to refused, but not for $why: $(cat "$work/control.out")"
-done
+  refuses "the $kind with $to" python3 "$here/check_queries.py" --names "$work/names.txt" --series "$work/series.txt" \
+    --values "$work/values.txt" --unscraped "$work/unscraped.txt" "$flag" "$copy" --recording "$work/control-rules.yml"
+  grep -qF -- "$why" "$work/control.out" || fail "control: $to refused, but not for $why: $(cat "$work/control.out")"
+done << 'EOF'
+rules	rdmactl_fabric_subnet_managers{state="Master"}	rdmactl_fabric_subnet_managers{state="master"}	{state="master"}: no such value
+rules	rdmactl_fabric_subnet_managers{state="Master"}	{__name__="rdmactl_fabric_subnet_managers",state="master"}	{state="master"}: no such value
+rules	check=~"link-width|link-speed"	check=~"link_width|link-speed"	the alternative "link_width"
+rules	check=~"link-width|link-speed"	check=~"link-.*|prot-state"	the alternative "prot-state"
+rules	check=~"link-width|link-speed"	check=~"(link-width|lnk-speed)"	the alternative "lnk-speed"
+rules	severity="error"}	severity="errors"}	{severity="errors"}: no such value
+rules	severity="error"}	severity!="eror"}	{severity!="eror"}: no such value
+rules	severity="error"}	severity!~"eror|warning"}	the alternative "eror"
+rules	severity="error"}	severity='eror'}	{severity="eror"}: no such value
+rules	severity="error"}	severity=`eror`}	{severity="eror"}: no such value
+rules	severity="error"}	severity=~"errors$"}	{severity=~"errors$"}: the regex matches no value
+rules	severity="error"}	severity="error",lane="1"}	no label lane
+rules	ALERTS{alertname="RdmactlMetricsTargetDown"}	ALERTS{alertname="RdmactlMetricTargetDown"}	{alertname="RdmactlMetricTargetDown"}: no such value
+dashboard	statistic=\"p99\"	statistic=\"p95\"	{statistic="p95"}: no such value
+EOF
+# Label matchers on a family no scrape has, not listed (or listed without a reason): refused.
+grep -v '^rdmactl_subnet_manager_master ' "$work/unscraped.txt" > "$work/unscraped-short.txt"
+refuses "the dashboard's rdmactl_subnet_manager_master{node=~...} with the family not listed as unscraped" \
+  python3 "$here/check_queries.py" --names "$work/names.txt" --series "$work/series.txt" --values "$work/values.txt" \
+  --unscraped "$work/unscraped-short.txt" --dashboard "$dashboard" --recording "$work/control-rules.yml"
+grep -qF "rdmactl_subnet_manager_master has no scraped series" "$work/control.out" ||
+  fail "control: refused, but not for the unlisted family: $(cat "$work/control.out")"
+sed 's/^\(rdmactl_subnet_manager_master\) .*/\1/' "$work/unscraped.txt" > "$work/unscraped-noreason.txt"
+refuses "rdmactl_subnet_manager_master listed as unscraped without a reason" \
+  python3 "$here/check_queries.py" --names "$work/names.txt" --series "$work/series.txt" --values "$work/values.txt" \
+  --unscraped "$work/unscraped-noreason.txt" --dashboard "$dashboard" --recording "$work/control-rules.yml"
+grep -qF "rdmactl_subnet_manager_master is listed as not scraped without a reason" "$work/control.out" ||
+  fail "control: refused, but not for the missing reason: $(cat "$work/control.out")"
 # shellcheck disable=SC2016  # $node is Grafana's, inside the query
 python3 -c '
 import json, sys
