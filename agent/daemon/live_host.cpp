@@ -20,8 +20,28 @@ constexpr const char* kFirmwareRefusal =
     "--allow-firmware), or run `rdmactl apply` on this node";
 }  // namespace
 
-bool selftest_due(bool applied_changes, const std::optional<std::string>& last_result) {
-  return applied_changes || !last_result || *last_result != "passed";
+bool selftest_due(bool applied_changes, const std::optional<std::string>& last_result, bool inputs_changed) {
+  if (applied_changes || !last_result) return true;
+  return *last_result != "passed" && inputs_changed;
+}
+
+std::string selftest_inputs(const HostState& observed, const SelftestSpec& spec) {
+  nlohmann::json in = nlohmann::json::object();
+  in["enabled"] = spec.enabled ? nlohmann::json(*spec.enabled) : nlohmann::json();
+  in["minBandwidthRatio"] = spec.min_bandwidth_ratio ? nlohmann::json(*spec.min_bandwidth_ratio) : nlohmann::json();
+  in["peers"] = spec.peers ? nlohmann::json(*spec.peers) : nlohmann::json();
+  nlohmann::json ports = nlohmann::json::array();
+  for (const DeviceState& device : observed.devices) {
+    for (const PortState& port : device.ports) {
+      nlohmann::json gids = nlohmann::json::array();
+      for (const GidEntry& gid : port.gids) gids.push_back(gid.gid + " " + gid.type + " " + gid.netdev);
+      ports.push_back({device.name, port.port, port.state, port.phys_state, port.rate_gbps,
+                       port.lid ? nlohmann::json(*port.lid) : nlohmann::json(),
+                       port.sm_lid ? nlohmann::json(*port.sm_lid) : nlohmann::json(), port.netdev, gids});
+    }
+  }
+  in["ports"] = std::move(ports);
+  return in.dump();
 }
 
 LiveHost::LiveHost(std::string root, std::string node, bool allow_firmware, std::vector<std::string> served_addresses)
@@ -79,8 +99,10 @@ ReconcileOutcome LiveHost::reconcile(const ReconcileRequest& request) {
   // As `rdmactl apply`: the self-test proves a converged host, unless the spec turns it off; when
   // it runs is selftest_due's (POST /v1/selftest runs it on demand).
   const bool changed = outcome.report.count(ChangeStatus::kApplied) > 0;
+  const bool inputs_changed =
+      !outcome.observed || selftest_inputs(*outcome.observed, spec.selftest) != last_selftest_inputs_;
   if (!outcome.report.has_failures() && spec.selftest.enabled.value_or(true) &&
-      selftest_due(changed, last_selftest_result_)) {
+      selftest_due(changed, last_selftest_result_, inputs_changed)) {
     outcome.report.selftest = selftest_on(after, &spec, outcome.observed ? &*outcome.observed : nullptr);
   }
   return outcome;
@@ -157,6 +179,7 @@ nlohmann::json LiveHost::selftest(const NodeSpec* spec) {
 
 nlohmann::json LiveHost::selftest_on(Platform& platform, const NodeSpec* spec, const HostState* observed) {
   SelftestReport result;
+  std::optional<HostState> tested;  // the observation made here when none was given
   if (root_ != "/") {
     // Devices would come from the fixture tree, verbs from the live host: they differ.
     result.reason = "the self-test needs the live host's RDMA devices; --root " + root_ + " is a file tree";
@@ -166,7 +189,12 @@ nlohmann::json LiveHost::selftest_on(Platform& platform, const NodeSpec* spec, c
     result.reason = "observing the host for the self-test: " + state.error().to_string();
   } else {
     result = run_selftest(*state, spec, SelftestOptions{});
+    tested = std::move(*state);
   }
+  // What this self-test saw, for selftest_due: a reconcile reruns one that did not pass only when
+  // this changes. Empty when nothing was observed: any observation differs from it.
+  const HostState* seen = observed != nullptr ? observed : (tested ? &*tested : nullptr);
+  last_selftest_inputs_ = seen != nullptr ? selftest_inputs(*seen, spec != nullptr ? spec->selftest : SelftestSpec{}) : "";
   if (result.results.empty() && result.outcome == SelftestResult::Outcome::kSkipped) summarize(result);
   nlohmann::json out = to_json(result);
   last_selftest_result_ = out.value("result", "");

@@ -25,12 +25,20 @@ constexpr std::chrono::seconds kAgentLockWait{30};
 
 // Whether a reconcile runs the self-test (when the spec enables it and the reconcile had no
 // failure). A bandwidth test loads the fabric for seconds and the agent reconciles every few
-// minutes, so a passed self-test stands until a reconcile applies something; one that did not pass
-// (skipped: no ACTIVE port yet; failed) runs again at every reconcile, so that its metric recovers
-// when the port comes up or the cable is fixed, which changes no configuration.
+// minutes: it runs on the first reconcile and after one that applied something. One that did not
+// pass (skipped: no ACTIVE port yet; failed) runs again when what it tests changed
+// (`inputs_changed`: selftest_inputs differs from the last self-test's), so that its metric
+// recovers when the port comes up or the cable is fixed, which changes no configuration; never
+// at every reconcile, which would load the fabric every few minutes on a node whose test cannot
+// pass (a peer that is gone, a busy link below the ratio) and keep every reconcile failed.
 // `last_result`: the "result" of the last self-test this process ran (a reconcile's or POST
 // /v1/selftest's), nullopt before the first.
-bool selftest_due(bool applied_changes, const std::optional<std::string>& last_result);
+bool selftest_due(bool applied_changes, const std::optional<std::string>& last_result, bool inputs_changed);
+
+// What a self-test's outcome depends on besides the code: the spec's `selftest:` and, per RDMA
+// port, its state, physical state, rate, LID, SM LID, netdev and GIDs (a RoCE address added or
+// removed changes the GIDs). Compared, never parsed.
+std::string selftest_inputs(const HostState& observed, const SelftestSpec& spec);
 
 class LiveHost : public HostDriver {
  public:
@@ -60,6 +68,7 @@ class LiveHost : public HostDriver {
   bool allow_firmware_ = false;
   Engine engine_;
   std::optional<std::string> last_selftest_result_;  // selftest_due's last_result
+  std::string last_selftest_inputs_;                 // selftest_inputs when the last self-test ran
 };
 
 }  // namespace rdmactl

@@ -12,7 +12,7 @@
 //   from a self-test  rdmactl_selftest_success, rdmactl_selftest_info{result},
 //                     rdmactl_selftest_timestamp_seconds, rdmactl_selftest_bandwidth_bytes_per_second,
 //                     rdmactl_selftest_expected_bandwidth_bytes_per_second,
-//                     rdmactl_selftest_latency_seconds{quantile}, rdmactl_selftest_test_success
+//                     rdmactl_selftest_latency_seconds{statistic}, rdmactl_selftest_test_success
 //   from a HostState  rdmactl_port_info, rdmactl_port_active, rdmactl_port_physical_link_up,
 //                     rdmactl_port_rate_bytes_per_second, rdmactl_infiniband_*_total (error,
 //                     traffic and congestion counters of ports/N/counters and ports/N/hw_counters,

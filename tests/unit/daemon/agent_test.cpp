@@ -522,17 +522,60 @@ TEST_F(AgentTest, SelftestSeriesStayOnAQuietHost) {
 }
 
 // LiveHost's policy (selftest_due): the first reconcile tests; a passed self-test stands until a
-// reconcile applies something; a skipped (no ACTIVE port yet) or failed one runs again at every
-// reconcile, so that rdmactl_selftest_info{result="failed"} clears once the cable is fixed, which
-// changes no configuration.
-TEST(SelftestDue, RerunsUntilAPassAndAfterChanges) {
-  EXPECT_TRUE(selftest_due(false, std::nullopt));  // the first reconcile of this process
-  EXPECT_TRUE(selftest_due(true, std::nullopt));
-  EXPECT_FALSE(selftest_due(false, std::string("passed")));
-  EXPECT_TRUE(selftest_due(true, std::string("passed")));
-  EXPECT_TRUE(selftest_due(false, std::string("skipped")));
-  EXPECT_TRUE(selftest_due(false, std::string("failed")));
-  EXPECT_TRUE(selftest_due(false, std::string("")));  // a result without a word is no pass
+// reconcile applies something; a skipped (no ACTIVE port yet) or failed one runs again when what it
+// tests changed (the cable fixed, the port up), so that rdmactl_selftest_info{result="failed"}
+// clears without a configuration change, and never at every reconcile (a test that cannot pass
+// would load the fabric every few minutes and keep every reconcile failed).
+TEST(SelftestDue, RerunsAfterChangesAndWhenWhatItTestsChanged) {
+  EXPECT_TRUE(selftest_due(false, std::nullopt, false));  // the first reconcile of this process
+  EXPECT_TRUE(selftest_due(true, std::nullopt, false));
+  EXPECT_FALSE(selftest_due(false, std::string("passed"), false));
+  EXPECT_FALSE(selftest_due(false, std::string("passed"), true));  // a pass stands
+  EXPECT_TRUE(selftest_due(true, std::string("passed"), false));
+  EXPECT_FALSE(selftest_due(false, std::string("skipped"), false));
+  EXPECT_FALSE(selftest_due(false, std::string("failed"), false));
+  EXPECT_TRUE(selftest_due(false, std::string("skipped"), true));
+  EXPECT_TRUE(selftest_due(false, std::string("failed"), true));
+  EXPECT_TRUE(selftest_due(false, std::string(""), true));  // a result without a word is no pass
+}
+
+// selftest_inputs changes with what the self-test depends on, and only with that.
+TEST(SelftestInputs, FollowTheTestedPortsAndTheSpec) {
+  HostState state;
+  DeviceState dev;
+  dev.name = "mlx5_0";
+  PortState port;
+  port.port = 1;
+  port.state = "DOWN";
+  port.phys_state = "Polling";
+  port.netdev = "ens1f0np0";
+  dev.ports.push_back(port);
+  state.devices.push_back(dev);
+  const SelftestSpec none;
+  const std::string down = selftest_inputs(state, none);
+  EXPECT_EQ(selftest_inputs(state, none), down);  // stable
+
+  HostState busy = state;  // counters move all the time: not an input
+  busy.devices[0].ports[0].counters["port_xmit_data"] = 123456;
+  EXPECT_EQ(selftest_inputs(busy, none), down);
+
+  HostState up = state;  // the cable fixed
+  up.devices[0].ports[0].state = "ACTIVE";
+  up.devices[0].ports[0].phys_state = "LinkUp";
+  up.devices[0].ports[0].rate_gbps = 100;
+  EXPECT_NE(selftest_inputs(up, none), down);
+
+  HostState slower = up;  // retrained at a lower rate
+  slower.devices[0].ports[0].rate_gbps = 50;
+  EXPECT_NE(selftest_inputs(slower, none), selftest_inputs(up, none));
+
+  HostState addressed = up;  // a RoCE address added: a new GID
+  addressed.devices[0].ports[0].gids.push_back({3, "0000:0000:0000:0000:0000:ffff:c0a8:640b", "RoCE v2", "ens1f0np0"});
+  EXPECT_NE(selftest_inputs(addressed, none), selftest_inputs(up, none));
+
+  SelftestSpec peers;  // a peer added to the spec
+  peers.peers = std::vector<std::string>{"192.168.100.12"};
+  EXPECT_NE(selftest_inputs(up, peers), selftest_inputs(up, none));
 }
 
 TEST_F(AgentTest, ReconcileDurationIsAHistogram) {
