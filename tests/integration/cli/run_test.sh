@@ -23,18 +23,8 @@ rdmactl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../../.." && pwd)
 
-under_ci() {
-  case "${CI:-}" in true | 1 | yes) return 0 ;; esac
-  return 1
-}
-cannot_run() {
-  if under_ci || [ "$(id -u)" -eq 0 ]; then
-    echo "FAIL: cannot run (euid $(id -u), CI=${CI:-}): $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*" >&2
-  exit 77
-}
+# under_ci, cannot_run: a missing tool skips (77) only when not root and not CI.
+. "$(dirname "$0")/../lib.sh"
 command -v zsh > /dev/null || cannot_run "zsh not found: apt-get install --no-install-recommends zsh"
 command -v script > /dev/null || cannot_run "script not found: apt-get install bsdutils"
 

@@ -26,20 +26,8 @@ if [ $# -ne 1 ] || [ ! -x "$1" ]; then
 fi
 rdmactl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 
-under_ci() {
-  case "${CI:-}" in true | 1 | yes) return 0 ;; esac
-  return 1
-}
-# Skips only where the tools may legitimately be missing: not root and not CI. As root (which
-# can install them) or under CI, a missing tool is a failure.
-cannot_run() {
-  if under_ci || [ "$(id -u)" -eq 0 ]; then
-    echo "FAIL: cannot run (euid $(id -u), CI=${CI:-}): $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*" >&2
-  exit 77
-}
+# under_ci, cannot_run: a missing tool skips (77) only when not root and not CI.
+. "$(dirname "$0")/../lib.sh"
 command -v promtool > /dev/null ||
   cannot_run "promtool not found: install Debian's prometheus (apt-get install --no-install-recommends prometheus)"
 command -v curl > /dev/null || cannot_run "curl not found: apt-get install --no-install-recommends curl"

@@ -54,18 +54,8 @@ operator_rule=$src/packaging/kubernetes/prometheusrule.yaml
 dashboard=$src/packaging/grafana/rdmactl.json
 ibsim_fabric=$src/tests/ibsim/ibsim-fabric.sh
 
-under_ci() {
-  case "${CI:-}" in true | 1 | yes) return 0 ;; esac
-  return 1
-}
-cannot_run() {
-  if under_ci || [ "$(id -u)" -eq 0 ]; then
-    echo "FAIL: cannot run (euid $(id -u), CI=${CI:-}): $*" >&2
-    exit 1
-  fi
-  echo "SKIP: $*" >&2
-  exit 77
-}
+# under_ci, cannot_run: a missing tool skips (77) only when not root and not CI.
+. "$(dirname "$0")/../lib.sh"
 command -v promtool > /dev/null ||
   cannot_run "promtool not found: apt-get install --no-install-recommends prometheus"
 command -v curl > /dev/null || cannot_run "curl not found: apt-get install --no-install-recommends curl"
