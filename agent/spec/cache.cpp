@@ -40,9 +40,15 @@ template <class A> void describe(A& a, QosSpec& v) { a(v.profile, v.profile_prio
 template <class A> void describe(A& a, EcnSpec& v) { a(v.priorities, v.cnp_dscp); }
 template <class A> void describe(A& a, RoceSpec& v) { a(v.mode, v.tos); }
 template <class A> void describe(A& a, IpoibSpec& v) { a(v.mode); }
+template <class A> void describe(A& a, SriovSpec& v) { a(v.num_vfs); }
+template <class A> void describe(A& a, PciSpec& v) { a(v.max_read_request); }
+template <class A> void describe(A& a, EthtoolRingsSpec& v) { a(v.rx, v.rx_mini, v.rx_jumbo, v.tx); }
+template <class A> void describe(A& a, EthtoolChannelsSpec& v) { a(v.rx, v.tx, v.other, v.combined); }
+template <class A> void describe(A& a, EthtoolPauseSpec& v) { a(v.autoneg, v.rx, v.tx); }
+template <class A> void describe(A& a, EthtoolSpec& v) { a(v.rings, v.channels, v.pause); }
 template <class A> void describe(A& a, FirmwareSpec& v) { a(v.version, v.images, v.policy, v.activation, v.allow_management_outage, v.origin); }
 template <class A> void describe(A& a, InterfaceSpec& v) {
-  a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.rail, v.origin,
+  a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.sriov, v.nvconfig, v.pci, v.ethtool, v.rail, v.origin,
     v.field_origins, v.field_marks);
 }
 template <class A> void describe(A& a, PartitionMemberSpec& v) { a(v.who, v.membership); }
@@ -92,6 +98,7 @@ class Writer {
   void one(bool v) { varint(v ? 1 : 0); }
   void one(int v) { varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v < 0 ? -1 : 0)); }
   void one(std::uint64_t v) { varint(v); }
+  void one(std::uint32_t v) { varint(v); }
   void one(double v) {
     char raw[sizeof v];
     std::memcpy(raw, &v, sizeof v);
@@ -170,6 +177,11 @@ class CacheReader {
     v = static_cast<int>(decoded);
   }
   void one(std::uint64_t& v) { v = varint(); }
+  void one(std::uint32_t& v) {
+    const std::uint64_t wide = varint();
+    if (wide > UINT32_MAX) throw Truncated{};
+    v = static_cast<std::uint32_t>(wide);
+  }
   void one(double& v) {
     if (end_ - at_ < static_cast<std::ptrdiff_t>(sizeof v)) throw Truncated{};
     std::memcpy(&v, at_, sizeof v);

@@ -42,7 +42,11 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
                                    {"addresses", over.addresses.has_value()},
                                    {"linkType", over.link_type.has_value()},
                                    {"firmware", over.firmware.any()},
-                                   {"rail", over.rail.has_value()}}) {
+                                   {"rail", over.rail.has_value()},
+                                   {"sriov", over.sriov.num_vfs.has_value()},
+                                   {"nvconfig", !over.nvconfig.empty()},
+                                   {"pci", over.pci.max_read_request.has_value()},
+                                   {"ethtool", over.ethtool.any()}}) {
     if (set) base.field_origins[field] = over.origin;
   }
   // Every field `over` writes overrides the base's: its marks win.
@@ -63,6 +67,21 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
   override_with(base.roce.mode, over.roce.mode);
   override_with(base.roce.tos, over.roce.tos);
   override_with(base.ipoib.mode, over.ipoib.mode);
+  override_with(base.sriov.num_vfs, over.sriov.num_vfs);
+  // Parameter by parameter, as sysctl keys: a nodes entry adds to the defaults' parameters.
+  for (const auto& [param, value] : over.nvconfig) base.nvconfig[param] = value;
+  override_with(base.pci.max_read_request, over.pci.max_read_request);
+  override_with(base.ethtool.rings.rx, over.ethtool.rings.rx);
+  override_with(base.ethtool.rings.rx_mini, over.ethtool.rings.rx_mini);
+  override_with(base.ethtool.rings.rx_jumbo, over.ethtool.rings.rx_jumbo);
+  override_with(base.ethtool.rings.tx, over.ethtool.rings.tx);
+  override_with(base.ethtool.channels.rx, over.ethtool.channels.rx);
+  override_with(base.ethtool.channels.tx, over.ethtool.channels.tx);
+  override_with(base.ethtool.channels.other, over.ethtool.channels.other);
+  override_with(base.ethtool.channels.combined, over.ethtool.channels.combined);
+  override_with(base.ethtool.pause.autoneg, over.ethtool.pause.autoneg);
+  override_with(base.ethtool.pause.rx, over.ethtool.pause.rx);
+  override_with(base.ethtool.pause.tx, over.ethtool.pause.tx);
   override_with(base.rail, over.rail);
 }
 

@@ -90,6 +90,58 @@ struct FirmwareSpec {
   bool operator==(const FirmwareSpec&) const = default;
 };
 
+// SR-IOV of the interface's PCI function (`sriov:`): how many VFs it has. The firmware must allow
+// them (SRIOV_EN, NUM_OF_VFS, staged for the next boot by the nvconfig reconciler); then sysfs
+// sriov_numvfs creates them (reconcilers/sriov).
+struct SriovSpec {
+  std::optional<int> num_vfs;  // 0-kMaxVfs
+
+  bool operator==(const SriovSpec&) const = default;
+};
+
+// Firmware parameters of the interface's PCI function (`nvconfig:`), by the names `mstconfig -d
+// <bdf> q` prints (ADVANCED_PCI_SETTINGS, NUM_OF_VFS, PCI_DOWNSTREAM_PORT_OWNER[4]), each value as
+// the spec writes it: a boolean as "True" or "False", an integer in decimal, an enum name as given
+// ("ETH", "DEVICE_DEFAULT"). Staged for the next boot (reconcilers/nvconfig).
+using NvconfigSpec = std::map<std::string, std::string>;
+
+// The PCI function's runtime PCIe settings (`pci:`), in its PCI Express capability's Device Control
+// register; lost at a reset or reboot, set again by the next reconcile (reconcilers/pci).
+struct PciSpec {
+  std::optional<int> max_read_request;  // bytes: 128, 256, 512, 1024, 2048 or 4096
+
+  bool operator==(const PciSpec&) const = default;
+};
+
+// The netdev's queues and pause frames through the kernel's ethtool netlink family (`ethtool:`,
+// reconcilers/ethtool). Every field is optional: an unset one is not managed.
+struct EthtoolRingsSpec {
+  std::optional<uint32_t> rx, rx_mini, rx_jumbo, tx;  // ETHTOOL_A_RINGS_{RX,RX_MINI,RX_JUMBO,TX}
+
+  bool any() const { return rx || rx_mini || rx_jumbo || tx; }
+  bool operator==(const EthtoolRingsSpec&) const = default;
+};
+struct EthtoolChannelsSpec {
+  std::optional<uint32_t> rx, tx, other, combined;  // ETHTOOL_A_CHANNELS_{RX,TX,OTHER,COMBINED}_COUNT
+
+  bool any() const { return rx || tx || other || combined; }
+  bool operator==(const EthtoolChannelsSpec&) const = default;
+};
+struct EthtoolPauseSpec {
+  std::optional<bool> autoneg, rx, tx;  // ETHTOOL_A_PAUSE_{AUTONEG,RX,TX}: global (802.3x) pause
+
+  bool any() const { return autoneg || rx || tx; }
+  bool operator==(const EthtoolPauseSpec&) const = default;
+};
+struct EthtoolSpec {
+  EthtoolRingsSpec rings;
+  EthtoolChannelsSpec channels;
+  EthtoolPauseSpec pause;
+
+  bool any() const { return rings.any() || channels.any() || pause.any(); }
+  bool operator==(const EthtoolSpec&) const = default;
+};
+
 struct InterfaceSpec {
   Selector selector;
   std::optional<std::string> link_type;  // ethernet | infiniband
@@ -101,6 +153,10 @@ struct InterfaceSpec {
   EcnSpec ecn;
   RoceSpec roce;
   IpoibSpec ipoib;
+  SriovSpec sriov;
+  NvconfigSpec nvconfig;
+  PciSpec pci;
+  EthtoolSpec ethtool;
   // The rail this port is cabled to (`rail: NAME`): the cross-node checks compare subnets and MTUs
   // only among the ports of one named rail, whatever their selectors on each node role.
   std::optional<std::string> rail;
@@ -249,6 +305,10 @@ struct FabricSpec {
 
 // A spec is a few kilobytes; anything near this is a mistake or an attack (a spec path pointed
 // at a log, an endless device). Larger input is refused before it is parsed.
+// The most VFs a spec may ask of one PCI function: the PCI SR-IOV capability's TotalVFs is 16 bits,
+// and sriov_numvfs_store (drivers/pci/iov.c) parses the count with kstrtou16.
+inline constexpr int kMaxVfs = 65535;
+
 inline constexpr std::size_t kMaxSpecBytes = 4 * 1024 * 1024;
 
 // Loads and validates a spec from a file, or standard input when path is "-".

@@ -5,6 +5,7 @@
 #include "agent/core/text.h"
 #include "agent/spec/input.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -121,6 +122,7 @@ json netdev_to_json(const NetdevState& n) {
   if (n.ecn) out["ecn"] = *n.ecn;
   if (n.roce) out["roce"] = *n.roce;
   if (n.ipoib) out["ipoib"] = *n.ipoib;
+  if (n.ethtool) out["ethtool"] = *n.ethtool;
   return out;
 }
 
@@ -184,6 +186,22 @@ void read_netdev(StateReader& r, NetdevState& n) {
   r.get_json("ecn", n.ecn);
   r.get_json("roce", n.roce);
   r.get_json("ipoib", n.ipoib);
+  r.get_json("ethtool", n.ethtool);
+}
+
+json pci_function_to_json(const PciFunctionState& f) {
+  json out = {{"pci", f.pci}};
+  if (f.nvconfig) out["nvconfig"] = *f.nvconfig;
+  if (f.sriov) out["sriov"] = *f.sriov;
+  if (f.pcie_control) out["pcieControl"] = *f.pcie_control;
+  return out;
+}
+
+void read_pci_function(StateReader& r, PciFunctionState& f) {
+  r.get("pci", f.pci);
+  r.get_json("nvconfig", f.nvconfig);
+  r.get_json("sriov", f.sriov);
+  r.get_json("pcieControl", f.pcie_control);
 }
 
 }  // namespace
@@ -262,6 +280,46 @@ Result<const NetdevState*> HostState::resolve(const Selector& selector) const {
   return make_error(ErrorKind::kNotFound, "unknown selector");
 }
 
+Result<std::string> HostState::resolve_pci(const Selector& selector) const {
+  switch (selector.kind) {
+    case Selector::Kind::kPci:
+      return selector.value;
+    case Selector::Kind::kRdmaDevice: {
+      const DeviceState* device = find_device(selector.value);
+      if (!device) return make_error(ErrorKind::kNotFound, "no RDMA device named " + selector.value + " on this host");
+      if (device->pci.empty()) {
+        return make_error(ErrorKind::kNotFound, "RDMA device " + selector.value + " is on no PCI function");
+      }
+      return device->pci;
+    }
+    case Selector::Kind::kName: {
+      const NetdevState* netdev = find_netdev(selector.value);
+      if (!netdev) return make_error(ErrorKind::kNotFound, "no netdev named " + selector.value + " on this host");
+      if (netdev->pci.empty()) {
+        return make_error(ErrorKind::kNotFound,
+                          "netdev " + selector.value + " is on no PCI function" +
+                              (netdev->kind.empty() ? std::string() : " (a " + netdev->kind + " netdev)"));
+      }
+      return netdev->pci;
+    }
+  }
+  return make_error(ErrorKind::kNotFound, "unknown selector");
+}
+
+const PciFunctionState* HostState::find_pci_function(const std::string& pci) const {
+  for (const PciFunctionState& f : pci_functions) {
+    if (f.pci == pci) return &f;
+  }
+  return nullptr;
+}
+
+PciFunctionState& HostState::pci_function(const std::string& pci) {
+  auto at = std::lower_bound(pci_functions.begin(), pci_functions.end(), pci,
+                             [](const PciFunctionState& f, const std::string& key) { return f.pci < key; });
+  if (at != pci_functions.end() && at->pci == pci) return *at;
+  return *pci_functions.insert(at, PciFunctionState{pci, std::nullopt, std::nullopt, std::nullopt});
+}
+
 Result<PortRef> HostState::resolve_port(const Selector& selector) const {
   auto port_of = [&](const DeviceState& device, int port) -> Result<PortRef> {
     for (const auto& p : device.ports) {
@@ -299,6 +357,10 @@ json to_json(const HostState& state) {
   for (const auto& n : state.netdevs) out["netdevs"].push_back(netdev_to_json(n));
   out["subnetManager"] = state.subnet_manager;
   out["sysctl"] = state.sysctl;
+  if (!state.pci_functions.empty()) {
+    out["pciFunctions"] = json::array();
+    for (const auto& f : state.pci_functions) out["pciFunctions"].push_back(pci_function_to_json(f));
+  }
   return out;
 }
 
@@ -319,6 +381,11 @@ Result<HostState> host_state_from_json(const json& json_state) {
     NetdevState netdev;
     read_netdev(n, netdev);
     state.netdevs.push_back(std::move(netdev));
+  });
+  r.each("pciFunctions", [&](StateReader& f) {
+    PciFunctionState function;
+    read_pci_function(f, function);
+    if (!function.pci.empty()) state.pci_function(function.pci) = std::move(function);
   });
   if (json_state.contains("subnetManager") && json_state["subnetManager"].is_object()) {
     state.subnet_manager = json_state["subnetManager"];

@@ -94,12 +94,25 @@ struct NetdevState {
   std::optional<nlohmann::json> ecn;
   std::optional<nlohmann::json> roce;
   std::optional<nlohmann::json> ipoib;
+  std::optional<nlohmann::json> ethtool;  // rings, channels, pause: reconcilers/ethtool/ethtool.h
   // Not part of a recorded state (to_json leaves them out): what the live observe knew besides.
   // The link's ARPHRD_* type from the link dump (ifi_type: 32 is IPoIB); 0 when not observed.
   unsigned arptype = 0;
   // Whether the netdev's sysfs (PCI function, driver, dev_port) was read: only for the netdevs the
   // spec or the RDMA inventory names (every netdev when there is no spec).
   bool sysfs_observed = false;
+};
+
+// One PCI function's settings that the spec manages whether or not it carries an RDMA device: its
+// firmware parameters, SR-IOV and PCIe Device Control. Observed only for the functions a spec
+// interface names with nvconfig, sriov or pci (show without a spec: every RDMA device's function
+// for sriov and pcieControl, which cost a sysfs read each). Each concern's shape is documented by
+// its reconciler (reconcilers/nvconfig, sriov, pci); absent when not observed.
+struct PciFunctionState {
+  std::string pci;  // 0000:3b:00.0
+  std::optional<nlohmann::json> nvconfig;
+  std::optional<nlohmann::json> sriov;
+  std::optional<nlohmann::json> pcie_control;  // JSON "pcieControl"
 };
 
 struct DeviceState;
@@ -116,6 +129,8 @@ struct HostState {
   std::vector<NetdevState> netdevs;
   nlohmann::json subnet_manager = nlohmann::json::object();
   std::map<std::string, std::string> sysctl;  // dotted key -> value as read (trailing newline cut)
+  // By PCI address, lowest first (JSON "pciFunctions", a list): see PciFunctionState.
+  std::vector<PciFunctionState> pci_functions;
   // The file a recorded state came from (`plan --state`); empty for a live observation. Lets
   // messages say "not in the recorded state" rather than "not on this host".
   std::string recorded_from;
@@ -136,6 +151,12 @@ struct HostState {
   // The RDMA port a selector names: rdmaDevice+port directly, pci through the device on that
   // function, name through the port whose netdev it is. InfiniBand ports need no netdev here.
   Result<PortRef> resolve_port(const Selector& selector) const;
+  // The PCI function a selector names: pci directly, rdmaDevice through its device's function,
+  // name through the netdev's (kNotFound for a netdev without one: veth, a bond, a VLAN).
+  Result<std::string> resolve_pci(const Selector& selector) const;
+  const PciFunctionState* find_pci_function(const std::string& pci) const;
+  // The entry of `pci`, added in address order when there is none.
+  PciFunctionState& pci_function(const std::string& pci);
 };
 
 nlohmann::json to_json(const HostState& state);
