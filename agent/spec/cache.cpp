@@ -41,14 +41,14 @@ template <class A> void describe(A& a, EcnSpec& v) { a(v.priorities, v.cnp_dscp)
 template <class A> void describe(A& a, RoceSpec& v) { a(v.mode, v.tos); }
 template <class A> void describe(A& a, IpoibSpec& v) { a(v.mode); }
 template <class A> void describe(A& a, SriovSpec& v) { a(v.num_vfs); }
-template <class A> void describe(A& a, PciSpec& v) { a(v.max_read_request); }
+template <class A> void describe(A& a, PcieSpec& v) { a(v.max_read_request); }
 template <class A> void describe(A& a, EthtoolRingsSpec& v) { a(v.rx, v.rx_mini, v.rx_jumbo, v.tx); }
 template <class A> void describe(A& a, EthtoolChannelsSpec& v) { a(v.rx, v.tx, v.other, v.combined); }
 template <class A> void describe(A& a, EthtoolPauseSpec& v) { a(v.autoneg, v.rx, v.tx); }
 template <class A> void describe(A& a, EthtoolSpec& v) { a(v.rings, v.channels, v.pause); }
 template <class A> void describe(A& a, FirmwareSpec& v) { a(v.version, v.images, v.policy, v.activation, v.allow_management_outage, v.origin); }
 template <class A> void describe(A& a, InterfaceSpec& v) {
-  a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.sriov, v.nvconfig, v.pci, v.ethtool, v.rail, v.origin,
+  a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.sriov, v.nvconfig, v.pcie, v.ethtool, v.rail, v.origin,
     v.field_origins, v.field_marks);
 }
 template <class A> void describe(A& a, PartitionMemberSpec& v) { a(v.who, v.membership); }

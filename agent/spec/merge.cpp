@@ -45,7 +45,7 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
                                    {"rail", over.rail.has_value()},
                                    {"sriov", over.sriov.num_vfs.has_value()},
                                    {"nvconfig", !over.nvconfig.empty()},
-                                   {"pci", over.pci.max_read_request.has_value()},
+                                   {"pcie", over.pcie.max_read_request.has_value()},
                                    {"ethtool", over.ethtool.any()}}) {
     if (set) base.field_origins[field] = over.origin;
   }
@@ -70,7 +70,7 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
   override_with(base.sriov.num_vfs, over.sriov.num_vfs);
   // Parameter by parameter, as sysctl keys: a nodes entry adds to the defaults' parameters.
   for (const auto& [param, value] : over.nvconfig) base.nvconfig[param] = value;
-  override_with(base.pci.max_read_request, over.pci.max_read_request);
+  override_with(base.pcie.max_read_request, over.pcie.max_read_request);
   override_with(base.ethtool.rings.rx, over.ethtool.rings.rx);
   override_with(base.ethtool.rings.rx_mini, over.ethtool.rings.rx_mini);
   override_with(base.ethtool.rings.rx_jumbo, over.ethtool.rings.rx_jumbo);

@@ -49,6 +49,13 @@ std::optional<int> int_of(const std::optional<Field>& field, int min, int max) {
   return static_cast<int>(*value);
 }
 
+std::optional<uint32_t> u32_of(const std::optional<Field>& field) {
+  if (!field) return std::nullopt;
+  const auto value = yaml_int(field->value);
+  if (!value || *value < 0 || *value > static_cast<std::int64_t>(UINT32_MAX)) return std::nullopt;
+  return static_cast<uint32_t>(*value);
+}
+
 std::optional<bool> bool_of(const std::optional<Field>& field) {
   return field ? yaml_bool(field->value) : std::nullopt;
 }

@@ -90,6 +90,7 @@ std::optional<InterfaceSpec> SpecReader::read_interface(const Field& map) {
     spec.roce.tos = int_of(member(*roce, "tos"), 0, kMaxTos);
   }
   if (auto ipoib = member(map, "ipoib")) spec.ipoib.mode = string_of(member(*ipoib, "mode"));
+  read_nic_tuning(map, spec);
   spec.rail = string_of(member(map, "rail"));
   const Position at = map.position();
   spec.origin = SourceMark{file_, at.line, at.column, map.path};

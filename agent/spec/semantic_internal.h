@@ -56,6 +56,7 @@ std::vector<Field> items(const Field& list);
 std::optional<std::string> string_of(const std::optional<Field>& field);
 std::optional<int> int_of(const std::optional<Field>& field, int min, int max);
 std::optional<bool> bool_of(const std::optional<Field>& field);
+std::optional<uint32_t> u32_of(const std::optional<Field>& field);
 std::optional<std::vector<std::string>> strings_of(const std::optional<Field>& field);
 // Sorted and unique: PFC and ECN are sets of priorities.
 std::optional<std::vector<int>> priorities_of(const std::optional<Field>& field);
@@ -146,6 +147,11 @@ class SpecReader {
   std::optional<PartitionSpec> read_partition(const Field& item);
   std::vector<PartitionMemberSpec> read_partition_members(const Field& map);
   void check_partition_defined_once(const Field& item, const PartitionSpec& p, PartitionsSeen& seen);
+  // semantic_nic.cpp: an interface's sriov, nvconfig, pcie and ethtool.
+  void read_nic_tuning(const Field& map, InterfaceSpec& spec);
+  NvconfigSpec read_nvconfig(const Field& map);
+  void check_sriov_against_nvconfig(const Field& map, const InterfaceSpec& spec);
+  void check_pause_against_pfc(const Field& map, const InterfaceSpec& spec);
   // semantic_fabric.cpp
   std::optional<FabricExpectation> read_fabric(const Field& map);
   // semantic_sysctl.cpp

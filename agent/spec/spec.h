@@ -105,12 +105,13 @@ struct SriovSpec {
 // ("ETH", "DEVICE_DEFAULT"). Staged for the next boot (reconcilers/nvconfig).
 using NvconfigSpec = std::map<std::string, std::string>;
 
-// The PCI function's runtime PCIe settings (`pci:`), in its PCI Express capability's Device Control
-// register; lost at a reset or reboot, set again by the next reconcile (reconcilers/pci).
-struct PciSpec {
+// The PCI function's runtime PCIe settings (`pcie:`; `pci:` is the selector), in its PCI Express
+// capability's Device Control register; lost at a reset or reboot, set again by the next reconcile
+// (reconcilers/pci).
+struct PcieSpec {
   std::optional<int> max_read_request;  // bytes: 128, 256, 512, 1024, 2048 or 4096
 
-  bool operator==(const PciSpec&) const = default;
+  bool operator==(const PcieSpec&) const = default;
 };
 
 // The netdev's queues and pause frames through the kernel's ethtool netlink family (`ethtool:`,
@@ -155,7 +156,7 @@ struct InterfaceSpec {
   IpoibSpec ipoib;
   SriovSpec sriov;
   NvconfigSpec nvconfig;
-  PciSpec pci;
+  PcieSpec pcie;
   EthtoolSpec ethtool;
   // The rail this port is cabled to (`rail: NAME`): the cross-node checks compare subnets and MTUs
   // only among the ports of one named rail, whatever their selectors on each node role.

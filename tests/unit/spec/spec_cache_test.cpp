@@ -31,6 +31,12 @@ FabricSpec full_spec() {
   interface.ecn = EcnSpec{std::vector<int>{3, 4}, 48};
   interface.roce = RoceSpec{"v2", 106};
   interface.ipoib = IpoibSpec{"connected"};
+  interface.sriov.num_vfs = 8;
+  interface.nvconfig = {{"ADVANCED_PCI_SETTINGS", "True"}, {"MAX_ACC_OUT_READ", "0"}};
+  interface.pcie.max_read_request = 4096;
+  interface.ethtool.rings = EthtoolRingsSpec{8192, 1, 2, 4096};
+  interface.ethtool.channels = EthtoolChannelsSpec{3, 4, 1, 32};
+  interface.ethtool.pause = EthtoolPauseSpec{false, true, false};
   interface.rail = "rail0";
   interface.origin = mark("defaults.interfaces[0]", 5);
   interface.field_origins = {{"mtu", mark("nodes[0].interfaces[0]", 30)}};
