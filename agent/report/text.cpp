@@ -221,6 +221,47 @@ std::string render_text(const Report& report) {
   return escape_lines_for_display(out.str());
 }
 
+namespace {
+
+// "  0000:3b:00.0: VFs 2 of 8 (ens1f0v0 0000:3b:00.2, ...), PCIe max read request 512 bytes": what
+// the sriov and pci reconcilers observed of one PCI function (their shapes: reconcilers/sriov,
+// reconcilers/pci).
+std::string pci_function_line(const PciFunctionState& f) {
+  std::vector<std::string> parts;
+  if (f.sriov && f.sriov->is_object()) {
+    const json& s = *f.sriov;
+    if (s.contains("error")) {
+      parts.push_back("VFs unknown (" + show_value(s["error"]) + ")");
+    } else if (s.value("supported", true) == false) {
+      parts.push_back("no SR-IOV");
+    } else {
+      std::string vfs = "VFs " + show_value(s.value("numVfs", json())) + " of " + show_value(s.value("totalVfs", json()));
+      std::string list;
+      for (const json& vf : s.value("vfs", json::array())) {
+        if (!vf.is_object()) continue;
+        list += (list.empty() ? "" : ", ") + (vf.contains("netdev") ? show_value(vf["netdev"]) + " " : std::string()) +
+                show_value(vf.value("pci", json("")));
+      }
+      if (!list.empty()) vfs += " (" + list + ")";
+      parts.push_back(std::move(vfs));
+    }
+  }
+  if (f.pcie_control && f.pcie_control->is_object()) {
+    const json& c = *f.pcie_control;
+    if (c.contains("error")) {
+      parts.push_back("PCIe Device Control unknown (" + show_value(c["error"]) + ")");
+    } else if (c.contains("maxReadRequest")) {
+      parts.push_back("PCIe max read request " + show_value(c["maxReadRequest"]) + " bytes");
+    }
+  }
+  if (parts.empty()) return {};
+  std::string line = "  " + f.pci + ":";
+  for (size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? " " : ", ") + parts[i];
+  return line + "\n";
+}
+
+}  // namespace
+
 std::string render_state_text(const HostState& state) {
   std::ostringstream out;
   out << "node " << state.node << "\n";
@@ -237,6 +278,8 @@ std::string render_state_text(const HostState& state) {
           << p.rate_gbps << " Gb/s netdev " << (p.netdev.empty() ? "-" : p.netdev) << "\n";
     }
   }
+  if (!state.pci_functions.empty()) out << "pci functions:\n";
+  for (const PciFunctionState& f : state.pci_functions) out << pci_function_line(f);
   out << "netdevs:\n";
   for (const NetdevState& n : state.netdevs) {
     out << "  " << n.name << ": mtu " << n.mtu << " state " << n.state << " (oper " << n.oper_state << ")";

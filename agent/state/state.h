@@ -155,7 +155,8 @@ struct HostState {
   // name through the netdev's (kNotFound for a netdev without one: veth, a bond, a VLAN).
   Result<std::string> resolve_pci(const Selector& selector) const;
   const PciFunctionState* find_pci_function(const std::string& pci) const;
-  // The entry of `pci`, added in address order when there is none.
+  // The entry of `pci`, added in address order when there is none. The reference is good until the
+  // next entry is added.
   PciFunctionState& pci_function(const std::string& pci);
 };
 

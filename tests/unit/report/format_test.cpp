@@ -395,5 +395,35 @@ TEST(Format, JunitCasesComeFromEveryComparedField) {
       << xml;
 }
 
+// show's text names each observed PCI function's VFs (with their netdevs) and PCIe read size, and
+// says so when a function has no SR-IOV or could not be read; a recorded state carries them.
+TEST(ShowText, PciFunctionsShowTheirVfsAndReadSize) {
+  using nlohmann::json;
+  HostState state;
+  state.node = "n1";
+  state.pci_function("0000:3b:00.1").sriov = json{{"supported", false}};
+  PciFunctionState& f = state.pci_function("0000:3b:00.0");
+  f.sriov = json{{"numVfs", 2},
+                 {"totalVfs", 8},
+                 {"vfs", json::array({json{{"pci", "0000:3b:00.2"}, {"netdev", "ens1f0v0"}}, json{{"pci", "0000:3b:00.3"}}})}};
+  f.pcie_control = json{{"maxReadRequest", 512}, {"maxPayload", 256}};
+  state.pci_function("0000:5e:00.0").pcie_control = json{{"error", "no PCI Express capability"}};
+  const std::string text = render_state(state, Format::kText);
+  EXPECT_NE(text.find("pci functions:\n"
+                      "  0000:3b:00.0: VFs 2 of 8 (ens1f0v0 0000:3b:00.2, 0000:3b:00.3), PCIe max read request 512 bytes\n"
+                      "  0000:3b:00.1: no SR-IOV\n"
+                      "  0000:5e:00.0: PCIe Device Control unknown (no PCI Express capability)\n"),
+            std::string::npos)
+      << text;
+  auto back = host_state_from_json(json::parse(render_state(state, Format::kJson)));
+  ASSERT_TRUE(back.has_value()) << back.error().to_string();
+  ASSERT_EQ(back->pci_functions.size(), 3u);
+  EXPECT_EQ(back->pci_functions[0].pci, "0000:3b:00.0");
+  const PciFunctionState* first = state.find_pci_function("0000:3b:00.0");  // `f` moved with the insert
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(back->pci_functions[0].sriov, first->sriov);
+  EXPECT_EQ(back->pci_functions[0].pcie_control, first->pcie_control);
+}
+
 }  // namespace report_format_test
 }  // namespace rdmactl
