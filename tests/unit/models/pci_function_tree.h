@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/spec/spec.h"
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
@@ -96,5 +97,14 @@ inline uint16_t config_word(const TempTree& tree, const std::string& device_dir,
 inline const std::string kCx6Pf0 = "0000:3b:00.0";
 inline const std::string kCx6Pf1 = "0000:3b:00.1";
 inline std::string cx6_device_dir(const std::string& bdf) { return "/sys/devices/pci0000:3a/0000:3a:00.0/" + bdf; }
+
+// A spec interface naming `netdev`, set at fabric.yaml:`line`; the test sets the PCI concern.
+inline InterfaceSpec interface_named(const std::string& netdev, int line) {
+  InterfaceSpec iface;
+  iface.selector = {Selector::Kind::kName, netdev, 1};
+  iface.origin.file = "fabric.yaml";
+  iface.origin.line = line;
+  return iface;
+}
 
 }  // namespace rdmactl::test

@@ -50,11 +50,8 @@ Result<std::unique_ptr<PciConfigSpace>> open_through_kernel(const HostFs& fs, co
 }
 
 InterfaceSpec with_mrrs(const std::string& netdev, int bytes) {
-  InterfaceSpec iface;
-  iface.selector = {Selector::Kind::kName, netdev, 1};
+  InterfaceSpec iface = test::interface_named(netdev, 7);
   iface.pci.max_read_request = bytes;
-  iface.origin.file = "fabric.yaml";
-  iface.origin.line = 7;
   return iface;
 }
 

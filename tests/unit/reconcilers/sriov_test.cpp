@@ -22,12 +22,20 @@ using test::kCx6Pf0;
 using test::kCx6Pf1;
 
 InterfaceSpec with_vfs(int count, const std::string& netdev = "ens1f0np0") {
-  InterfaceSpec iface;
-  iface.selector = {Selector::Kind::kName, netdev, 1};
+  InterfaceSpec iface = test::interface_named(netdev, 9);
   iface.sriov.num_vfs = count;
-  iface.origin.file = "fabric.yaml";
-  iface.origin.line = 9;
   return iface;
+}
+
+// The nvconfig reconciler's observed shape: SRIOV_EN on now and at the next boot, NUM_OF_VFS's
+// current and next-boot values as mstconfig prints them.
+nlohmann::json firmware_vfs(int current, int next_boot) {
+  const auto row = [](const std::string& current_value, const std::string& next_value) {
+    return nlohmann::json{{"default", "0"}, {"current", current_value}, {"nextBoot", next_value}};
+  };
+  return {{"params",
+           {{"SRIOV_EN", row("True(1)", "True(1)")},
+            {"NUM_OF_VFS", row(std::to_string(current), std::to_string(next_boot))}}}};
 }
 
 class SriovTest : public test::ReconcilerOnFixture {
@@ -191,9 +199,7 @@ TEST_F(SriovTest, MoreThanTotalVfsWaitsForTheFirmwareTheNvconfigReconcilerStages
 
 TEST_F(SriovTest, FirmwareStagedForTheNextBootIsSaid) {
   HostState state = observe(spec_of(16));
-  state.pci_function(kCx6Pf0).nvconfig = nlohmann::json::parse(R"json({"params": {
-    "SRIOV_EN": {"default": "False(0)", "current": "True(1)", "nextBoot": "True(1)"},
-    "NUM_OF_VFS": {"default": "0", "current": "8", "nextBoot": "16"}}})json");
+  state.pci_function(kCx6Pf0).nvconfig = firmware_vfs(8, 16);
   const Report planned = engine_->plan(spec_of(16), state);
   ASSERT_EQ(planned.changes.size(), 1u);
   EXPECT_NE(planned.changes[0].note.find("the firmware has SRIOV_EN True and NUM_OF_VFS 16 staged for the next boot"),
@@ -215,9 +221,7 @@ TEST_F(SriovTest, NvconfigPinnedLowerIsAPlanErrorSayingHowToRaiseIt) {
 
 TEST_F(SriovTest, FirmwareThatAllowsThemAlreadyPointsAtTheBios) {
   HostState state = observe(spec_of(16));
-  state.pci_function(kCx6Pf0).nvconfig = nlohmann::json::parse(R"json({"params": {
-    "SRIOV_EN": {"default": "False(0)", "current": "True(1)", "nextBoot": "True(1)"},
-    "NUM_OF_VFS": {"default": "0", "current": "16", "nextBoot": "16"}}})json");
+  state.pci_function(kCx6Pf0).nvconfig = firmware_vfs(16, 16);
   const Report planned = engine_->plan(spec_of(16), state);
   ASSERT_EQ(planned.errors.size(), 1u);
   EXPECT_NE(planned.errors[0].message.find("SR-IOV is enabled in the BIOS/UEFI setup"), std::string::npos);
