@@ -26,6 +26,8 @@ packages=(
   # libraries (use these before writing anything by hand)
   libibverbs-dev librdmacm-dev libyaml-cpp-dev libnl-3-dev libnl-route-3-dev libmnl-dev
   libcpp-httplib-dev libspdlog-dev libcli11-dev nlohmann-json3-dev libvalijson-dev libssl-dev
+  # PCI configuration space (PCIe Max_Read_Request_Size)
+  libpci-dev
   # `rdmactl fabric`: rdma-core's diag libraries
   libibnetdisc-dev libibmad-dev libibumad-dev
 )
@@ -33,6 +35,8 @@ test_packages=(
   libgtest-dev libgmock-dev
   # tests: real-kernel netns tests check results with iproute2's `ip -j`
   iproute2 procps util-linux
+  # the VM's check 42 compares rdmactl's PCIe Device Control with lspci and setpci
+  pciutils
   # integration tests: the real ansible-playbook (ansible-core 2.14), the Salt modules' Python;
   # ansible-test's validate-modules offline (tests/integration/ansible/sanity.sh): its pip
   # requirements from Debian instead (the venv is made --without-pip, so no python3-venv)

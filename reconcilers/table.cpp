@@ -8,8 +8,10 @@
 #include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/link_type/link_type.h"
 #include "reconcilers/netdev/netdev.h"
+#include "reconcilers/pci/pci.h"
 #include "reconcilers/qos/qos.h"
 #include "reconcilers/roce/roce.h"
+#include "reconcilers/sriov/sriov.h"
 #include "reconcilers/subnet_manager/subnet_manager.h"
 #include "reconcilers/sysctl/sysctl.h"
 
@@ -22,12 +24,16 @@ ReconcilerTable make_reconciler_table() {
   //   after an activation, which restarts the driver of every port of the adapter;
   // - the firmware link type first: it decides what the port is after the next boot, and a port
   //   staged to change waits for it (ipoib skips it until then);
+  // - SR-IOV before the PCIe settings and the netdevs: creating or removing VFs adds and removes
+  //   netdevs; Max_Read_Request_Size is the PF's and is set once its VFs are in place;
   // - the IPoIB mode before the MTU: the kernel resets an IPoIB netdev's MTU when its mode changes;
   // - MTU and link state before addresses; QoS before ECN and RoCE, which mark and react on its
   //   priorities; the subnet manager once the ports are set; host parameters last.
   // Every spec field has its reconciler here (engine_test checks the list), so none is ignored.
   table.push_back(reconcilers::make_firmware_reconciler());
   table.push_back(reconcilers::make_link_type_reconciler());
+  table.push_back(reconcilers::make_sriov_reconciler());
+  table.push_back(reconcilers::make_pci_reconciler());
   table.push_back(reconcilers::make_ipoib_reconciler());
   table.push_back(reconcilers::make_netdev_reconciler());
   table.push_back(reconcilers::make_addresses_reconciler());

@@ -52,6 +52,7 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       "the DOCA/MLNX-OFED driver forces (tc/<port>/traffic_class), with the NCCL_IB_TC and perftest\n"
       "settings that fix it (-f: the spec's roce.tos); PCIe width and speed against the device's\n"
       "maximum, and its bandwidth against the ACTIVE ports of every function sharing the link;\n"
+      "PCIe Max_Read_Request_Size of each RDMA function (below 512 bytes: `pcie: {maxReadRequest: 4096}`);\n"
       "error counters (symbol_error, link_downed, port_rcv_errors, local_link_integrity_errors,\n"
       "excessive_buffer_overrun_errors); a subnet manager for InfiniBand ports.\n\n"
       "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed, 65 an invalid -f SPEC.\n\n"

@@ -51,6 +51,7 @@ DoctorReport Doctor::run() {
       }
     }
   }
+  check_read_request();
   if (spec_) check_link_layers();
   note_subnet_manager();
   check_firmware();

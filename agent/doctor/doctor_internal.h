@@ -63,6 +63,7 @@ class Doctor {
   void check_pcie(const DeviceState& d);
   void check_pcie_single(const DeviceState& d);
   void check_pcie_shared(const std::vector<const DeviceState*>& functions);
+  void check_read_request();
   // firmware.cpp
   void check_firmware();
   void pin_firmware_note(const std::string& adapter, const DeviceState& first, const FirmwareView& fw);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The doctor's PCIe checks: the link's width and speed against the device's best, and its bandwidth
-// against the ACTIVE ports of every function that shares it.
+// The doctor's PCIe checks: the link's width and speed against the device's best, its bandwidth
+// against the ACTIVE ports of every function that shares it, and each RDMA function's
+// Max_Read_Request_Size.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -163,6 +164,32 @@ void Doctor::check_pcie_shared(const std::vector<const DeviceState*>& functions)
       "together the ports need more than the link carries: move the card to a slot with enough bandwidth "
       "(Gen4 x16 carries 252 Gb/s, Gen5 x16 504 Gb/s), or expect about " + format_gbps(pcie) +
           " Gb/s in total when all ports are busy");
+}
+
+// Max_Read_Request_Size of each RDMA device's PCI function (observed by reconcilers/pci: its
+// pcieControl). A NIC reads every send buffer from host memory in requests of at most this size, so
+// a small one costs throughput; fwts warns at 128 bytes ("MaxReadReq ... is low", its
+// src/pci/maxreadreq test, which suggests 256 or 512), and RDMA NICs are tuned to 4096 (NVIDIA's
+// nic-configuration-operator writes it with setpci). Below 512 is reported. A VF is left out: its
+// field is reserved (the PF's applies).
+void Doctor::check_read_request() {
+  constexpr int kMinReadRequest = 512;
+  for (const DeviceState& d : state_.devices) {
+    const PciFunctionState* function = d.pci.empty() ? nullptr : state_.find_pci_function(d.pci);
+    if (!function || !function->pcie_control || !function->pcie_control->is_object()) continue;
+    const nlohmann::json& control = *function->pcie_control;
+    if (control.contains("physfn") || !control.contains("maxReadRequest") ||
+        !control["maxReadRequest"].is_number_integer()) {
+      continue;
+    }
+    const int mrrs = control["maxReadRequest"].get<int>();
+    if (mrrs >= kMinReadRequest) continue;
+    add("pcie-read-request", "warning", "pci/" + d.pci,
+        "PCIe Max_Read_Request_Size of " + d.name + " (" + d.pci + ") is " + std::to_string(mrrs) +
+            " bytes: its DMA reads from host memory go in small requests, which costs throughput",
+        "set `pcie: {maxReadRequest: 4096}` on this interface in the spec (rdmactl apply writes it to the PCIe "
+        "Device Control register; it is lost at a reset or reboot and the agent sets it again)");
+  }
 }
 
 }  // namespace doctor_detail

@@ -103,7 +103,10 @@ esac
 set +e
 # qboot: a minimal firmware that jumps straight to the kernel (SeaBIOS costs seconds under TCG).
 # restrict=on: QEMU's user network forwards nothing off the guest; it can reach only itself.
-timeout -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -machine pc -smp "$SMP" -m "$MEM" \
+# q35 and a PCIe root port: the NVMe controller behind it is a PCI Express function with an SR-IOV
+# capability (sriov_max_vfs=2; QEMU 7.2 wants a subsystem, and sriov_vq_flexible >= 2 per VF and
+# sriov_vi_flexible >= 1 per VF), for check 42: the kernel's nvme driver has sriov_configure.
+timeout -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -machine q35 -smp "$SMP" -m "$MEM" \
   -nodefaults -no-user-config -nographic -no-reboot -monitor none \
   -bios /usr/share/qemu/qboot.rom -serial "file:$JOB/console.log" \
   -kernel "$kdir/vmlinuz" -initrd "$kdir/initrd.gz" -append "$append" \
@@ -112,6 +115,8 @@ timeout -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel[@]}" -machine pc -smp "$SMP
   -virtfs "local,path=$JOB,mount_tag=vmjob,security_model=none" \
   "${share_args[@]}" \
   -netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0 \
+  -device pcie-root-port,id=rp0,chassis=1,slot=1 -device nvme-subsys,id=nvmesubsys0 \
+  -device nvme,serial=rdmactl0,subsys=nvmesubsys0,bus=rp0,sriov_max_vfs=2,sriov_vq_flexible=4,sriov_vi_flexible=2 \
   > "$JOB/qemu.log" 2>&1
 qrc=$?
 set -e

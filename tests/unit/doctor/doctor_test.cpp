@@ -220,6 +220,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "PCIe link runs x8 at 16.0 GT/s PCIe; mlx5_0 can do x16 at 16.0 GT/s PCIe"},
         Planted{"PcieSlow", [](HostState& s) { s.devices[0].pcie.speed = "8.0 GT/s PCIe"; }, "pcie-link",
                 "pci/0000:3b:00.0", "PCIe link runs x16 at 8.0 GT/s PCIe; mlx5_0 can do x16 at 16.0 GT/s PCIe"},
+        // reconcilers/pci's pcieControl: a read request size fwts would pass (above 128) but RDMA NICs
+        // are not tuned to.
+        Planted{"LowMaxReadRequest",
+                [](HostState& s) {
+                  s.pci_function("0000:3b:00.0").pcie_control = {{"maxReadRequest", 256}, {"maxPayload", 256}};
+                },
+                "pcie-read-request", "pci/0000:3b:00.0",
+                "PCIe Max_Read_Request_Size of mlx5_0 (0000:3b:00.0) is 256 bytes: its DMA reads from host memory "
+                "go in small requests, which costs throughput"},
         Planted{"PcieTooSlowForThePort",
                 [](HostState& s) { s.devices[0].pcie = {"8.0 GT/s PCIe", 8, "8.0 GT/s PCIe", 8}; },
                 "pcie-bandwidth", "pci/0000:3b:00.0",
@@ -550,6 +559,24 @@ TEST(DoctorPcie, OneDeviceAloneOverTheSharedLinkIsAnError) {
   EXPECT_EQ(found[0]->message,
             "mlx5_0 and mlx5_1 (0000:3b:00.0 and .1) share one PCIe Gen3 x16 link (126 Gb/s) but their ports run at "
             "200 + 25 = 225 Gb/s");
+}
+
+TEST(DoctorPcie, ReadRequestOf512OrAVfsIsNoFinding) {
+  HostState s = healthy_host();
+  s.pci_function("0000:3b:00.0").pcie_control = {{"maxReadRequest", 512}, {"maxPayload", 256}};
+  EXPECT_TRUE(run_doctor(s, nullptr).findings.empty());
+  // A VF's field is reserved (RsvdP): what it reads says nothing about its reads.
+  s.pci_function("0000:3b:00.0").pcie_control = {{"maxReadRequest", 128}, {"physfn", "0000:3a:00.0"}};
+  EXPECT_TRUE(run_doctor(s, nullptr).findings.empty());
+}
+
+TEST(DoctorPcie, LowReadRequestFixNamesTheSpecSetting) {
+  HostState s = healthy_host();
+  s.pci_function("0000:3b:00.0").pcie_control = {{"maxReadRequest", 128}, {"maxPayload", 128}};
+  const DoctorReport report = run_doctor(s, nullptr);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].severity, "warning");
+  EXPECT_NE(report.findings[0].fix.find("`pcie: {maxReadRequest: 4096}`"), std::string::npos) << report.findings[0].fix;
 }
 
 TEST(Doctor, ComparesTheLinkLayerWithTheSpec) {

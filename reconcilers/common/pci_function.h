@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the reconcilers of a PCI function's settings share (sriov, pci): which functions to observe,
+// the spec entries that name one function (several selectors may), and reading a concern's
+// observed JSON out of HostState::pci_functions. Their resource is "pci/<bdf>".
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/engine/reconciler.h"
+
+namespace rdmactl::reconcilers {
+
+inline std::string pci_resource(const std::string& bdf) { return "pci/" + bdf; }
+// "pci/0000:3b:00.0" -> "0000:3b:00.0".
+Result<std::string> pci_of_resource(const std::string& resource);
+
+// The functions to observe: those the spec's interfaces with `wanted` resolve to; with no spec
+// (show), every RDMA device's function that the host lists under /sys/bus/pci/devices.
+std::vector<std::string> pci_functions_to_observe(const HostFs& fs, const NodeSpec* spec, const HostState& state,
+                                                  const std::function<bool(const InterfaceSpec&)>& wanted);
+
+// The PF of a VF: the target of /sys/bus/pci/devices/<bdf>/physfn, which the kernel links for
+// VFs only (drivers/pci/iov.c pci_iov_sysfs_link); nullopt for any other function.
+std::optional<std::string> physical_function_of(const HostFs& fs, const std::string& bdf);
+
+// One spec interface that sets the concern, and the PCI function it resolves to.
+struct PciTarget {
+  const InterfaceSpec* iface = nullptr;
+  std::string pci;
+};
+
+// The interfaces with `wanted` set, by function; a selector that resolves to no function is a diff
+// error. Two entries that name one function with different values (`value_of`) are an error on
+// the second; equal ones are planned once.
+std::vector<PciTarget> pci_targets(const NodeSpec& spec, const HostState& state, DiffResult& out,
+                                   const std::function<bool(const InterfaceSpec&)>& wanted,
+                                   const std::function<nlohmann::json(const InterfaceSpec&)>& value_of,
+                                   const std::string& field);
+
+// The observed JSON of one concern of a function (`member` of its PciFunctionState), or the error
+// diff reports: not observed, not in the recorded state, not an object, or {"error": ...}.
+Result<const nlohmann::json*> observed_pci_json(const HostState& state, const std::string& pci,
+                                                std::optional<nlohmann::json> PciFunctionState::*member,
+                                                const std::string& what);
+
+}  // namespace rdmactl::reconcilers
