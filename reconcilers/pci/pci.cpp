@@ -21,7 +21,7 @@ constexpr const char* kReadRequestField = "pcie.maxReadRequest";
 constexpr const char* kLockdownFile = "/sys/kernel/security/lockdown";
 
 // The one place that reads the spec's setting.
-const std::optional<int>& wanted_read_request(const InterfaceSpec& iface) { return iface.pci.max_read_request; }
+const std::optional<int>& wanted_read_request(const InterfaceSpec& iface) { return iface.pcie.max_read_request; }
 bool wants_pci(const InterfaceSpec& iface) { return wanted_read_request(iface).has_value(); }
 
 nlohmann::json pcie_size_json(const std::optional<int>& bytes) {

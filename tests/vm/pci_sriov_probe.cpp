@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     if (std::string_view(argv[i]) == "--num-vfs") {
       iface.sriov.num_vfs = value;
     } else if (std::string_view(argv[i]) == "--max-read-request") {
-      iface.pci.max_read_request = value;
+      iface.pcie.max_read_request = value;
     } else {
       return usage(std::string("unknown option ") + argv[i]);
     }
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   Platform platform{HostFs("/")};
   if (command == "observe") {
     spec.interfaces[0].sriov.num_vfs = 0;  // so that both reconcilers observe the function
-    spec.interfaces[0].pci.max_read_request = 4096;
+    spec.interfaces[0].pcie.max_read_request = 4096;
     auto state = engine.observe(platform, &spec, "probe");
     if (!state) {
       std::cerr << state.error().to_string() << "\n";

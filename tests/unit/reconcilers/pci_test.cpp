@@ -51,7 +51,7 @@ Result<std::unique_ptr<PciConfigSpace>> open_through_kernel(const HostFs& fs, co
 
 InterfaceSpec with_mrrs(const std::string& netdev, int bytes) {
   InterfaceSpec iface = test::interface_named(netdev, 7);
-  iface.pci.max_read_request = bytes;
+  iface.pcie.max_read_request = bytes;
   return iface;
 }
 
@@ -179,7 +179,7 @@ TEST_F(PciTest, TwoSelectorsOfOneFunctionWithDifferentSizesConflict) {
   NodeSpec spec = spec_of(4096);
   InterfaceSpec by_device;
   by_device.selector = {Selector::Kind::kRdmaDevice, "mlx5_0", 1};
-  by_device.pci.max_read_request = 1024;
+  by_device.pcie.max_read_request = 1024;
   spec.interfaces.push_back(by_device);
   const Report planned = engine_->plan(spec, observe(spec));
   ASSERT_EQ(planned.errors.size(), 1u);
