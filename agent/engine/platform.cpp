@@ -63,6 +63,23 @@ Result<Devlink*> Platform::devlink() {
   return &*devlink_;
 }
 
+Result<EthtoolNetlink*> Platform::ethtool() {
+  if (!ethtool_) {
+    if (fs_.root() != "/") {
+      return make_error(ErrorKind::kNotSupported, "ethtool netlink is not asked under --root " + fs_.root() +
+                                                      ": its netdevs are the kernel's, not the fixture's");
+    }
+    if (ethtool_error_) return *ethtool_error_;
+    auto ethtool = EthtoolNetlink::open();
+    if (!ethtool) {
+      ethtool_error_ = ethtool.error();
+      return ethtool.error();
+    }
+    ethtool_.emplace(std::move(ethtool).value());
+  }
+  return &*ethtool_;
+}
+
 Result<const std::vector<LinkInfo>*> Platform::links() {
   return cached_dump(*this, links_, [](RouteSocket& socket) { return socket.dump_links(); });
 }
