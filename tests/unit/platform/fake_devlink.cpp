@@ -34,8 +34,8 @@ DevlinkOutcome refuse_devlink(int error, std::string ext_ack = {}) { return Devl
 std::string devlink_msg(const char* text) { return std::string("leftover: ") + text; }
 std::string mlx5_msg(const char* text) { return std::string("mlx5_core: ") + text; }
 
-MnlMessage genl_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uint8_t version) {
-  return test::genl_reply(request, family, cmd, version, FakeDevlinkKernel::kPortId);
+MnlMessage devlink_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uint8_t version) {
+  return genl_reply(request, family, cmd, version, FakeDevlinkKernel::kPortId);
 }
 
 Bytes devlink_ack(const nlmsghdr* request, int error, const std::string& ext_ack) {
@@ -103,7 +103,7 @@ constexpr uint16_t kNewerAttribute = __DEVLINK_ATTR_MAX + 7;
 
 // devlink_nl_info_fill: the handle, then the driver's info_get.
 MnlMessage info_fill(const nlmsghdr* request, uint16_t family, const FakeDevlinkDevice& device) {
-  MnlMessage reply = genl_reply(request, family, DEVLINK_CMD_INFO_GET, DEVLINK_GENL_VERSION);
+  MnlMessage reply = devlink_reply(request, family, DEVLINK_CMD_INFO_GET, DEVLINK_GENL_VERSION);
   reply.put_str(DEVLINK_ATTR_BUS_NAME, device.bus);
   reply.put_str(DEVLINK_ATTR_DEV_NAME, device.dev);
   // devlink_info_driver_name_put: both drivers put it first (KBUILD_MODNAME, DRV_NAME).
@@ -184,7 +184,7 @@ void reload_stats_put(MnlMessage& reply, const FakeDevlinkDevice& device, bool i
 // devlink_nl_fill with DEVLINK_CMD_NEW (devlink_nl_cmd_get_doit).
 MnlMessage dev_fill(const nlmsghdr* request, uint16_t family, const FakeDevlinkDevice& device,
                     bool before_reload_actions) {
-  MnlMessage reply = genl_reply(request, family, DEVLINK_CMD_NEW, DEVLINK_GENL_VERSION);
+  MnlMessage reply = devlink_reply(request, family, DEVLINK_CMD_NEW, DEVLINK_GENL_VERSION);
   reply.put_str(DEVLINK_ATTR_BUS_NAME, device.bus);
   reply.put_str(DEVLINK_ATTR_DEV_NAME, device.dev);
   if (before_reload_actions) return reply;
@@ -439,7 +439,7 @@ std::vector<Bytes> FakeDevlinkKernel::answer(const nlmsghdr* request) {
     // "For backward compatibility generate reply only if attributes used by user".
     if (action_attr == nullptr && limits_attr == nullptr) return DevlinkOutcome{};
     // devlink_nl_reload_actions_performed_snd.
-    MnlMessage reply = genl_reply(request, family_id, DEVLINK_CMD_RELOAD, DEVLINK_GENL_VERSION);
+    MnlMessage reply = devlink_reply(request, family_id, DEVLINK_CMD_RELOAD, DEVLINK_GENL_VERSION);
     reply.put_str(DEVLINK_ATTR_BUS_NAME, device.bus);
     reply.put_str(DEVLINK_ATTR_DEV_NAME, device.dev);
     const nla_bitfield32 bits{performed, performed};

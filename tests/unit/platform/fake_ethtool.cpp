@@ -19,7 +19,7 @@
 namespace rdmactl::test {
 namespace {
 
-using Driver = FakeEthtoolDevice::Driver;
+using FakeEthtoolDriver = FakeEthtoolDevice::Driver;
 
 struct FakeEthtoolOutcome {
   int error = 0;        // positive errno
@@ -32,8 +32,8 @@ FakeEthtoolOutcome refuse_fake_ethtool(int error, std::string ext_ack = {}) { re
 constexpr size_t kEthtoolAttrs = 32;
 
 // The ops each driver's ethtool_ops has.
-bool fake_has_rings(const FakeEthtoolDevice& d) { return d.driver != Driver::kVeth; }  // veth_ethtool_ops
-bool fake_has_pause(const FakeEthtoolDevice& d) { return d.driver != Driver::kVeth; }
+bool fake_has_rings(const FakeEthtoolDevice& d) { return d.driver != FakeEthtoolDriver::kVeth; }  // veth_ethtool_ops
+bool fake_has_pause(const FakeEthtoolDevice& d) { return d.driver != FakeEthtoolDriver::kVeth; }
 
 // ethnl_update_u32 / ethnl_update_bool32: take the attribute when present, note a change.
 void fake_update_u32(uint32_t& field, const nlattr* attr, bool& mod) {
@@ -82,7 +82,7 @@ FakeEthtoolOutcome fake_rings(const nlmsghdr* request, uint16_t family, uint8_t 
     return refuse_fake_ethtool(EINVAL, "requested ring size exceeds maximum");
   }
   ++d.driver_sets;
-  if (d.driver == Driver::kMlx5) {
+  if (d.driver == FakeEthtoolDriver::kMlx5) {
     // mlx5e_ethtool_set_ringparam: tx below 1 << MLX5E_PARAMS_MINIMUM_LOG_SQ_SIZE, then
     // order_base_2 of each size.
     if (next.tx < 64) {
@@ -123,10 +123,10 @@ FakeEthtoolOutcome fake_channels(const nlmsghdr* request, uint16_t family, uint8
     return refuse_fake_ethtool(EINVAL, "requested channel counts would result in no RX or TX channel being configured");
   }
   ++d.driver_sets;
-  if (d.driver == Driver::kVeth && (next.rx_count == 0 || next.tx_count == 0)) {
+  if (d.driver == FakeEthtoolDriver::kVeth && (next.rx_count == 0 || next.tx_count == 0)) {
     return refuse_fake_ethtool(EINVAL);  // veth_set_channels: "sanity check", no ext-ack
   }
-  if (d.driver == Driver::kMlx5 && next.combined_count == 0) {
+  if (d.driver == FakeEthtoolDriver::kMlx5 && next.combined_count == 0) {
     return refuse_fake_ethtool(EINVAL);  // mlx5e_ethtool_set_channels: netdev_info only
   }
   d = next;
@@ -162,7 +162,7 @@ FakeEthtoolOutcome fake_pause(const nlmsghdr* request, uint16_t family, uint8_t 
 FakeEthtoolDevice& FakeEthtoolKernel::add_veth(int ifindex, const std::string& name, uint32_t queues) {
   // veth_get_channels: the real counts (veth_init_queues leaves 1 unless asked) and the numbers
   // of queues allocated at creation as maxima.
-  FakeEthtoolDevice d{ifindex, name, Driver::kVeth};
+  FakeEthtoolDevice d{ifindex, name, FakeEthtoolDriver::kVeth};
   d.rx_count = d.tx_count = 1;
   d.max_rx = d.max_tx = queues;
   return devices_.emplace_back(std::move(d));
@@ -170,7 +170,7 @@ FakeEthtoolDevice& FakeEthtoolKernel::add_veth(int ifindex, const std::string& n
 
 FakeEthtoolDevice& FakeEthtoolKernel::add_netdevsim(int ifindex, const std::string& name, uint32_t num_queues) {
   // nsim_ethtool_ring_init: maxima 4096, sizes 0; nsim_ethtool_init: channels = num_queues.
-  FakeEthtoolDevice d{ifindex, name, Driver::kNetdevsim};
+  FakeEthtoolDevice d{ifindex, name, FakeEthtoolDriver::kNetdevsim};
   d.rx_max = d.rx_mini_max = d.rx_jumbo_max = d.tx_max = 4096;
   d.combined_count = d.max_combined = num_queues;
   return devices_.emplace_back(std::move(d));
@@ -179,7 +179,7 @@ FakeEthtoolDevice& FakeEthtoolKernel::add_netdevsim(int ifindex, const std::stri
 FakeEthtoolDevice& FakeEthtoolKernel::add_mlx5(int ifindex, const std::string& name, uint32_t max_channels) {
   // mlx5e_ethtool_get_ringparam: maxima 1 << 0xd, defaults 1 << 0xa (MLX5E_PARAMS_*_LOG_*_SIZE);
   // mlx5e_ethtool_get_channels: combined only.
-  FakeEthtoolDevice d{ifindex, name, Driver::kMlx5};
+  FakeEthtoolDevice d{ifindex, name, FakeEthtoolDriver::kMlx5};
   d.rx_max = d.tx_max = 8192;
   d.rx = d.tx = 1024;
   d.max_combined = max_channels;
