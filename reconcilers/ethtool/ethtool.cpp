@@ -11,14 +11,15 @@
 //     size exceeds maximum"); the core refuses no size below it, 0 included (drivers may).
 //   - drivers/net/veth.c: veth_ethtool_ops has get/set_channels only; veth_get_channels reports rx
 //     and tx with the numbers of queues the link was created with as maxima (no combined);
-//     veth_set_channels refuses rx or tx 0 (EINVAL), and on a running veth takes the carrier of
-//     both ends down while the queues change.
+//     veth_set_channels refuses rx or tx 0 (EINVAL; with no combined channels the core's rule
+//     above refuses it first), and on a running veth takes the carrier of both ends down while
+//     the queues change.
 //   - drivers/net/netdevsim/ethtool.c: nsim_get_channels reports combined only; nsim_set_channels
 //     and nsim_set_ringparam store the values (netif_set_real_num_queues), nothing is reset;
 //     nsim_set_pauseparam refuses autoneg (EINVAL, no ext-ack) and nsim_get_pauseparam always
 //     reports it off.
 //   - drivers/net/ethernet/mellanox/mlx5/core/en_ethtool.c: mlx5e_ethtool_set_channels refuses
-//     combined 0 and, like mlx5e_ethtool_set_ringparam, switches to new channels through
+//     combined 0 (combined is all mlx5 has, so the core's rule refuses it first) and, like mlx5e_ethtool_set_ringparam, switches to new channels through
 //     mlx5e_safe_switch_params(..., reset = true): every channel is closed and reopened;
 //     mlx5e_ethtool_set_ringparam takes order_base_2 of each size (1000 becomes 1024, which
 //     would never match the spec) and refuses tx below 1 << MLX5E_PARAMS_MINIMUM_LOG_SQ_SIZE (64;
@@ -398,10 +399,8 @@ class EthtoolReconciler final : public Reconciler {
       return counts + " would leave " + n.name + " no " + (combined + rx == 0 ? "RX" : "TX") +
              " channel, which the kernel refuses (ethnl_set_channels)";
     }
-    if (ethtool_is_veth(n) && (rx == 0 || tx == 0)) {
-      return "veth needs at least one rx and one tx channel (veth_set_channels), not " + counts;
-    }
-    if (ethtool_is_mlx5(n) && combined == 0) return "mlx5_core refuses 0 combined channels (mlx5e_ethtool_set_channels)";
+    // veth_set_channels (rx or tx 0) and mlx5e_ethtool_set_channels (combined 0) refuse 0 too, but
+    // the rule above comes first for them: veth has no combined channels, mlx5 nothing else.
     return std::nullopt;
   }
 };
