@@ -39,7 +39,7 @@ MnlMessage devlink_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, 
 }
 
 Bytes devlink_ack(const nlmsghdr* request, int error, const std::string& ext_ack) {
-  return genl_ack(request, error, ext_ack, FakeDevlinkKernel::kPortId);
+  return netlink_ack(request, error, ext_ack, FakeDevlinkKernel::kPortId);
 }
 
 constexpr size_t kAttrs = __DEVLINK_ATTR_MAX;

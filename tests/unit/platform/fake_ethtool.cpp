@@ -264,11 +264,11 @@ std::vector<Bytes> FakeEthtoolKernel::answer(const nlmsghdr* request) {
   }();
   std::vector<Bytes> out;
   if (outcome.error != 0) {
-    out.push_back(genl_ack(request, outcome.error, outcome.ext_ack, kPortId));
+    out.push_back(netlink_ack(request, outcome.error, outcome.ext_ack, kPortId));
     return out;
   }
   if (outcome.reply) out.emplace_back(outcome.reply->bytes().begin(), outcome.reply->bytes().end());
-  out.push_back(genl_ack(request, 0, {}, kPortId));
+  out.push_back(netlink_ack(request, 0, {}, kPortId));
   return out;
 }
 

@@ -26,7 +26,7 @@ MnlMessage genl_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uin
   return message;
 }
 
-Bytes genl_ack(const nlmsghdr* request, int error, const std::string& ext_ack, uint32_t port_id) {
+Bytes netlink_ack(const nlmsghdr* request, int error, const std::string& ext_ack, uint32_t port_id) {
   uint16_t flags = NLM_F_CAPPED;
   if (!ext_ack.empty()) flags |= NLM_F_ACK_TLVS;
   MnlMessage message = kernel_message(request, NLMSG_ERROR, flags, port_id);

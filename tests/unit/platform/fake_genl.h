@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the fake generic netlink kernels (fake_devlink, fake_ethtool) share: messages as the kernel
+// What the fake netlink kernels share (fake_devlink, fake_ethtool; fake_dcbnl its acks): messages as the kernel
 // writes them to a socket of port `port_id` (genlmsg_put, netlink_ack with NETLINK_CAP_ACK and
 // ext-ack), a request's top-level attributes as nla_parse reads them, and ctrl_getfamily.
 #pragma once
@@ -22,7 +22,7 @@ MnlMessage kernel_message(const nlmsghdr* request, uint16_t type, uint16_t flags
 MnlMessage genl_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uint8_t version, uint32_t port_id);
 // netlink_ack on a socket with NETLINK_CAP_ACK (as MnlSocket::open sets); `error` is a positive
 // errno, 0 for the ack of a success; `ext_ack` is NLMSGERR_ATTR_MSG when not empty.
-Bytes genl_ack(const nlmsghdr* request, int error, const std::string& ext_ack, uint32_t port_id);
+Bytes netlink_ack(const nlmsghdr* request, int error, const std::string& ext_ack, uint32_t port_id);
 // Each top-level attribute after the genetlink header, the last one of a type (nla_parse keeps the
 // last); types at or above `size` are ignored.
 void parse_genl_request(const nlmsghdr* request, const nlattr** tb, size_t size);
