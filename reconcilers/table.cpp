@@ -4,6 +4,7 @@
 
 #include "reconcilers/addresses/addresses.h"
 #include "reconcilers/ecn/ecn.h"
+#include "reconcilers/ethtool/ethtool.h"
 #include "reconcilers/firmware/firmware.h"
 #include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/link_type/link_type.h"
@@ -27,6 +28,7 @@ ReconcilerTable make_reconciler_table() {
   // - SR-IOV before the PCIe settings and the netdevs: creating or removing VFs adds and removes
   //   netdevs; Max_Read_Request_Size is the PF's and is set once its VFs are in place;
   // - the IPoIB mode before the MTU: the kernel resets an IPoIB netdev's MTU when its mode changes;
+  // - the netdev's queues and pause (ethtool) once it is up at its MTU, before addresses;
   // - MTU and link state before addresses; QoS before ECN and RoCE, which mark and react on its
   //   priorities; the subnet manager once the ports are set; host parameters last.
   // Every spec field has its reconciler here (engine_test checks the list), so none is ignored.
@@ -36,6 +38,7 @@ ReconcilerTable make_reconciler_table() {
   table.push_back(reconcilers::make_pci_reconciler());
   table.push_back(reconcilers::make_ipoib_reconciler());
   table.push_back(reconcilers::make_netdev_reconciler());
+  table.push_back(reconcilers::make_ethtool_reconciler());
   table.push_back(reconcilers::make_addresses_reconciler());
   table.push_back(reconcilers::make_qos_reconciler());
   table.push_back(reconcilers::make_ecn_reconciler());

@@ -24,6 +24,28 @@ Result<const std::vector<T>*> cached_dump(Platform& platform, std::optional<std:
   return &*cache;
 }
 
+// A generic netlink client of the kernel's (devlink, ethtool), opened on first use. Under a fixture
+// root it is not asked: its devices are the kernel's, not the fixture's. A kernel without the
+// family answers the same for every device: asked once a pass, the failure kept in `error`.
+template <typename Client, typename Open>
+Result<Client*> open_kernel_client(const HostFs& fs, std::optional<Client>& client, std::optional<Error>& error,
+                                   const char* what, Open open) {
+  if (!client) {
+    if (fs.root() != "/") {
+      return make_error(ErrorKind::kNotSupported, std::string(what) + " is not asked under --root " + fs.root() +
+                                                      ": its devices are the kernel's, not the fixture's");
+    }
+    if (error) return *error;
+    auto opened = open();
+    if (!opened) {
+      error = opened.error();
+      return opened.error();
+    }
+    client.emplace(std::move(opened).value());
+  }
+  return &*client;
+}
+
 }  // namespace
 
 Result<RouteSocket*> Platform::route() {
@@ -45,22 +67,12 @@ Result<MnlSocket*> Platform::dcb_socket() {
 }
 
 Result<Devlink*> Platform::devlink() {
-  if (!devlink_) {
-    if (fs_.root() != "/") {
-      return make_error(ErrorKind::kNotSupported, "devlink is not asked under --root " + fs_.root() +
-                                                      ": its devices are the kernel's, not the fixture's");
-    }
-    // A kernel without devlink answers the same for every device: asked once a pass, not once
-    // per PCI function.
-    if (devlink_error_) return *devlink_error_;
-    auto devlink = Devlink::open();
-    if (!devlink) {
-      devlink_error_ = devlink.error();
-      return devlink.error();
-    }
-    devlink_.emplace(std::move(devlink).value());
-  }
-  return &*devlink_;
+  return open_kernel_client(fs_, devlink_, devlink_error_, "devlink", [] { return Devlink::open(); });
+}
+
+Result<EthtoolNetlink*> Platform::ethtool() {
+  return open_kernel_client(fs_, ethtool_, ethtool_error_, "ethtool netlink",
+                            [] { return EthtoolNetlink::open(); });
 }
 
 Result<const std::vector<LinkInfo>*> Platform::links() {

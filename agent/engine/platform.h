@@ -17,6 +17,7 @@
 
 #include "agent/core/result.h"
 #include "agent/platform/devlink.h"
+#include "agent/platform/ethtool_netlink.h"
 #include "agent/platform/host_fs.h"
 #include "agent/platform/mnl.h"
 #include "agent/platform/netlink.h"
@@ -46,6 +47,10 @@ class Platform {
   // unless a test put a client over a fake kernel here first.
   Result<Devlink*> devlink();
   void set_devlink(Devlink devlink) { devlink_.emplace(std::move(devlink)); }
+  // The ethtool (generic netlink) client, opened on first use in the netns the process is in.
+  // Under a fixture root it is not asked either (kNotSupported), unless a test put one here.
+  Result<EthtoolNetlink*> ethtool();
+  void set_ethtool(EthtoolNetlink ethtool) { ethtool_.emplace(std::move(ethtool)); }
   // This pass's RDMA devices (RDMA netlink + sysfs), read on first use.
   Result<const std::vector<DeviceState>*> rdma_devices();
   // Forget the dumps: the next links()/addresses() asks the kernel again.
@@ -95,6 +100,8 @@ class Platform {
   std::optional<MnlSocket> dcb_socket_;
   std::optional<Devlink> devlink_;
   std::optional<Error> devlink_error_;  // why Devlink::open failed, kept for the Platform's life
+  std::optional<EthtoolNetlink> ethtool_;
+  std::optional<Error> ethtool_error_;  // likewise for EthtoolNetlink::open
   std::optional<std::vector<LinkInfo>> links_;
   std::optional<std::vector<AddressInfo>> addresses_;
   std::optional<std::vector<DeviceState>> rdma_devices_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agent/core/text.h"
+#include "agent/platform/genl.h"
 
 namespace rdmactl {
 namespace {
@@ -25,48 +26,12 @@ namespace {
 constexpr size_t kDevlinkTableSize = __DEVLINK_ATTR_MAX;
 using DevlinkAttributes = const nlattr* [kDevlinkTableSize];
 
-// The version the kernel's devlink_nl_family has (DEVLINK_GENL_VERSION) and the control
-// family's; genetlink does not check it, iproute2 sends these.
-constexpr uint8_t kCtrlVersion = 1;
-
-void put_genl_header(MnlMessage& message, uint16_t type, uint8_t cmd, uint8_t version) {
-  message.put_header(type, NLM_F_REQUEST | NLM_F_ACK);
-  genlmsghdr header{};
-  header.cmd = cmd;
-  header.version = version;
-  message.put_extra_header(header);
-}
-
 // devlink_get_from_attrs reads the instance from these two (NLA_NUL_STRING in devlink_nl_policy).
 void put_devlink_request(MnlMessage& message, uint16_t family, uint8_t cmd,
                          const DevlinkHandle& handle) {
   put_genl_header(message, family, cmd, DEVLINK_GENL_VERSION);
   message.put_str(DEVLINK_ATTR_BUS_NAME, handle.bus);
   message.put_str(DEVLINK_ATTR_DEV_NAME, handle.dev);
-}
-
-// A reply of `family` with genetlink command `cmd`, long enough for its genetlink header.
-Result<void> expect_genl(const nlmsghdr* message, uint16_t family, uint8_t cmd, const char* what) {
-  if (message->nlmsg_type != family) {
-    return make_error(ErrorKind::kPlatform,
-                      "unexpected netlink message type " + hex_number(message->nlmsg_type) + " in " +
-                          what + " reply (family " + hex_number(family) + ")",
-                      {}, EBADMSG);
-  }
-  if (message->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN) {
-    return make_error(ErrorKind::kPlatform,
-                      std::string(what) + " reply of " + std::to_string(message->nlmsg_len) +
-                          " bytes has no genetlink header",
-                      {}, EBADMSG);
-  }
-  const auto* genl = static_cast<const genlmsghdr*>(mnl_nlmsg_get_payload(message));
-  if (genl->cmd != cmd) {
-    return make_error(ErrorKind::kPlatform,
-                      std::string(what) + " reply has genetlink command " +
-                          std::to_string(genl->cmd) + ", expected " + std::to_string(cmd),
-                      {}, EBADMSG);
-  }
-  return ok();
 }
 
 // Every top-level attribute of `type`, in order: the version nests repeat (one
@@ -149,13 +114,6 @@ constexpr AttributePolicy kReloadPolicy[] = {
      "DEVLINK_ATTR_RELOAD_ACTIONS_PERFORMED", true, sizeof(nla_bitfield32)},
 };
 
-// --- CTRL_CMD_GETFAMILY (ctrl_getfamily -> ctrl_fill_info) ------------------------------------
-
-constexpr AttributePolicy kFamilyPolicy[] = {
-    {CTRL_ATTR_FAMILY_ID, MNL_TYPE_U16, "CTRL_ATTR_FAMILY_ID", true},
-    {CTRL_ATTR_FAMILY_NAME, MNL_TYPE_NUL_STRING, "CTRL_ATTR_FAMILY_NAME"},
-};
-
 // The error kinds devlink.h promises: ENODEV (devlink_get_from_attrs: no such instance) and
 // EOPNOTSUPP are kNotSupported, the caller's cue to use mstflint; the rest keep talk()'s kind.
 Error device_error(Error error, const DevlinkHandle& handle) {
@@ -193,11 +151,6 @@ std::optional<std::string> pending_fw_version(const DevlinkInfo& info) {
   return stored->second;
 }
 
-void build_get_family(MnlMessage& message, std::string_view family_name) {
-  put_genl_header(message, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, kCtrlVersion);
-  message.put_str(CTRL_ATTR_FAMILY_NAME, family_name);
-}
-
 void build_info_get(MnlMessage& message, uint16_t family, const DevlinkHandle& handle) {
   put_devlink_request(message, family, DEVLINK_CMD_INFO_GET, handle);
 }
@@ -218,19 +171,6 @@ void build_reload_fw_activate(MnlMessage& message, uint16_t family, const Devlin
     limits.selector = 1u << DEVLINK_RELOAD_LIMIT_NO_RESET;
     message.put(DEVLINK_ATTR_RELOAD_LIMITS, &limits, sizeof limits);
   }
-}
-
-Result<uint16_t> parse_family_reply(const nlmsghdr* message) {
-  if (Result<void> type = expect_genl(message, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY,
-                                      "CTRL_CMD_GETFAMILY");
-      !type) {
-    return type.error();
-  }
-  const nlattr* tb[CTRL_ATTR_FAMILY_NAME + 1] = {};
-  if (Result<void> parsed = parse_attributes(message, GENL_HDRLEN, kFamilyPolicy, tb); !parsed) {
-    return parsed.error();
-  }
-  return mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
 }
 
 Result<DevlinkInfo> parse_info_reply(const nlmsghdr* message, uint16_t family) {
@@ -345,32 +285,8 @@ Devlink Devlink::over(MnlSocket socket) { return Devlink(std::move(socket)); }
 
 Result<uint16_t> Devlink::family() {
   if (family_ != 0) return family_;
-  MnlMessage request;
-  build_get_family(request, DEVLINK_GENL_NAME);
-  std::optional<uint16_t> id;
-  Result<void> done = socket_.talk(
-      request,
-      [&id](const nlmsghdr* reply) -> Result<void> {
-        Result<uint16_t> parsed = parse_family_reply(reply);
-        if (!parsed) return parsed.error();
-        id = *parsed;
-        return ok();
-      },
-      "resolve the devlink generic netlink family");
-  if (!done) {
-    Error error = done.error();
-    // ctrl_getfamily: ENOENT for a family not registered (CONFIG_NET_DEVLINK off).
-    if (error.err_no == ENOENT) {
-      error.kind = ErrorKind::kNotSupported;
-      error.message += ": this kernel has no devlink";
-    }
-    return error;
-  }
-  if (!id) {
-    return make_error(ErrorKind::kPlatform,
-                      "resolve the devlink generic netlink family: no CTRL_CMD_NEWFAMILY reply", {},
-                      EBADMSG);
-  }
+  Result<uint16_t> id = resolve_genl_family(socket_, DEVLINK_GENL_NAME, "devlink");
+  if (!id) return id.error();
   family_ = *id;
   return family_;
 }

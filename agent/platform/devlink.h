@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "agent/core/result.h"
+#include "agent/platform/genl.h"
 #include "agent/platform/mnl.h"
 
 namespace rdmactl {
@@ -104,8 +105,7 @@ struct DevlinkReloadResult {
   bool fw_activate = false;
 };
 
-// Requests. `family` is the id CTRL_CMD_GETFAMILY resolved.
-void build_get_family(MnlMessage& message, std::string_view family_name);
+// Requests. `family` is the id CTRL_CMD_GETFAMILY resolved (build_get_family: genl.h).
 void build_info_get(MnlMessage& message, uint16_t family, const DevlinkHandle& handle);
 void build_dev_get(MnlMessage& message, uint16_t family, const DevlinkHandle& handle);
 // DEVLINK_ATTR_RELOAD_ACTION fw_activate; with no_reset, DEVLINK_ATTR_RELOAD_LIMITS as a
@@ -115,7 +115,6 @@ void build_reload_fw_activate(MnlMessage& message, uint16_t family, const Devlin
 
 // Replies. Each checks the message type (the family id) and the genetlink command, and ignores
 // attributes it does not know.
-Result<uint16_t> parse_family_reply(const nlmsghdr* message);
 Result<DevlinkInfo> parse_info_reply(const nlmsghdr* message, uint16_t family);
 // The reply to DEVLINK_CMD_GET carries command DEVLINK_CMD_NEW (devlink_nl_cmd_get_doit).
 // `has_stats` is set when the reply has DEVLINK_ATTR_DEV_STATS (5.10+).

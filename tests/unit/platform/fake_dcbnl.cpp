@@ -4,6 +4,8 @@
 // dcbnl.cpp code under test, so a bug there cannot hide itself here.
 #include "tests/unit/platform/fake_dcbnl.h"
 
+#include "tests/unit/platform/fake_genl.h"
+
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
@@ -47,11 +49,7 @@ bool selector_valid(uint16_t type, uint8_t selector) {
 }
 
 MnlMessage kernel_message(const nlmsghdr* request, uint16_t type, uint16_t flags) {
-  MnlMessage message;
-  message.put_header(type, flags);
-  message.header()->nlmsg_seq = request->nlmsg_seq;
-  message.header()->nlmsg_pid = FakeDcbKernel::kPortId;
-  return message;
+  return test::kernel_message(request, type, flags, FakeDcbKernel::kPortId);
 }
 
 // dcbnl_newmsg: the command's reply type, dcbmsg with the request's cmd.
@@ -64,18 +62,9 @@ MnlMessage dcb_reply(const nlmsghdr* request, uint16_t type, uint8_t cmd) {
   return message;
 }
 
-// netlink_ack on a socket with NETLINK_CAP_ACK (as MnlSocket::open sets): the request's header
-// only, then the ext-ack message when there is one.
+// netlink_ack on a socket with NETLINK_CAP_ACK (as MnlSocket::open sets).
 Bytes ack(const nlmsghdr* request, int error, const std::string& ext_ack) {
-  uint16_t flags = NLM_F_CAPPED;
-  if (!ext_ack.empty()) flags |= NLM_F_ACK_TLVS;
-  MnlMessage message = kernel_message(request, NLMSG_ERROR, flags);
-  nlmsgerr err{};
-  err.error = -error;
-  err.msg = *request;
-  message.put_extra_header(err);
-  if (!ext_ack.empty()) message.put_str(NLMSGERR_ATTR_MSG, ext_ack);
-  return Bytes(message.bytes().begin(), message.bytes().end());
+  return netlink_ack(request, error, ext_ack, FakeDcbKernel::kPortId);
 }
 
 dcb_app raw_app(const DcbApp& app) {

@@ -4,6 +4,8 @@
 // plain libmnl, not with devlink.cpp, so a bug there cannot hide itself here.
 #include "tests/unit/platform/fake_devlink.h"
 
+#include "tests/unit/platform/fake_genl.h"
+
 #include <linux/genetlink.h>
 
 #include <algorithm>
@@ -32,53 +34,15 @@ DevlinkOutcome refuse_devlink(int error, std::string ext_ack = {}) { return Devl
 std::string devlink_msg(const char* text) { return std::string("leftover: ") + text; }
 std::string mlx5_msg(const char* text) { return std::string("mlx5_core: ") + text; }
 
-MnlMessage devlink_kernel_message(const nlmsghdr* request, uint16_t type, uint16_t flags) {
-  MnlMessage message;
-  message.put_header(type, flags);
-  message.header()->nlmsg_seq = request->nlmsg_seq;
-  message.header()->nlmsg_pid = FakeDevlinkKernel::kPortId;
-  return message;
+MnlMessage devlink_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uint8_t version) {
+  return genl_reply(request, family, cmd, version, FakeDevlinkKernel::kPortId);
 }
 
-// genlmsg_put: the family's id as type, a genlmsghdr with the command and the family version.
-MnlMessage genl_reply(const nlmsghdr* request, uint16_t family, uint8_t cmd, uint8_t version) {
-  MnlMessage message = devlink_kernel_message(request, family, 0);
-  genlmsghdr header{};
-  header.cmd = cmd;
-  header.version = version;
-  message.put_extra_header(header);
-  return message;
-}
-
-// netlink_ack on a socket with NETLINK_CAP_ACK (as MnlSocket::open sets).
 Bytes devlink_ack(const nlmsghdr* request, int error, const std::string& ext_ack) {
-  uint16_t flags = NLM_F_CAPPED;
-  if (!ext_ack.empty()) flags |= NLM_F_ACK_TLVS;
-  MnlMessage message = devlink_kernel_message(request, NLMSG_ERROR, flags);
-  nlmsgerr err{};
-  err.error = -error;
-  err.msg = *request;
-  message.put_extra_header(err);
-  if (!ext_ack.empty()) message.put_str(NLMSGERR_ATTR_MSG, ext_ack);
-  return Bytes(message.bytes().begin(), message.bytes().end());
+  return netlink_ack(request, error, ext_ack, FakeDevlinkKernel::kPortId);
 }
 
-// Each top-level attribute of the request, the last one of a type (nla_parse keeps the last).
 constexpr size_t kAttrs = __DEVLINK_ATTR_MAX;
-void parse_request(const nlmsghdr* request, const nlattr** tb, size_t size) {
-  struct Table {
-    const nlattr** tb;
-    size_t size;
-  } table{tb, size};
-  mnl_attr_parse(
-      request, GENL_HDRLEN,
-      [](const nlattr* attr, void* data) {
-        auto* t = static_cast<Table*>(data);
-        if (mnl_attr_get_type(attr) < t->size) t->tb[mnl_attr_get_type(attr)] = attr;
-        return MNL_CB_OK;
-      },
-      &table);
-}
 
 // "%d.%d.%04d" of mlx5_devlink_info_get.
 std::string mlx5_version_string(uint32_t version) {
@@ -139,7 +103,7 @@ constexpr uint16_t kNewerAttribute = __DEVLINK_ATTR_MAX + 7;
 
 // devlink_nl_info_fill: the handle, then the driver's info_get.
 MnlMessage info_fill(const nlmsghdr* request, uint16_t family, const FakeDevlinkDevice& device) {
-  MnlMessage reply = genl_reply(request, family, DEVLINK_CMD_INFO_GET, DEVLINK_GENL_VERSION);
+  MnlMessage reply = devlink_reply(request, family, DEVLINK_CMD_INFO_GET, DEVLINK_GENL_VERSION);
   reply.put_str(DEVLINK_ATTR_BUS_NAME, device.bus);
   reply.put_str(DEVLINK_ATTR_DEV_NAME, device.dev);
   // devlink_info_driver_name_put: both drivers put it first (KBUILD_MODNAME, DRV_NAME).
@@ -220,7 +184,7 @@ void reload_stats_put(MnlMessage& reply, const FakeDevlinkDevice& device, bool i
 // devlink_nl_fill with DEVLINK_CMD_NEW (devlink_nl_cmd_get_doit).
 MnlMessage dev_fill(const nlmsghdr* request, uint16_t family, const FakeDevlinkDevice& device,
                     bool before_reload_actions) {
-  MnlMessage reply = genl_reply(request, family, DEVLINK_CMD_NEW, DEVLINK_GENL_VERSION);
+  MnlMessage reply = devlink_reply(request, family, DEVLINK_CMD_NEW, DEVLINK_GENL_VERSION);
   reply.put_str(DEVLINK_ATTR_BUS_NAME, device.bus);
   reply.put_str(DEVLINK_ATTR_DEV_NAME, device.dev);
   if (before_reload_actions) return reply;
@@ -368,30 +332,17 @@ std::vector<Bytes> FakeDevlinkKernel::answer(const nlmsghdr* request) {
       return refuse_devlink(EOPNOTSUPP, "fake devlink: dumps are not modelled");
     }
     const nlattr* tb[kAttrs] = {};
-    parse_request(request, tb, kAttrs);
+    parse_genl_request(request, tb, kAttrs);
 
     if (request->nlmsg_type == GENL_ID_CTRL) {
       // The control family also answers GETPOLICY and dumps; only GETFAMILY is modelled.
       if (genl->cmd != CTRL_CMD_GETFAMILY) {
         return refuse_devlink(EOPNOTSUPP, "fake genetlink: only CTRL_CMD_GETFAMILY is modelled");
       }
-      // ctrl_getfamily: by name (ctrl_policy_family: NLA_NUL_STRING); EINVAL without id or
-      // name, ENOENT for a family not registered (after request_module found no module).
-      const nlattr* name = tb[CTRL_ATTR_FAMILY_NAME];
-      if (name == nullptr) return refuse_devlink(EINVAL);
-      if (mnl_attr_validate(name, MNL_TYPE_NUL_STRING) < 0) return refuse_devlink(EINVAL);
-      if (!has_family || std::strcmp(mnl_attr_get_str(name), DEVLINK_GENL_NAME) != 0) {
-        return refuse_devlink(ENOENT);
-      }
-      // ctrl_fill_info with CTRL_CMD_NEWFAMILY, its first attributes (ops and groups follow in
-      // the kernel's; left out here).
-      MnlMessage reply = genl_reply(request, GENL_ID_CTRL, CTRL_CMD_NEWFAMILY, 2);
-      reply.put_str(CTRL_ATTR_FAMILY_NAME, DEVLINK_GENL_NAME);
-      reply.put_u16(CTRL_ATTR_FAMILY_ID, family_id);
-      reply.put_u32(CTRL_ATTR_VERSION, DEVLINK_GENL_VERSION);
-      reply.put_u32(CTRL_ATTR_HDRSIZE, 0);
-      reply.put_u32(CTRL_ATTR_MAXATTR, DEVLINK_ATTR_MAX);
-      return DevlinkOutcome{0, {}, std::move(reply)};
+      FamilyAnswer family = ctrl_getfamily(request, DEVLINK_GENL_NAME, family_id, DEVLINK_GENL_VERSION,
+                                           DEVLINK_ATTR_MAX, has_family, kPortId);
+      if (family.error != 0) return refuse_devlink(family.error);
+      return DevlinkOutcome{0, {}, std::move(family.reply)};
     }
 
     // genl_rcv_msg: no family with this id.
@@ -488,7 +439,7 @@ std::vector<Bytes> FakeDevlinkKernel::answer(const nlmsghdr* request) {
     // "For backward compatibility generate reply only if attributes used by user".
     if (action_attr == nullptr && limits_attr == nullptr) return DevlinkOutcome{};
     // devlink_nl_reload_actions_performed_snd.
-    MnlMessage reply = genl_reply(request, family_id, DEVLINK_CMD_RELOAD, DEVLINK_GENL_VERSION);
+    MnlMessage reply = devlink_reply(request, family_id, DEVLINK_CMD_RELOAD, DEVLINK_GENL_VERSION);
     reply.put_str(DEVLINK_ATTR_BUS_NAME, device.bus);
     reply.put_str(DEVLINK_ATTR_DEV_NAME, device.dev);
     const nla_bitfield32 bits{performed, performed};
