@@ -9,7 +9,7 @@
 #include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/link_type/link_type.h"
 #include "reconcilers/netdev/netdev.h"
-#include "reconcilers/pci/pci.h"
+#include "reconcilers/pcie/pcie.h"
 #include "reconcilers/qos/qos.h"
 #include "reconcilers/roce/roce.h"
 #include "reconcilers/sriov/sriov.h"
@@ -35,7 +35,7 @@ ReconcilerTable make_reconciler_table() {
   table.push_back(reconcilers::make_firmware_reconciler());
   table.push_back(reconcilers::make_link_type_reconciler());
   table.push_back(reconcilers::make_sriov_reconciler());
-  table.push_back(reconcilers::make_pci_reconciler());
+  table.push_back(reconcilers::make_pcie_reconciler());
   table.push_back(reconcilers::make_ipoib_reconciler());
   table.push_back(reconcilers::make_netdev_reconciler());
   table.push_back(reconcilers::make_ethtool_reconciler());

@@ -166,7 +166,7 @@ void Doctor::check_pcie_shared(const std::vector<const DeviceState*>& functions)
           " Gb/s in total when all ports are busy");
 }
 
-// Max_Read_Request_Size of each RDMA device's PCI function (observed by reconcilers/pci: its
+// Max_Read_Request_Size of each RDMA device's PCI function (observed by reconcilers/pcie: its
 // pcieControl). A NIC reads every send buffer from host memory in requests of at most this size, so
 // a small one costs throughput; fwts warns at 128 bytes ("MaxReadReq ... is low", its
 // src/pci/maxreadreq test, which suggests 256 or 512), and RDMA NICs are tuned to 4096 (NVIDIA's

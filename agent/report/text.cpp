@@ -225,7 +225,7 @@ namespace {
 
 // "  0000:3b:00.0: VFs 2 of 8 (ens1f0v0 0000:3b:00.2, ...), PCIe max read request 512 bytes": what
 // the sriov and pci reconcilers observed of one PCI function (their shapes: reconcilers/sriov,
-// reconcilers/pci).
+// reconcilers/pcie).
 std::string pci_function_line(const PciFunctionState& f) {
   std::vector<std::string> parts;
   if (f.sriov && f.sriov->is_object()) {

@@ -107,7 +107,7 @@ using NvconfigSpec = std::map<std::string, std::string>;
 
 // The PCI function's runtime PCIe settings (`pcie:`; `pci:` is the selector), in its PCI Express
 // capability's Device Control register; lost at a reset or reboot, set again by the next reconcile
-// (reconcilers/pci).
+// (reconcilers/pcie).
 struct PcieSpec {
   std::optional<int> max_read_request;  // bytes: 128, 256, 512, 1024, 2048 or 4096
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmactl_pci_sriov_probe: a test-only program that runs rdmactl's sriov and pci reconcilers
-// (reconcilers/sriov, reconcilers/pci) through the engine against the real kernel, for the VM check
+// (reconcilers/sriov, reconcilers/pcie) through the engine against the real kernel, for the VM check
 // tests/vm/checks/42-pci-sriov.sh: the spec is built here (a pci selector with sriov.numVfs and
 // pcie.maxReadRequest), so the check does not depend on the spec file's syntax for them.
 //
@@ -19,7 +19,7 @@
 
 #include "agent/engine/engine.h"
 #include "agent/state/report.h"
-#include "reconcilers/pci/pci.h"
+#include "reconcilers/pcie/pcie.h"
 #include "reconcilers/sriov/sriov.h"
 
 namespace {
@@ -43,7 +43,7 @@ bool parse_int(std::string_view text, int& out) {
 Engine make_engine() {
   ReconcilerTable table;
   table.push_back(reconcilers::make_sriov_reconciler());
-  table.push_back(reconcilers::make_pci_reconciler());
+  table.push_back(reconcilers::make_pcie_reconciler());
   Engine engine(std::move(table));
   engine.set_verify_delay(std::chrono::milliseconds(500));  // VFs appear as the kernel probes them
   return engine;

@@ -220,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "PCIe link runs x8 at 16.0 GT/s PCIe; mlx5_0 can do x16 at 16.0 GT/s PCIe"},
         Planted{"PcieSlow", [](HostState& s) { s.devices[0].pcie.speed = "8.0 GT/s PCIe"; }, "pcie-link",
                 "pci/0000:3b:00.0", "PCIe link runs x16 at 8.0 GT/s PCIe; mlx5_0 can do x16 at 16.0 GT/s PCIe"},
-        // reconcilers/pci's pcieControl: a read request size fwts would pass (above 128) but RDMA NICs
+        // reconcilers/pcie's pcieControl: a read request size fwts would pass (above 128) but RDMA NICs
         // are not tuned to.
         Planted{"LowMaxReadRequest",
                 [](HostState& s) {

@@ -5,7 +5,7 @@
 // model of what the kernel does to a config write (drivers/pci/pci-sysfs.c pci_write_config):
 // under lockdown it returns -EPERM (security_locked_down(LOCKDOWN_PCI_ACCESS); the level in force
 // is the bracketed one of securityfs' lockdown file, security/lockdown/lockdown.c lockdown_read).
-#include "reconcilers/pci/pci.h"
+#include "reconcilers/pcie/pcie.h"
 
 #include <gtest/gtest.h>
 
@@ -55,10 +55,10 @@ InterfaceSpec with_mrrs(const std::string& netdev, int bytes) {
   return iface;
 }
 
-class PciTest : public test::ReconcilerOnFixture {
+class PcieTest : public test::ReconcilerOnFixture {
  protected:
   void SetUp() override {
-    use_fixture("cx6dx-roce", reconcilers::make_pci_reconciler(open_through_kernel));
+    use_fixture("cx6dx-roce", reconcilers::make_pcie_reconciler(open_through_kernel));
     for (const std::string& bdf : {kCx6Pf0, kCx6Pf1}) {
       test::link_pci_device(tree_, bdf, cx6_device_dir(bdf));
       test::write_config_space(tree_, cx6_device_dir(bdf), {});
@@ -75,14 +75,14 @@ class PciTest : public test::ReconcilerOnFixture {
   }
 };
 
-TEST_F(PciTest, ObservesDeviceControlOfTheSpecsFunction) {
+TEST_F(PcieTest, ObservesDeviceControlOfTheSpecsFunction) {
   const HostState state = observe(spec_of(4096));
   ASSERT_EQ(state.pci_functions.size(), 1u);
   EXPECT_EQ(state.pci_functions[0].pci, kCx6Pf0);
   EXPECT_EQ(*state.pci_functions[0].pcie_control, nlohmann::json::parse(R"({"maxReadRequest": 512, "maxPayload": 256})"));
 }
 
-TEST_F(PciTest, ShowObservesEveryRdmaFunction) {
+TEST_F(PcieTest, ShowObservesEveryRdmaFunction) {
   auto state = engine_->observe(*platform_, nullptr, "n");
   ASSERT_TRUE(state.has_value()) << state.error().to_string();
   ASSERT_EQ(state->pci_functions.size(), 2u);
@@ -90,7 +90,7 @@ TEST_F(PciTest, ShowObservesEveryRdmaFunction) {
   EXPECT_EQ((*state->pci_functions[1].pcie_control)["maxReadRequest"], 512);
 }
 
-TEST_F(PciTest, PlansAppliesOnlyTheThreeBitsAndConverges) {
+TEST_F(PcieTest, PlansAppliesOnlyTheThreeBitsAndConverges) {
   const NodeSpec spec = spec_of(4096);
   const Report planned = engine_->plan(spec, observe(spec));
   ASSERT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
@@ -111,7 +111,7 @@ TEST_F(PciTest, PlansAppliesOnlyTheThreeBitsAndConverges) {
   EXPECT_TRUE(engine_->plan(spec, observe(spec)).changes.empty());  // converged: a second plan is empty
 }
 
-TEST_F(PciTest, EqualValueIsComparedNotWritten) {
+TEST_F(PcieTest, EqualValueIsComparedNotWritten) {
   const NodeSpec spec = spec_of(512);
   const Report planned = engine_->plan(spec, observe(spec));
   EXPECT_TRUE(planned.changes.empty());
@@ -121,7 +121,7 @@ TEST_F(PciTest, EqualValueIsComparedNotWritten) {
   EXPECT_EQ(KernelConfigSpace::writes, 0);
 }
 
-TEST_F(PciTest, LockedDownKernelRefusesAndTheErrorSaysSo) {
+TEST_F(PcieTest, LockedDownKernelRefusesAndTheErrorSaysSo) {
   tree_.write("/sys/kernel/security/lockdown", "none [integrity] confidentiality\n");
   const Report applied = engine_->apply(*platform_, spec_of(4096), "n");
   ASSERT_EQ(applied.changes.size(), 1u);
@@ -132,14 +132,14 @@ TEST_F(PciTest, LockedDownKernelRefusesAndTheErrorSaysSo) {
   EXPECT_EQ(devctl(), 0x2130);
 }
 
-TEST_F(PciTest, LockdownNoneLetsTheWriteThrough) {
+TEST_F(PcieTest, LockdownNoneLetsTheWriteThrough) {
   tree_.write("/sys/kernel/security/lockdown", "[none] integrity confidentiality\n");
   const Report applied = engine_->apply(*platform_, spec_of(4096), "n");
   EXPECT_TRUE(applied.errors.empty() && applied.changes[0].error.empty()) << applied.changes[0].error;
   EXPECT_EQ(devctl(), 0x5130);  // "[none]": not locked down, the write goes through
 }
 
-TEST_F(PciTest, VirtualFunctionIsAPlanErrorNamingThePf) {
+TEST_F(PcieTest, VirtualFunctionIsAPlanErrorNamingThePf) {
   tree_.symlink("../0000:3b:00.0", cx6_device_dir(kCx6Pf1) + "/physfn");  // as pci_iov_sysfs_link makes it
   NodeSpec spec;
   spec.interfaces.push_back(with_mrrs("ens1f1np1", 4096));
@@ -152,21 +152,21 @@ TEST_F(PciTest, VirtualFunctionIsAPlanErrorNamingThePf) {
   EXPECT_NE(planned.errors[0].where.find("fabric.yaml:7"), std::string::npos) << planned.errors[0].where;
 }
 
-TEST_F(PciTest, ConventionalPciFunctionIsAPlanError) {
+TEST_F(PcieTest, ConventionalPciFunctionIsAPlanError) {
   test::write_config_space(tree_, cx6_device_dir(kCx6Pf0), {.express = false});
   const Report planned = engine_->plan(spec_of(4096), observe(spec_of(4096)));
   ASSERT_EQ(planned.errors.size(), 1u);
   EXPECT_NE(planned.errors[0].message.find("no PCI Express capability"), std::string::npos);
 }
 
-TEST_F(PciTest, SizeThatIsNotAPowerOfTwoIsRefused) {
+TEST_F(PcieTest, SizeThatIsNotAPowerOfTwoIsRefused) {
   const Report planned = engine_->plan(spec_of(768), observe(spec_of(768)));
   ASSERT_EQ(planned.errors.size(), 1u);
   EXPECT_EQ(planned.errors[0].kind, ErrorKind::kInvalidSpec);
   EXPECT_NE(planned.errors[0].message.find("not 768"), std::string::npos);
 }
 
-TEST_F(PciTest, UnreadableConfigSpaceIsAPlanError) {
+TEST_F(PcieTest, UnreadableConfigSpaceIsAPlanError) {
   std::filesystem::remove(tree_.root() + cx6_device_dir(kCx6Pf0) + "/config");
   const Report planned = engine_->plan(spec_of(4096), observe(spec_of(4096)));
   ASSERT_EQ(planned.errors.size(), 1u);
@@ -175,7 +175,7 @@ TEST_F(PciTest, UnreadableConfigSpaceIsAPlanError) {
       << planned.errors[0].message;
 }
 
-TEST_F(PciTest, TwoSelectorsOfOneFunctionWithDifferentSizesConflict) {
+TEST_F(PcieTest, TwoSelectorsOfOneFunctionWithDifferentSizesConflict) {
   NodeSpec spec = spec_of(4096);
   InterfaceSpec by_device;
   by_device.selector = {Selector::Kind::kRdmaDevice, "mlx5_0", 1};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pci reconciler: PCIe Max_Read_Request_Size through libpci (see pci.h for the observed shape).
-#include "reconcilers/pci/pci.h"
+#include "reconcilers/pcie/pcie.h"
 
 #include <cerrno>
 #include <string>
@@ -13,7 +13,7 @@
 namespace rdmactl::reconcilers {
 namespace {
 
-constexpr const char* kPciName = "pci";
+constexpr const char* kPciName = "pcie";
 // The spec's path below the interface: `pcie:` (`pci:` is the selector of a PCI function).
 constexpr const char* kReadRequestField = "pcie.maxReadRequest";
 // securityfs's lockdown file: "none [integrity] confidentiality" (security/lockdown/lockdown.c
@@ -158,7 +158,7 @@ class PciReconciler final : public Reconciler {
 
 }  // namespace
 
-std::unique_ptr<Reconciler> make_pci_reconciler(PciConfigOpener opener) {
+std::unique_ptr<Reconciler> make_pcie_reconciler(PciConfigOpener opener) {
   return std::make_unique<PciReconciler>(std::move(opener));
 }
 

@@ -31,6 +31,6 @@
 
 namespace rdmactl::reconcilers {
 
-std::unique_ptr<Reconciler> make_pci_reconciler(PciConfigOpener opener = open_pci_config);
+std::unique_ptr<Reconciler> make_pcie_reconciler(PciConfigOpener opener = open_pci_config);
 
 }  // namespace rdmactl::reconcilers
