@@ -8,6 +8,7 @@
 #include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/link_type/link_type.h"
 #include "reconcilers/netdev/netdev.h"
+#include "reconcilers/nvconfig/nvconfig.h"
 #include "reconcilers/qos/qos.h"
 #include "reconcilers/roce/roce.h"
 #include "reconcilers/subnet_manager/subnet_manager.h"
@@ -22,12 +23,15 @@ ReconcilerTable make_reconciler_table() {
   //   after an activation, which restarts the driver of every port of the adapter;
   // - the firmware link type first: it decides what the port is after the next boot, and a port
   //   staged to change waits for it (ipoib skips it until then);
+  // - the other firmware parameters (nvconfig, SR-IOV's SRIOV_EN and NUM_OF_VFS) next: staged for
+  //   the next boot like the link type;
   // - the IPoIB mode before the MTU: the kernel resets an IPoIB netdev's MTU when its mode changes;
   // - MTU and link state before addresses; QoS before ECN and RoCE, which mark and react on its
   //   priorities; the subnet manager once the ports are set; host parameters last.
   // Every spec field has its reconciler here (engine_test checks the list), so none is ignored.
   table.push_back(reconcilers::make_firmware_reconciler());
   table.push_back(reconcilers::make_link_type_reconciler());
+  table.push_back(reconcilers::make_nvconfig_reconciler());
   table.push_back(reconcilers::make_ipoib_reconciler());
   table.push_back(reconcilers::make_netdev_reconciler());
   table.push_back(reconcilers::make_addresses_reconciler());
