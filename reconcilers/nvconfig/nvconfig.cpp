@@ -67,7 +67,6 @@ class NvconfigReconciler final : public Reconciler {
     if (!spec) return ok();  // show: mstconfig takes seconds per device; ask only what a spec needs
     const BootStaging staging = BootStaging::load(platform.fs(), kNvconfigStagingFile);
     for (const auto& [pci, params] : nvconfig_targets(*spec, state)) {
-      if (params.empty()) continue;
       PciFunctionState& function = state.pci_function(pci);
       if (!function.nvconfig) function.nvconfig = nvconfig_query(pci, params, staging);
     }

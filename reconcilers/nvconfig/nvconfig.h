@@ -41,7 +41,8 @@
 // SR-IOV: with sriov.numVfs > 0, the firmware needs SRIOV_EN True and NUM_OF_VFS >= numVfs for the
 // next boot; what is missing is planned as SRIOV_EN=True and NUM_OF_VFS=numVfs, unless the spec's
 // nvconfig sets them: then the spec's values rule, and SRIOV_EN False or NUM_OF_VFS below numVfs is a
-// plan error. NUM_OF_VFS above numVfs is left as it is.
+// plan error. NUM_OF_VFS above numVfs is left as it is. A function whose netdev has another driver
+// than mlx4/mlx5 (ixgbe, ice) has no firmware side: nothing is asked or planned for its numVfs.
 //
 // Apply: the consecutive changes of one function in one `mstconfig -y -d <bdf> set A=1 B=2`
 // (GenericCommander::setCfg checks every value and rule before it writes the first TLV, then writes

@@ -66,6 +66,16 @@ std::string nv_describe_wanted(const NvWanted& w) {
   return (w.at_least ? "at least " : "") + w.value + (w.why.empty() ? "" : " (" + w.why + ")");
 }
 
+// Whether SR-IOV has a firmware side on `pci`: mstconfig configures Mellanox (NVIDIA) adapters only;
+// a function whose netdev's driver is known and is not mlx4/mlx5 (ixgbe, ice, ...) has no SRIOV_EN
+// to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov).
+bool nv_sriov_in_firmware(const HostState& state, const std::string& pci) {
+  for (const NetdevState& n : state.netdevs) {
+    if (n.pci == pci && !n.driver.empty()) return n.driver.starts_with("mlx");
+  }
+  return true;
+}
+
 Error nv_spec_error(const InterfaceSpec& iface, ErrorKind kind, std::string message) {
   return selector_error(iface, make_error(kind, std::move(message)));
 }
@@ -96,7 +106,9 @@ class NvconfigDiffer {
       }
       add(*pci, param, NvWanted{value, false, &iface, ""});
     }
-    if (iface.sriov.num_vfs && *iface.sriov.num_vfs > 0) add_sriov(iface, *pci, *iface.sriov.num_vfs);
+    if (iface.sriov.num_vfs && *iface.sriov.num_vfs > 0 && nv_sriov_in_firmware(state_, *pci)) {
+      add_sriov(iface, *pci, *iface.sriov.num_vfs);
+    }
   }
 
   // A device-wide parameter has one value for all functions of an adapter (param_scope.h).
@@ -293,11 +305,12 @@ std::map<std::string, std::set<std::string>> nvconfig_targets(const NodeSpec& sp
     if (iface.nvconfig.empty() && !iface.sriov.num_vfs) continue;
     auto pci = state.resolve_pci(iface.selector);
     if (!pci) continue;
-    std::set<std::string>& params = targets[*pci];
+    std::set<std::string> params;
     for (const auto& [param, value] : iface.nvconfig) {
       if (!nvconfig_owner(param, iface)) params.insert(param);
     }
-    if (iface.sriov.num_vfs) params.insert({kNvSriovEn, kNvNumOfVfs});
+    if (iface.sriov.num_vfs && nv_sriov_in_firmware(state, *pci)) params.insert({kNvSriovEn, kNvNumOfVfs});
+    if (!params.empty()) targets[*pci].merge(params);
   }
   return targets;
 }

@@ -14,8 +14,8 @@ namespace rdmactl::reconcilers {
 inline constexpr const char* kNvconfigName = "nvconfig";
 
 // PCI function -> the parameters observe asks of it: the spec's nvconfig names (but those another
-// reconciler owns), and SRIOV_EN and NUM_OF_VFS where sriov.numVfs is set. Selectors that do not
-// resolve are left out (diff reports them).
+// reconciler owns), and SRIOV_EN and NUM_OF_VFS where sriov.numVfs is set on a Mellanox function.
+// Selectors that do not resolve, and functions with nothing to ask, are left out.
 std::map<std::string, std::set<std::string>> nvconfig_targets(const NodeSpec& spec, const HostState& state);
 
 void diff_nvconfig(const NodeSpec& spec, const HostState& state, DiffResult& out);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/engine/engine.h"
+#include "reconcilers/nvconfig/nvconfig_diff.h"
 #include "tests/unit/reconcilers/nvconfig_fixture.h"
 
 namespace rdmactl {
@@ -202,6 +203,26 @@ TEST_F(NvconfigTest, TheFloorOfNumOfVfsIsTheAdaptersHighestNumVfs) {
   EXPECT_EQ(plan.changes[0].desired, "16");
   EXPECT_EQ(plan.changes[2].resource, "pci/0000:3b:00.1");
   EXPECT_EQ(plan.changes[2].desired, "16");
+}
+
+TEST(NvconfigOtherAdaptersTest, SriovOnAnotherDriversFunctionHasNoFirmwareSide) {
+  // An Intel E810 function (driver ice): its VFs need no mstconfig; nothing is asked or planned.
+  HostState state;
+  NetdevState ice;
+  ice.name = "ens2f0";
+  ice.pci = "0000:5e:00.0";
+  ice.driver = "ice";
+  state.netdevs.push_back(ice);
+  InterfaceSpec iface;
+  iface.selector.kind = Selector::Kind::kPci;
+  iface.selector.value = "0000:5e:00.0";
+  iface.sriov.num_vfs = 8;
+  const NodeSpec spec = nv_spec({iface});
+  EXPECT_TRUE(reconcilers::nvconfig_targets(spec, state).empty());
+  DiffResult out;
+  reconcilers::make_nvconfig_reconciler()->diff(spec, state, out);
+  EXPECT_TRUE(out.errors.empty()) << (out.errors.empty() ? "" : out.errors[0].message);
+  EXPECT_TRUE(out.changes.empty());
 }
 
 }  // namespace reconcilers_nvconfig_test
