@@ -9,6 +9,7 @@
 #include "reconcilers/ipoib/ipoib.h"
 #include "reconcilers/link_type/link_type.h"
 #include "reconcilers/netdev/netdev.h"
+#include "reconcilers/nvconfig/nvconfig.h"
 #include "reconcilers/pcie/pcie.h"
 #include "reconcilers/qos/qos.h"
 #include "reconcilers/roce/roce.h"
@@ -25,8 +26,9 @@ ReconcilerTable make_reconciler_table() {
   //   after an activation, which restarts the driver of every port of the adapter;
   // - the firmware link type first: it decides what the port is after the next boot, and a port
   //   staged to change waits for it (ipoib skips it until then);
-  // - SR-IOV before the PCIe settings and the netdevs: creating or removing VFs adds and removes
-  //   netdevs; Max_Read_Request_Size is the PF's and is set once its VFs are in place;
+  // - the firmware's other parameters with it (nvconfig: staged for the next boot too, SRIOV_EN and
+  //   NUM_OF_VFS among them), then the VFs the firmware allows now (sriov) and the PCIe settings
+  //   of each function (pcie), before the netdevs: VFs bring netdevs of their own;
   // - the IPoIB mode before the MTU: the kernel resets an IPoIB netdev's MTU when its mode changes;
   // - the netdev's queues and pause (ethtool) once it is up at its MTU, before addresses;
   // - MTU and link state before addresses; QoS before ECN and RoCE, which mark and react on its
@@ -34,6 +36,7 @@ ReconcilerTable make_reconciler_table() {
   // Every spec field has its reconciler here (engine_test checks the list), so none is ignored.
   table.push_back(reconcilers::make_firmware_reconciler());
   table.push_back(reconcilers::make_link_type_reconciler());
+  table.push_back(reconcilers::make_nvconfig_reconciler());
   table.push_back(reconcilers::make_sriov_reconciler());
   table.push_back(reconcilers::make_pcie_reconciler());
   table.push_back(reconcilers::make_ipoib_reconciler());

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/core/result.h"
 #include "agent/platform/mstconfig.h"
@@ -25,5 +27,22 @@ Result<MstconfigValue> mstconfig_query(const std::string& pci, const std::string
 
 // `mstconfig -y -d PCI set PARAM=VALUE`: staged for the next boot.
 Result<void> mstconfig_set(const std::string& pci, const std::string& param, const std::string& value);
+
+// The rows of several parameters of one PCI function, and the named ones the device does not list.
+struct MstconfigParams {
+  MstconfigQuery query;
+  std::vector<std::string> not_listed;
+};
+
+// `mstconfig -d PCI -e q P1 P2 ...`: one run for all of them. The real tool fails the whole query
+// when one named parameter is not listed (GenericCommander::queryParamViews throws "The Device
+// doesn't support P parameter", MlxCfg::queryDevCfg prints it after the table's header and exits 3):
+// such a parameter goes to not_listed and the query runs again without it (one more run per
+// parameter the device lacks). A parameter mstconfig answers without a row is an error.
+Result<MstconfigParams> mstconfig_query_params(const std::string& pci, std::vector<std::string> params);
+
+// `mstconfig -y -d PCI set A=1 B=2`: all of them staged in one run (MlxCfg::extractSetCfgArgs takes
+// several PARAM=VALUE; GenericCommander::setCfg writes each parameter's TLV in turn).
+Result<void> mstconfig_set_params(const std::string& pci, const std::vector<std::pair<std::string, std::string>>& values);
 
 }  // namespace rdmactl

@@ -149,7 +149,7 @@ class SpecReader {
   void check_partition_defined_once(const Field& item, const PartitionSpec& p, PartitionsSeen& seen);
   // semantic_nic.cpp: an interface's sriov, nvconfig, pcie and ethtool.
   void read_nic_tuning(const Field& map, InterfaceSpec& spec);
-  NvconfigSpec read_nvconfig(const Field& map);
+  NvconfigSpec read_nvconfig(const Field& map, const InterfaceSpec& spec);
   void check_sriov_against_nvconfig(const Field& map, const InterfaceSpec& spec);
   void check_pause_against_pfc(const Field& map, const InterfaceSpec& spec);
   // semantic_fabric.cpp

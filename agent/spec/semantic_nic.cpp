@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // An interface's NIC tuning: sriov, nvconfig (firmware parameters), pcie and ethtool, and the checks
-// among them: an nvconfig parameter another field owns, SR-IOV against the firmware parameters the
-// same entry pins, global pause beside PFC.
+// among them: an nvconfig parameter another field owns (nvconfig_owner), SR-IOV against the firmware
+// parameters the same entry pins, global pause beside PFC.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -10,28 +10,6 @@
 
 namespace rdmactl::semantic_detail {
 namespace {
-
-// Firmware parameters that another field of the spec sets (reconcilers/link_type, reconcilers/ecn):
-// set twice, the two would stage different values for the next boot in turn.
-// Each is a per-port parameter: the prefix, then the port number (mlxconfig's P<n>).
-struct OwnedParam {
-  std::string_view prefix;
-  const char* owner;
-};
-constexpr OwnedParam kOwnedParams[] = {
-    {"LINK_TYPE_P", "linkType"},
-    {"ROCE_CC_PRIO_MASK_P", "ecn.priorities"},
-    {"CNP_DSCP_P", "ecn.cnpDscp"},
-};
-
-const OwnedParam* owner_of(std::string_view name) {
-  for (const OwnedParam& param : kOwnedParams) {
-    if (!name.starts_with(param.prefix) || name.size() == param.prefix.size()) continue;
-    const std::string_view number = name.substr(param.prefix.size());
-    if (std::all_of(number.begin(), number.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) return &param;
-  }
-  return nullptr;
-}
 
 // NAME or NAME[index] as `mstconfig q` prints it: a capital, then capitals, digits and '_'.
 bool is_param_name(std::string_view name) {
@@ -69,7 +47,7 @@ std::optional<std::string> nvconfig_value(const Field& field) {
 
 void SpecReader::read_nic_tuning(const Field& map, InterfaceSpec& spec) {
   if (auto sriov = member(map, "sriov")) spec.sriov.num_vfs = int_of(member(*sriov, "numVfs"), 0, kMaxVfs);
-  if (auto nvconfig = member(map, "nvconfig")) spec.nvconfig = read_nvconfig(*nvconfig);
+  if (auto nvconfig = member(map, "nvconfig")) spec.nvconfig = read_nvconfig(*nvconfig, spec);
   if (auto pcie = member(map, "pcie")) spec.pcie.max_read_request = int_of(member(*pcie, "maxReadRequest"), 128, 4096);
   if (auto ethtool = member(map, "ethtool")) {
     if (auto rings = member(*ethtool, "rings")) {
@@ -94,7 +72,7 @@ void SpecReader::read_nic_tuning(const Field& map, InterfaceSpec& spec) {
   check_pause_against_pfc(map, spec);
 }
 
-NvconfigSpec SpecReader::read_nvconfig(const Field& map) {
+NvconfigSpec SpecReader::read_nvconfig(const Field& map, const InterfaceSpec& spec) {
   NvconfigSpec params;
   for (const Field& entry : members(map)) {
     const std::optional<std::string> name = key_text(entry.key);
@@ -105,9 +83,9 @@ NvconfigSpec SpecReader::read_nvconfig(const Field& map) {
                                 "in capitals (SRIOV_EN), an array element as NAME[index]");
       continue;
     }
-    if (const OwnedParam* owned = owner_of(*name)) {
+    if (const auto owner = nvconfig_owner(*name, spec)) {
       report(entry.key_position(), entry.path,
-             *name + " is set by the interface's " + owned->owner + ", not by nvconfig: set " + owned->owner +
+             *name + " is set by the interface's " + *owner + ", not by nvconfig: set " + *owner +
                  " (one field per firmware parameter, so that two never stage different values)");
       continue;
     }

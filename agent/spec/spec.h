@@ -345,6 +345,15 @@ inline constexpr int kEcnCapable = 2;  // ECT(0) in the ToS byte's two low bits
 // ecn and roce are kept.
 void expand_qos_profiles(NodeSpec& spec);
 
+// The spec field that sets firmware parameter `param` through another reconciler, when one does, so
+// that nvconfig never sets it too: LINK_TYPE_P<n> is linkType's (reconcilers/link_type),
+// ROCE_CC_PRIO_MASK_P<n> ecn.priorities' (reconcilers/ecn stages it on the upstream driver),
+// CNP_DSCP_P<n> ecn.cnpDscp's when the interface sets ecn.cnpDscp (ecn writes the CNP DSCP at
+// runtime, mlx5 debugfs cc_params/np_cnp_dscp, over the firmware's value at every boot). Two writers
+// of one value would undo each other at every reconcile. validate asks it of each entry; the nvconfig
+// reconciler's diff of the merged interface (a nodes entry's ecn over the defaults' nvconfig).
+std::optional<std::string> nvconfig_owner(const std::string& param, const InterfaceSpec& iface);
+
 // defaults, then every nodes entry whose globs match `node`, in order; interfaces merged field by
 // field, matched by selector key; sysctl merged key by key; subnetManager and selftest field by
 // field; then qos profiles expanded (expand_qos_profiles).

@@ -4,8 +4,6 @@
 #include "reconcilers/link_type/link_type.h"
 #include "agent/core/json_text.h"
 
-#include <spdlog/spdlog.h>
-
 #include <charconv>
 #include <map>
 #include <optional>
@@ -15,15 +13,15 @@
 #include <vector>
 
 #include "agent/platform/mstconfig_tool.h"
+#include "reconcilers/common/boot_staging.h"
 #include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
 namespace {
 
 constexpr const char* kLinkTypeName = "link_type";
-// rdmactl's own record of what it staged, under --root like every other host file.
+// rdmactl's own record of what it staged, under --root like every other host file (boot_staging.h).
 constexpr const char* kStagingFile = "/var/lib/rdmactl/link-type.json";
-constexpr const char* kBootIdFile = "/proc/sys/kernel/random/boot_id";
 
 // Where a port's LINK_TYPE lives: the PCI function mstconfig opens and the parameter.
 struct Target {
@@ -91,36 +89,6 @@ nlohmann::json query(const Target& target) {
           {"nextBoot", spec_form(value->next_boot)}};
 }
 
-std::string read_boot_id(const HostFs& fs) {
-  auto id = fs.read(kBootIdFile);
-  return id ? *id : std::string();
-}
-
-// {"<pci>": {"LINK_TYPE_P1": {"desired": "ethernet", "bootId": "..."}}}. A missing file is no
-// record; an unreadable one is dropped with a warning: losing it only weakens the guard.
-nlohmann::json load_staging(const HostFs& fs) {
-  if (!fs.exists(kStagingFile)) return nlohmann::json::object();
-  auto text = fs.read(kStagingFile);
-  nlohmann::json records = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-  if (!records.is_object()) {
-    spdlog::warn("{}: not a JSON object, ignoring it (it only records values rdmactl staged)", kStagingFile);
-    return nlohmann::json::object();
-  }
-  return records;
-}
-
-// The value rdmactl staged for this port during an earlier boot, if any.
-std::optional<nlohmann::json> staged_before_reboot(const nlohmann::json& records, const Target& target,
-                                                   const std::string& boot_id) {
-  if (boot_id.empty() || !records.contains(target.pci) || !records[target.pci].is_object()) return std::nullopt;
-  const nlohmann::json& pci = records[target.pci];
-  if (!pci.contains(target.param) || !pci[target.param].is_object()) return std::nullopt;
-  const nlohmann::json& record = pci[target.param];
-  const std::string staged_boot = record.value("bootId", "");
-  if (staged_boot.empty() || staged_boot == boot_id || !record.contains("desired")) return std::nullopt;
-  return record["desired"];
-}
-
 PortState* mutable_port(HostState& state, const PortRef& ref) {
   for (DeviceState& d : state.devices) {
     if (&d != ref.device) continue;
@@ -162,9 +130,7 @@ class LinkTypeReconciler final : public Reconciler {
 
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     if (!spec) return ok();  // show: mstconfig takes seconds per device; ask only what a spec needs
-    const HostFs& fs = platform.fs();
-    const std::string boot_id = read_boot_id(fs);
-    const nlohmann::json records = load_staging(fs);
+    const BootStaging staging = BootStaging::load(platform.fs(), kStagingFile);
     for (const InterfaceSpec& iface : spec->interfaces) {
       if (!iface.link_type) continue;
       auto ref = state.resolve_port(iface.selector);
@@ -178,7 +144,9 @@ class LinkTypeReconciler final : public Reconciler {
       }
       nlohmann::json observed = query(*target);
       if (!observed.contains("error")) {
-        if (auto staged = staged_before_reboot(records, *target, boot_id)) observed["stagedBeforeReboot"] = *staged;
+        if (auto staged = staging.staged_before_reboot(target->pci, target->param)) {
+          observed["stagedBeforeReboot"] = *staged;
+        }
       }
       port->link_type = std::move(observed);
     }
@@ -276,10 +244,8 @@ class LinkTypeReconciler final : public Reconciler {
  private:
   // Remembers the staged value with this boot's id: the reboot-loop guard's evidence.
   static Result<void> record_staging(const HostFs& fs, const Target& target, const Change& change) {
-    nlohmann::json records = load_staging(fs);
-    if (!records[target.pci].is_object()) records[target.pci] = nlohmann::json::object();
-    records[target.pci][target.param] = {{"desired", change.desired}, {"bootId", read_boot_id(fs)}};
-    if (auto written = fs.replace_file(kStagingFile, json_text(records, 2) + "\n"); !written) {
+    BootStaging staging = BootStaging::load(fs, kStagingFile);
+    if (auto written = staging.record(fs, target.pci, {{target.param, change.desired}}); !written) {
       Error e = written.error();
       e.message = target.param + " is staged, but recording it for the reboot-loop guard failed: " + e.message;
       e.where = change.resource;

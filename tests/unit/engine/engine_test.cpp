@@ -382,8 +382,8 @@ TEST_F(EngineTest, AValueThatNeverSettlesFailsAfterEveryRetry) {
 TEST(ReconcilerTableTest, HoldsEveryConcernInApplyOrder) {
   std::vector<std::string> names;
   for (const auto& r : make_reconciler_table()) names.emplace_back(r->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"firmware", "link_type", "sriov", "pcie", "ipoib", "netdev", "ethtool",
-                                             "addresses", "qos", "ecn", "roce",
+  EXPECT_EQ(names, (std::vector<std::string>{"firmware", "link_type", "nvconfig", "sriov", "pcie", "ipoib", "netdev",
+                                             "ethtool", "addresses", "qos", "ecn", "roce",
                                              "subnet_manager", "sysctl"}));
 }
 

@@ -76,7 +76,17 @@ INSTANTIATE_TEST_SUITE_P(
                   {{"MEMIC_SIZE_LIMIT", "_256KB(1) _256KB(1) _256KB(1) RO"},
                    {"LINK_TYPE_P1", "IB(1) IB(1) ETH(2) *"},
                    {"ROCE_CC_PRIO_MASK_P1", "255 255 255"},
-                   {"NUM_OF_VFS", "0 8 8 * RO"}}}),
+                   {"NUM_OF_VFS", "0 8 8 * RO"}}},
+        // Captured: Mellanox/nic-configuration-operator @8bfbeb3 pkg/nvconfig/utils_test.go (the
+        // ConnectX9 output of ../shared/reference/captures/mlxconfig-e-q-short.txt): array elements
+        // queried by index, and enum values without a name ("148").
+        ParseCase{"cx9-array-elements-capture.txt",
+                  "ConnectX9",
+                  "",
+                  {{"PCI_DOWNSTREAM_PORT_OWNER[0]", "DEVICE_DEFAULT(0) 148 DEVICE_DEFAULT(0) *"},
+                   {"PCI_DOWNSTREAM_PORT_OWNER[1]", "DEVICE_DEFAULT(0) HOST_0(1) DEVICE_DEFAULT(0) *"},
+                   {"PCI_DOWNSTREAM_PORT_OWNER[2]", "DEVICE_DEFAULT(0) DEVICE_DEFAULT(0) DEVICE_DEFAULT(0)"},
+                   {"PCI_DOWNSTREAM_PORT_OWNER[4]", "DEVICE_DEFAULT(0) 164 DEVICE_DEFAULT(0) *"}}}),
     [](const ::testing::TestParamInfo<ParseCase>& info) {
       std::string name;
       for (char ch : info.param.file.substr(0, info.param.file.find('.'))) name += std::isalnum(ch) ? ch : '_';
@@ -130,6 +140,22 @@ TEST(MstconfigParseTest, CarriageReturnsAndTabsAreWhitespace) {
   ASSERT_NE(p1, nullptr);
   EXPECT_EQ(describe(*p1), "IB(1) IB(1) ETH(2) *");
   EXPECT_EQ(query->find("LINK_TYPE_P2"), nullptr);
+}
+
+// Captured: k8snetworkplumbingwg/sriov-network-operator @249e200 mellanox_test.go (a ConnectX-4 Lx,
+// `mstconfig -e -d 19:00.0 q`, ../shared/reference/captures/mstconfig-e-q-connectx4lx.txt): every
+// parameter of a device in one table.
+TEST(MstconfigParseTest, AWholeCapturedTable) {
+  auto query = parse_mstconfig_query(fixture("connectx4lx-capture.txt"));
+  ASSERT_TRUE(query) << query.error().to_string();
+  EXPECT_EQ(query->device_type, "ConnectX4LX");
+  EXPECT_EQ(query->device, "19:00.0");
+  EXPECT_EQ(query->params.size(), 153u);
+  ASSERT_NE(query->find("ADVANCED_PCI_SETTINGS"), nullptr);
+  EXPECT_EQ(describe(*query->find("ADVANCED_PCI_SETTINGS")), "False(0) False(0) False(0)");
+  EXPECT_EQ(describe(*query->find("PCI_DOWNSTREAM_PORT_OWNER")), "Array[0..15] Array[0..15] Array[0..15]");
+  EXPECT_EQ(describe(*query->find("CNP_DSCP_P2")), "48 48 48");
+  EXPECT_EQ(describe(*query->find("INT_LOG_MAX_PAYLOAD_SIZE")), "AUTOMATIC(0) AUTOMATIC(0) AUTOMATIC(0)");
 }
 
 TEST(MstconfigEnumTest, NameAndNumber) {

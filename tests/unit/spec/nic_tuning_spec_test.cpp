@@ -91,23 +91,28 @@ TEST(NicTuningSpec, ParametersAnotherFieldOwnsAreRefusedNamingIt) {
   auto spec = load_spec_text(kHeader + R"(defaults:
   interfaces:
     - rdmaDevice: mlx5_0
+      ecn: {cnpDscp: 48}
       nvconfig:
         LINK_TYPE_P1: ETH
         ROCE_CC_PRIO_MASK_P2: 8
         CNP_DSCP_P1: 48
         CNP_802P_PRIO_P1: 6
         LINK_TYPE_PX: 1
+    - rdmaDevice: mlx5_1
+      nvconfig: {CNP_DSCP_P1: 26}
 )",
                              "f.yaml");
   ASSERT_FALSE(spec.has_value());
   const std::string problems = all_problems(spec.error());
-  EXPECT_THAT(problems, HasSubstr("f.yaml:9:9: defaults.interfaces[0].nvconfig.LINK_TYPE_P1: LINK_TYPE_P1 is set by "
+  EXPECT_THAT(problems, HasSubstr("f.yaml:10:9: defaults.interfaces[0].nvconfig.LINK_TYPE_P1: LINK_TYPE_P1 is set by "
                                   "the interface's linkType, not by nvconfig"));
-  EXPECT_THAT(problems, HasSubstr("f.yaml:10:9: defaults.interfaces[0].nvconfig.ROCE_CC_PRIO_MASK_P2: "
+  EXPECT_THAT(problems, HasSubstr("f.yaml:11:9: defaults.interfaces[0].nvconfig.ROCE_CC_PRIO_MASK_P2: "
                                   "ROCE_CC_PRIO_MASK_P2 is set by the interface's ecn.priorities"));
-  EXPECT_THAT(problems, HasSubstr("f.yaml:11:9: defaults.interfaces[0].nvconfig.CNP_DSCP_P1: CNP_DSCP_P1 is set by "
+  EXPECT_THAT(problems, HasSubstr("f.yaml:12:9: defaults.interfaces[0].nvconfig.CNP_DSCP_P1: CNP_DSCP_P1 is set by "
                                   "the interface's ecn.cnpDscp"));
-  // Not owned: the CNPs' priority (ecn sets only their DSCP), and a name that is not P<n>.
+  // Not owned: the CNPs' priority (ecn sets only their DSCP), a name that is not P<n>, and the CNP
+  // DSCP of an interface whose ecn leaves it to the firmware.
+  EXPECT_EQ(spec.error().diagnostics.size(), 3u) << problems;
   EXPECT_THAT(problems, ::testing::Not(HasSubstr("CNP_802P_PRIO_P1 is set")));
   EXPECT_THAT(problems, ::testing::Not(HasSubstr("LINK_TYPE_PX is set")));
 }
