@@ -62,6 +62,19 @@ std::optional<std::string> spec_text_problem(std::string_view text, bool allow_t
   return std::nullopt;
 }
 
+// The VFs a PF has, on the first interface of its PCI function: only a count above 0 (`numVfs: 0`
+// of a function whose SR-IOV nobody uses would make a plan on a ConnectX ask mstconfig for nothing),
+// and only where it was observed (reconcilers/sriov's shape).
+void emit_sriov(YAML::Emitter& out, const HostState& state, const DeviceState& d, std::set<std::string>& done) {
+  if (d.pci.empty() || !done.insert(d.pci).second) return;
+  const PciFunctionState* function = state.find_pci_function(d.pci);
+  if (!function || !function->sriov || !function->sriov->is_object()) return;
+  const auto count = function->sriov->find("numVfs");
+  if (count == function->sriov->end() || !count->is_number_integer() || count->get<int>() <= 0) return;
+  out << YAML::Key << "sriov" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "numVfs"
+      << YAML::Value << count->get<int>() << YAML::EndMap;
+}
+
 std::string export_spec(const HostState& state, std::vector<std::string>* left_out) {
   std::vector<std::string> skipped;
   YAML::Emitter body;
@@ -76,6 +89,7 @@ std::string export_spec(const HostState& state, std::vector<std::string>* left_o
   body << YAML::Key << "interfaces" << YAML::Value << YAML::BeginSeq;
   std::set<std::string> exported;
   std::set<std::string> firmware_done;  // adapters whose firmware an interface already carries
+  std::set<std::string> sriov_done;     // PCI functions whose VFs an interface already carries
   for (const DeviceState& d : state.devices) {
     for (const PortState& p : d.ports) {
       const NetdevState* n = p.netdev.empty() ? nullptr : state.find_netdev(p.netdev);
@@ -92,6 +106,7 @@ std::string export_spec(const HostState& state, std::vector<std::string>* left_o
       body << YAML::Key << "port" << YAML::Value << p.port;
       emit_netdev_fields(body, *n);
       emit_firmware(body, state, d, firmware_done, skipped);
+      emit_sriov(body, state, d, sriov_done);
       body << YAML::EndMap;
     }
   }

@@ -68,7 +68,15 @@ class NvconfigReconciler final : public Reconciler {
     const BootStaging staging = BootStaging::load(platform.fs(), kNvconfigStagingFile);
     for (const auto& [pci, params] : nvconfig_targets(*spec, state)) {
       PciFunctionState& function = state.pci_function(pci);
-      if (!function.nvconfig) function.nvconfig = nvconfig_query(pci, params, staging);
+      if (function.nvconfig) continue;
+      // mstconfig knows NVIDIA (Mellanox) adapters only (mstflint's device table): another vendor's
+      // function is not asked, and its vendor recorded for diff (nvconfig.h).
+      if (auto vendor = platform.fs().read("/sys/bus/pci/devices/" + pci + "/vendor");
+          vendor && *vendor != kMellanoxVendor) {
+        function.nvconfig = nlohmann::json{{"vendor", *vendor}};
+        continue;
+      }
+      function.nvconfig = nvconfig_query(pci, params, staging);
     }
     return ok();
   }

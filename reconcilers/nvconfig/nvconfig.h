@@ -17,6 +17,9 @@
 //    "notListed": ["FOO"],               named, but the device does not list them
 //    "stagedBeforeReboot": {"SRIOV_EN": "True"}}   staged by rdmactl under another boot id (below)
 //   {"error": "..."}                     mstconfig missing or failing
+//   {"vendor": "0x8086"}                 the function's PCI vendor is not NVIDIA's (Mellanox, 0x15b3):
+//                                        mstconfig is not asked; its SR-IOV is sriov_numvfs' alone,
+//                                        and nvconfig on it is a plan error
 // The spec's SRIOV_EN and NUM_OF_VFS are always asked when sriov.numVfs is set: reconcilers/sriov
 // reads them to say why sriov_numvfs cannot reach numVfs.
 //
@@ -33,7 +36,7 @@
 // FORCE_ETH_PCI_SUBCLASS and IBM_CAPI_EN only while ADVANCED_PCI_SETTINGS is True for the next
 // boot), one marked read-only (NVQC reports its TLV readable but not writable: e.g. a restricted
 // host of a multi-host adapter, mstprivhost), a bare array name, a number parameter given a name,
-// a parameter another reconciler sets (param_scope.h: LINK_TYPE_P<n>, ROCE_CC_PRIO_MASK_P<n>,
+// a parameter another reconciler sets (nvconfig_owner in agent/spec/spec.h: LINK_TYPE_P<n>, ROCE_CC_PRIO_MASK_P<n>,
 // CNP_DSCP_P<n> next to ecn.cnpDscp), and two values for one parameter of one function, or of one
 // adapter for a device-wide parameter (param_scope.h: mlxconfig's Global class, SRIOV_EN and
 // NUM_OF_VFS among them; the functions of one adapter share domain, bus and device).
@@ -64,6 +67,10 @@
 #include "agent/engine/reconciler.h"
 
 namespace rdmactl::reconcilers {
+
+// The PCI vendor ID of NVIDIA's (Mellanox's) adapters, as sysfs `vendor` reads it
+// (include/linux/pci_ids.h PCI_VENDOR_ID_MELLANOX).
+inline constexpr const char* kMellanoxVendor = "0x15b3";
 
 std::unique_ptr<Reconciler> make_nvconfig_reconciler();
 

@@ -66,10 +66,26 @@ std::string nv_describe_wanted(const NvWanted& w) {
   return (w.at_least ? "at least " : "") + w.value + (w.why.empty() ? "" : " (" + w.why + ")");
 }
 
+// The PCI vendor of `pci` when observe found it is not NVIDIA's (Mellanox, 0x15b3): mstconfig has
+// nothing to say about it.
+std::optional<std::string> nv_other_vendor(const HostState& state, const std::string& pci) {
+  const PciFunctionState* f = state.find_pci_function(pci);
+  if (!f || !f->nvconfig || !f->nvconfig->is_object() || !f->nvconfig->contains("vendor")) return std::nullopt;
+  const std::string vendor = f->nvconfig->value("vendor", std::string());
+  if (vendor == kMellanoxVendor) return std::nullopt;
+  return vendor;
+}
+
 // Whether SR-IOV has a firmware side on `pci`: mstconfig configures Mellanox (NVIDIA) adapters only;
-// a function whose netdev's driver is known and is not mlx4/mlx5 (ixgbe, ice, ...) has no SRIOV_EN
-// to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov).
+// a function whose driver is known and is not mlx4/mlx5 (ixgbe, ice, bnxt_en, nvme, ...) has no
+// SRIOV_EN to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov). The driver is the
+// PF's as the sriov reconciler observed it, else that of a netdev on the function.
 bool nv_sriov_in_firmware(const HostState& state, const std::string& pci) {
+  if (auto vendor = nv_other_vendor(state, pci)) return false;
+  if (const PciFunctionState* f = state.find_pci_function(pci); f && f->sriov && f->sriov->is_object()) {
+    const std::string driver = f->sriov->value("driver", std::string());
+    if (!driver.empty()) return driver.starts_with("mlx");
+  }
   for (const NetdevState& n : state.netdevs) {
     if (n.pci == pci && !n.driver.empty()) return n.driver.starts_with("mlx");
   }
@@ -94,6 +110,13 @@ class NvconfigDiffer {
     auto pci = state_.resolve_pci(iface.selector);
     if (!pci) {
       out_.errors.push_back(selector_error(iface, pci.error()));
+      return;
+    }
+    if (auto vendor = nv_other_vendor(state_, *pci); vendor && !iface.nvconfig.empty()) {
+      out_.errors.push_back(nv_spec_error(iface, ErrorKind::kNotSupported,
+                                          "nvconfig sets the firmware parameters of NVIDIA (Mellanox) adapters through "
+                                          "mstconfig; " + *pci + " is PCI vendor " + *vendor + ", not " +
+                                              kMellanoxVendor + ": remove nvconfig from this interface"));
       return;
     }
     for (const auto& [param, value] : iface.nvconfig) {

@@ -61,6 +61,19 @@ Result<std::string> after_firmware(const InterfaceSpec& iface, const HostState& 
                                     : pci + " has no SR-IOV capability now (the firmware's SRIOV_EN is off, or it "
                                             "offers no VFs)";
   const std::string wanted = "sriov.numVfs " + std::to_string(desired);
+  // Only NVIDIA (Mellanox) adapters have firmware parameters rdmactl stages (reconcilers/nvconfig):
+  // on another driver's function TotalVFs is what its firmware or BIOS fixed, and the kernel refuses
+  // more (drivers/pci/iov.c sriov_numvfs_store: ERANGE above pci_sriov_get_totalvfs).
+  const std::string driver = observed.value("driver", std::string());
+  const PciFunctionState* function = state.find_pci_function(pci);
+  const bool other_vendor = function && function->nvconfig && function->nvconfig->is_object() &&
+                            function->nvconfig->contains("vendor");
+  if ((!driver.empty() && !driver.starts_with("mlx")) || other_vendor) {
+    return make_error(ErrorKind::kNotSupported,
+                      now + (driver.empty() ? std::string() : " (driver " + driver + ")") + ", fewer than " + wanted +
+                          ": rdmactl raises the limit only in NVIDIA (Mellanox) firmware; raise it in this adapter's "
+                          "firmware or BIOS settings, or lower numVfs");
+  }
   const std::string by_hand = "`mstconfig -d " + pci + " set SRIOV_EN=1 NUM_OF_VFS=" + std::to_string(desired) + "`";
   if (spec_param(iface, "SRIOV_EN") == 0) {
     return make_error(ErrorKind::kInvalidSpec, now + "; the spec's nvconfig sets SRIOV_EN False, which leaves no VFs "

@@ -222,5 +222,31 @@ TEST(Export, TheDemoHostExportsWithoutDrift) {
   EXPECT_EQ(selectors, (std::vector<std::string>{"rdmaDevice=mlx5_0/1", "rdmaDevice=mlx5_1/1"})) << text;
 }
 
+// A PF's VFs are exported on its first interface, as the count sysfs reads, and plan of the export
+// has no drift; a function without VFs (or whose SR-IOV was not observed) exports no sriov.
+TEST(Export, APfsVfsAreExportedAsTheirCount) {
+  HostState state = rdma_host();
+  state.devices[0].pci = "0000:3b:00.0";
+  state.devices[1].pci = "0000:3b:00.1";
+  state.pci_function("0000:3b:00.0").sriov =
+      nlohmann::json{{"numVfs", 2},
+                     {"totalVfs", 8},
+                     {"driver", "bnxt_en"},
+                     {"vfs", nlohmann::json::array({nlohmann::json{{"pci", "0000:3b:00.2"}},
+                                                    nlohmann::json{{"pci", "0000:3b:00.3"}}})}};
+  state.pci_function("0000:3b:00.1").sriov = nlohmann::json{{"numVfs", 0}, {"totalVfs", 8}, {"vfs", nlohmann::json::array()}};
+  const std::string text = export_spec(state);
+  const NodeSpec node = merge_for_node(load(text), state.node);
+  ASSERT_GE(node.interfaces.size(), 2u);
+  EXPECT_EQ(node.interfaces[0].sriov.num_vfs, std::optional<int>(2)) << text;
+  EXPECT_FALSE(node.interfaces[1].sriov.num_vfs) << text;
+  const Report same = plan_of(text, state);
+  EXPECT_TRUE(same.changes.empty()) << to_json(same).dump(2);
+  EXPECT_TRUE(same.errors.empty()) << to_json(same).dump(2);
+  HostState fewer = state;
+  fewer.pci_function("0000:3b:00.0").sriov->at("numVfs") = 1;
+  EXPECT_EQ(listed(plan_of(text, fewer)), (std::vector<std::string>{R"(pci/0000:3b:00.0 sriov.numVfs 1 -> 2)"}));
+}
+
 }  // namespace export_export_test
 }  // namespace rdmactl
