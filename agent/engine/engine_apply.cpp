@@ -107,6 +107,7 @@ bool Engine::ApplyRun::write_changes() {
       Change& change = report.changes[steps[k]];
       if (batch.results[k]) {
         change.status = change.requires_ ? ChangeStatus::kPendingReboot : ChangeStatus::kApplied;
+        change.staged = change.requires_.has_value();
         continue;
       }
       failed = true;

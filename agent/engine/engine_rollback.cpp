@@ -66,8 +66,9 @@ std::vector<Change*> Engine::Rollback::write_reverts(const std::vector<Change*>*
   std::vector<std::pair<const Change*, Change*>> todo;
   for (const Change& revert : report.revert_plan) {
     auto it = change_of.find(revert.resource + '\n' + revert.field);
+    // A value found staged before this run is not this run's to take back; one it staged is.
     if (it == change_of.end() || it->second->status == ChangeStatus::kPlanned ||
-        it->second->status == ChangeStatus::kPendingReboot) {
+        (it->second->status == ChangeStatus::kPendingReboot && !it->second->staged)) {
       continue;
     }
     if (only && !wanted.count(it->second)) continue;
@@ -110,7 +111,7 @@ std::vector<Change*> Engine::Rollback::write_reverts(const std::vector<Change*>*
       }
       refused_reverts.erase(change);
       written.push_back(change);
-      if (change->status == ChangeStatus::kApplied) change->status = ChangeStatus::kRolledBack;
+      if (change->status == ChangeStatus::kApplied || change->staged) change->status = ChangeStatus::kRolledBack;
     }
     // A batch stops at a failure: go on after it.
     next += std::max<size_t>(batch.results.size(), 1);

@@ -33,6 +33,9 @@ struct Change {
   // What else the change does that its field does not say (e.g. which priorities lose DCQCN).
   std::string note;
   ChangeStatus status = ChangeStatus::kPlanned;
+  // This run's apply wrote it and it waits for a reboot (a firmware parameter staged now, not one
+  // found staged): a rollback stages the old value back. Not part of reports.
+  bool staged = false;
   std::string error;        // why it failed, when it did
   // What the reconciler's apply needs beyond `desired`, decided by its diff (the firmware image to
   // burn and how to activate it). Not part of reports: `via` and `note` say it to people.
