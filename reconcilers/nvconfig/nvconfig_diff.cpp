@@ -68,10 +68,16 @@ std::string nv_describe_wanted(const NvWanted& w) {
 
 // Whether SR-IOV has a firmware side on `pci`: mstconfig configures Mellanox (NVIDIA) adapters only;
 // a function whose netdev's driver is known and is not mlx4/mlx5 (ixgbe, ice, ...) has no SRIOV_EN
-// to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov).
+// to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov). A function with no netdev
+// (an NVMe PF) is known by the driver the sriov reconciler read from its sysfs `driver` link: its
+// observe runs after this one's, so mstconfig may have been asked, but its answer is not used.
 bool nv_sriov_in_firmware(const HostState& state, const std::string& pci) {
   for (const NetdevState& n : state.netdevs) {
     if (n.pci == pci && !n.driver.empty()) return n.driver.starts_with("mlx");
+  }
+  if (const PciFunctionState* f = state.find_pci_function(pci); f && f->sriov && f->sriov->is_object()) {
+    const std::string driver = f->sriov->value("driver", "");
+    if (!driver.empty()) return driver.starts_with("mlx");
   }
   return true;
 }
