@@ -1,34 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // The spec's `ethtool:` end to end through the rdmactl binary, on the real kernel, in a fresh
-// network namespace: a veth pair created with 4 queues each way, whose channels
+// network namespace: the 4-queue veth pair of veth_queues_fixture.h, whose channels
 // veth_set_channels changes (drivers/net/veth.c) and whose rings veth cannot report
 // (veth_ethtool_ops has no get_ringparam: the kernel answers ETHTOOL_MSG_RINGS_GET with
-// EOPNOTSUPP). The kernel's queues are read from the namespace's /sys/class/net/veth0/queues
-// (netif_set_real_num_{rx,tx}_queues adds and removes rx-N, tx-N), never with rdmactl.
+// EOPNOTSUPP). The kernel's queues are read from sysfs, never with rdmactl.
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 
-#include "tests/netns/netns_fixture.h"
+#include "tests/netns/veth_queues_fixture.h"
 #include "tests/unit/test_tree.h"
 
 namespace rdmactl::test {
 namespace netns_ethtool_e2e_test {
 
-class EthtoolEndToEnd : public NetnsTest {
+class EthtoolEndToEnd : public VethQueuesTest {
  protected:
-  void SetUp() override {
-    NetnsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    std::string err;
-    ASSERT_EQ(ns().ip({"link", "add", "veth0", "numtxqueues", "4", "numrxqueues", "4", "type", "veth", "peer",
-                       "name", "veth1", "numtxqueues", "4", "numrxqueues", "4"},
-                      nullptr, &err),
-              0)
-        << err;
-  }
-
   // The spec file: veth0 with `ethtool_yaml` (its lines under `ethtool:`).
   std::string spec_file(const std::string& ethtool_yaml) {
     const std::string path = tree_.root() + "/spec.yaml";
@@ -47,19 +34,6 @@ class EthtoolEndToEnd : public NetnsTest {
     *out = nlohmann::json::parse(text, nullptr, false);
     EXPECT_FALSE(out->is_discarded()) << "not JSON: " << text << err;
     return rc;
-  }
-
-  // The real queues of veth0 as the kernel lists them: {rx, tx}.
-  std::pair<int, int> queues() {
-    std::string out;
-    EXPECT_EQ(ns().exec({"ls", "/sys/class/net/veth0/queues"}, &out), 0);
-    std::istringstream in(out);
-    int rx = 0, tx = 0;
-    for (std::string entry; in >> entry;) {
-      if (entry.rfind("rx-", 0) == 0) ++rx;
-      if (entry.rfind("tx-", 0) == 0) ++tx;
-    }
-    return {rx, tx};
   }
 
   TempTree tree_;
