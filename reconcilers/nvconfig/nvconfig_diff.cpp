@@ -78,10 +78,11 @@ std::optional<std::string> nv_other_vendor(const HostState& state, const std::st
 
 // Whether SR-IOV has a firmware side on `pci`: mstconfig configures Mellanox (NVIDIA) adapters only;
 // a function whose driver is known and is not mlx4/mlx5 (ixgbe, ice, bnxt_en, nvme, ...) has no
-// SRIOV_EN to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov). The driver is the
-// PF's as the sriov reconciler observed it, else that of a netdev on the function.
+// SRIOV_EN to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov). The vendor is
+// what nvconfig's observe read (sysfs `vendor`), the driver the PF's as the sriov reconciler
+// observed it, else that of a netdev on the function.
 bool nv_sriov_in_firmware(const HostState& state, const std::string& pci) {
-  if (auto vendor = nv_other_vendor(state, pci)) return false;
+  if (nv_other_vendor(state, pci)) return false;
   if (const PciFunctionState* f = state.find_pci_function(pci); f && f->sriov && f->sriov->is_object()) {
     const std::string driver = f->sriov->value("driver", std::string());
     if (!driver.empty()) return driver.starts_with("mlx");

@@ -9,48 +9,28 @@
 // has no get_ringparam nor get_pauseparam, so the kernel answers those GETs with EOPNOTSUPP.
 //
 // The reconcilers run in-process on a thread inside the namespace (its sockets are the
-// namespace's); the rdmactl binary end to end waits for the spec's `ethtool:` to load from YAML.
+// namespace's); the rdmactl binary with a YAML spec is ethtool_e2e_test.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "agent/engine/platform.h"
 #include "reconcilers/ethtool/ethtool.h"
 #include "reconcilers/netdev/netdev.h"
-#include "tests/netns/netns_fixture.h"
+#include "tests/netns/veth_queues_fixture.h"
 
 namespace rdmactl::test {
 namespace netns_ethtool_test {
 
-class EthtoolNetns : public NetnsTest {
+class EthtoolNetns : public VethQueuesTest {
  protected:
   void SetUp() override {
-    NetnsTest::SetUp();
+    VethQueuesTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    std::string err;
-    ASSERT_EQ(ns().ip({"link", "add", "veth0", "numtxqueues", "4", "numrxqueues", "4", "type", "veth", "peer",
-                       "name", "veth1", "numtxqueues", "4", "numrxqueues", "4"},
-                      nullptr, &err),
-              0)
-        << err;
     ASSERT_EQ(ns().ip({"link", "set", "veth0", "up"}), 0);
     ASSERT_EQ(ns().ip({"link", "set", "veth1", "up"}), 0);
-  }
-
-  // The real queues of veth0 as the kernel lists them: {rx, tx}.
-  std::pair<int, int> queues() {
-    std::string out;
-    EXPECT_EQ(ns().exec({"ls", "/sys/class/net/veth0/queues"}, &out), 0);
-    std::istringstream in(out);
-    int rx = 0, tx = 0;
-    for (std::string entry; in >> entry;) {
-      if (entry.rfind("rx-", 0) == 0) ++rx;
-      if (entry.rfind("tx-", 0) == 0) ++tx;
-    }
-    return {rx, tx};
   }
 
   // Observes (netdev, then ethtool) and diffs `spec` inside the namespace.
