@@ -22,15 +22,18 @@ using test::FakeEthtoolKernel;
 
 constexpr uint16_t kFamily = 0x1c;
 
-// The request's attributes after the genetlink header, and those inside its header nest.
+// The request's attributes after the genetlink header, and those inside its header nest. It owns
+// the message's bytes, which the attributes point into (a move keeps the vector's buffer).
 struct Parsed {
+  Bytes bytes;
   const nlattr* top[32] = {};
   const nlattr* header[ETHTOOL_A_HEADER_MAX + 1] = {};
 };
 
-Parsed parse(const Bytes& bytes) {
+Parsed parse(Bytes bytes) {
   Parsed p;
-  const auto* h = reinterpret_cast<const nlmsghdr*>(bytes.data());
+  p.bytes = std::move(bytes);
+  const auto* h = reinterpret_cast<const nlmsghdr*>(p.bytes.data());
   mnl_attr_parse(
       h, GENL_HDRLEN,
       [](const nlattr* a, void* data) {
