@@ -294,8 +294,9 @@ void register_apply(CLI::App& app, const GlobalOptions& global, Command& command
                 "Report the changes of an earlier apply that was killed half-way instead of rolling them back "
                 "(a journal that cannot be read is set aside)");
   sub->footer(
-      "Changes are applied in a fixed order (firmware link type, IPoIB mode, MTU and link state,\n"
-      "addresses, QoS, ECN, RoCE, subnet manager, sysctl), then the host\n"
+      "Changes are applied in a fixed order (firmware, firmware link type and parameters, SR-IOV\n"
+      "VFs, PCIe settings, IPoIB mode, MTU and link state, ethtool, addresses, QoS, ECN, RoCE,\n"
+      "subnet manager, sysctl), then the host\n"
       "is observed again; anything that did not take, or any failure, reverts every change made.\n"
       "Nothing is written when part of the spec cannot be resolved on this host.\n\n"
       "When the host has converged, apply runs the RDMA self-test (see `rdmactl selftest --help`)\n"

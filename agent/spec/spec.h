@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/core/result.h"
@@ -353,6 +354,9 @@ void expand_qos_profiles(NodeSpec& spec);
 // of one value would undo each other at every reconcile. validate asks it of each entry; the nvconfig
 // reconciler's diff of the merged interface (a nodes entry's ecn over the defaults' nvconfig).
 std::optional<std::string> nvconfig_owner(const std::string& param, const InterfaceSpec& iface);
+// Whether firmware parameter `param` is `base` + "_P<n>": one of mlxconfig's per-port parameters
+// (mstflint MlxcfgDBManager::getMlxconfigNamePortModule splits the suffix off).
+bool is_port_parameter(std::string_view param, std::string_view base);
 
 // defaults, then every nodes entry whose globs match `node`, in order; interfaces merged field by
 // field, matched by selector key; sysctl merged key by key; subnetManager and selftest field by

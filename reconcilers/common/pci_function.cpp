@@ -90,4 +90,24 @@ Result<const nlohmann::json*> observed_pci_json(const HostState& state, const st
   return &observed;
 }
 
+std::optional<std::string> other_vendor_of(const HostState& state, const std::string& pci) {
+  const PciFunctionState* f = state.find_pci_function(pci);
+  if (!f || !f->nvconfig || !f->nvconfig->is_object() || !f->nvconfig->contains("vendor")) return std::nullopt;
+  const std::string vendor = f->nvconfig->value("vendor", std::string());
+  if (vendor == kMellanoxVendor) return std::nullopt;
+  return vendor;
+}
+
+bool sriov_in_nvidia_firmware(const HostState& state, const std::string& pci) {
+  if (other_vendor_of(state, pci)) return false;
+  if (const PciFunctionState* f = state.find_pci_function(pci); f && f->sriov && f->sriov->is_object()) {
+    const std::string driver = f->sriov->value("driver", std::string());
+    if (!driver.empty()) return driver.starts_with("mlx");
+  }
+  for (const NetdevState& n : state.netdevs) {
+    if (n.pci == pci && !n.driver.empty()) return n.driver.starts_with("mlx");
+  }
+  return true;
+}
+
 }  // namespace rdmactl::reconcilers

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the reconcilers of a PCI function's settings share (sriov, pci): which functions to observe,
+// What the reconcilers of a PCI function's settings share (sriov, pcie, nvconfig): which functions to observe,
 // the spec entries that name one function (several selectors may), and reading a concern's
 // observed JSON out of HostState::pci_functions. Their resource is "pci/<bdf>".
 #pragma once
@@ -48,5 +48,21 @@ std::vector<PciTarget> pci_targets(const NodeSpec& spec, const HostState& state,
 Result<const nlohmann::json*> observed_pci_json(const HostState& state, const std::string& pci,
                                                 std::optional<nlohmann::json> PciFunctionState::*member,
                                                 const std::string& what);
+
+// The PCI vendor ID of NVIDIA's (Mellanox's) adapters, as sysfs `vendor` reads it
+// (include/linux/pci_ids.h PCI_VENDOR_ID_MELLANOX): mstconfig configures no others.
+inline constexpr const char* kMellanoxVendor = "0x15b3";
+
+// The PCI vendor of `pci` when the nvconfig reconciler's observe found it is not NVIDIA's (its
+// {"vendor": ...}, reconcilers/nvconfig/nvconfig.h); nullopt otherwise.
+std::optional<std::string> other_vendor_of(const HostState& state, const std::string& pci);
+
+// Whether SR-IOV of `pci` has a firmware side (SRIOV_EN, NUM_OF_VFS) that the nvconfig reconciler
+// stages: not on another vendor's function, nor on one whose driver is known and is not mlx4/mlx5
+// (ixgbe, ice, bnxt_en, nvme, ...), whose VFs are sriov_numvfs' alone. The driver is the PF's as the
+// sriov reconciler observed it, else that of a netdev on the function. nvconfig (what it stages)
+// and sriov (whether a count above sriov_totalvfs waits for a reboot) ask this one function, so
+// that they never disagree.
+bool sriov_in_nvidia_firmware(const HostState& state, const std::string& pci);
 
 }  // namespace rdmactl::reconcilers

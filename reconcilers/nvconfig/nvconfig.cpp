@@ -13,6 +13,7 @@
 #include "agent/platform/mstconfig_tool.h"
 #include "agent/platform/mstconfig_value.h"
 #include "reconcilers/common/boot_staging.h"
+#include "reconcilers/common/pci_function.h"
 #include "reconcilers/common/resource.h"
 #include "reconcilers/nvconfig/nvconfig_diff.h"
 

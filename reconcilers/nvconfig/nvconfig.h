@@ -68,9 +68,6 @@
 
 namespace rdmactl::reconcilers {
 
-// The PCI vendor ID of NVIDIA's (Mellanox's) adapters, as sysfs `vendor` reads it
-// (include/linux/pci_ids.h PCI_VENDOR_ID_MELLANOX).
-inline constexpr const char* kMellanoxVendor = "0x15b3";
 
 std::unique_ptr<Reconciler> make_nvconfig_reconciler();
 

@@ -2,6 +2,7 @@
 // The nvconfig diff: the spec's firmware parameters and SR-IOV needs, per PCI function, against the
 // observed mstconfig table (nvconfig.h says the rules and why).
 #include "reconcilers/nvconfig/nvconfig_diff.h"
+#include "reconcilers/common/pci_function.h"
 
 #include <algorithm>
 #include <string_view>
@@ -66,33 +67,6 @@ std::string nv_describe_wanted(const NvWanted& w) {
   return (w.at_least ? "at least " : "") + w.value + (w.why.empty() ? "" : " (" + w.why + ")");
 }
 
-// The PCI vendor of `pci` when observe found it is not NVIDIA's (Mellanox, 0x15b3): mstconfig has
-// nothing to say about it.
-std::optional<std::string> nv_other_vendor(const HostState& state, const std::string& pci) {
-  const PciFunctionState* f = state.find_pci_function(pci);
-  if (!f || !f->nvconfig || !f->nvconfig->is_object() || !f->nvconfig->contains("vendor")) return std::nullopt;
-  const std::string vendor = f->nvconfig->value("vendor", std::string());
-  if (vendor == kMellanoxVendor) return std::nullopt;
-  return vendor;
-}
-
-// Whether SR-IOV has a firmware side on `pci`: mstconfig configures Mellanox (NVIDIA) adapters only;
-// a function whose driver is known and is not mlx4/mlx5 (ixgbe, ice, bnxt_en, nvme, ...) has no
-// SRIOV_EN to stage, and its VFs are sriov_numvfs' alone (reconcilers/sriov). The vendor is
-// what nvconfig's observe read (sysfs `vendor`), the driver the PF's as the sriov reconciler
-// observed it, else that of a netdev on the function.
-bool nv_sriov_in_firmware(const HostState& state, const std::string& pci) {
-  if (nv_other_vendor(state, pci)) return false;
-  if (const PciFunctionState* f = state.find_pci_function(pci); f && f->sriov && f->sriov->is_object()) {
-    const std::string driver = f->sriov->value("driver", std::string());
-    if (!driver.empty()) return driver.starts_with("mlx");
-  }
-  for (const NetdevState& n : state.netdevs) {
-    if (n.pci == pci && !n.driver.empty()) return n.driver.starts_with("mlx");
-  }
-  return true;
-}
-
 Error nv_spec_error(const InterfaceSpec& iface, ErrorKind kind, std::string message) {
   return selector_error(iface, make_error(kind, std::move(message)));
 }
@@ -113,7 +87,7 @@ class NvconfigDiffer {
       out_.errors.push_back(selector_error(iface, pci.error()));
       return;
     }
-    if (auto vendor = nv_other_vendor(state_, *pci); vendor && !iface.nvconfig.empty()) {
+    if (auto vendor = other_vendor_of(state_, *pci); vendor && !iface.nvconfig.empty()) {
       out_.errors.push_back(nv_spec_error(iface, ErrorKind::kNotSupported,
                                           "nvconfig sets the firmware parameters of NVIDIA (Mellanox) adapters through "
                                           "mstconfig; " + *pci + " is PCI vendor " + *vendor + ", not " +
@@ -130,7 +104,7 @@ class NvconfigDiffer {
       }
       add(*pci, param, NvWanted{value, false, &iface, ""});
     }
-    if (iface.sriov.num_vfs && *iface.sriov.num_vfs > 0 && nv_sriov_in_firmware(state_, *pci)) {
+    if (iface.sriov.num_vfs && *iface.sriov.num_vfs > 0 && sriov_in_nvidia_firmware(state_, *pci)) {
       add_sriov(iface, *pci, *iface.sriov.num_vfs);
     }
   }
@@ -333,7 +307,7 @@ std::map<std::string, std::set<std::string>> nvconfig_targets(const NodeSpec& sp
     for (const auto& [param, value] : iface.nvconfig) {
       if (!nvconfig_owner(param, iface)) params.insert(param);
     }
-    if (iface.sriov.num_vfs && nv_sriov_in_firmware(state, *pci)) params.insert({kNvSriovEn, kNvNumOfVfs});
+    if (iface.sriov.num_vfs && sriov_in_nvidia_firmware(state, *pci)) params.insert({kNvSriovEn, kNvNumOfVfs});
     if (!params.empty()) targets[*pci].merge(params);
   }
   return targets;

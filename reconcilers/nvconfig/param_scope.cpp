@@ -53,14 +53,6 @@ constexpr std::array<std::string_view, 140> kNvPerFunction = {
 // `select mlxconfig_name from params where dependency like '%advanced_pci_settings!=0%'`.
 constexpr std::array<std::string_view, 3> kNvNeedAdvanced = {"FORCE_ETH_PCI_SUBCLASS", "IBM_CAPI_EN", "MAX_ACC_OUT_READ"};
 
-// "<base>_P<n>": a per-port parameter (MlxcfgDBManager::getMlxconfigNamePortModule splits the suffix).
-bool nv_is_port_of(const std::string& param, std::string_view base) {
-  if (!param.starts_with(base)) return false;
-  const std::string_view rest = std::string_view(param).substr(base.size());
-  return rest.size() > 2 && rest.starts_with("_P") &&
-         std::all_of(rest.begin() + 2, rest.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // The name without an array index: "PCI_DOWNSTREAM_PORT_OWNER[4]" -> "PCI_DOWNSTREAM_PORT_OWNER".
 std::string_view nv_base_name(const std::string& param) {
   return std::string_view(param).substr(0, param.find('['));
@@ -71,7 +63,7 @@ std::string_view nv_base_name(const std::string& param) {
 ParamScope nvconfig_scope(const std::string& param) {
   const std::string_view base = nv_base_name(param);
   const size_t p = base.rfind("_P");
-  if (p != std::string_view::npos && nv_is_port_of(std::string(base), base.substr(0, p))) return ParamScope::kPort;
+  if (p != std::string_view::npos && is_port_parameter(base, base.substr(0, p))) return ParamScope::kPort;
   if (std::binary_search(kNvPerFunction.begin(), kNvPerFunction.end(), base)) return ParamScope::kFunction;
   return ParamScope::kDevice;
 }

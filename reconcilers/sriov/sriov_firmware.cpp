@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "agent/platform/mstconfig.h"
+#include "reconcilers/common/pci_function.h"
 
 namespace rdmactl::reconcilers::sriov_detail {
 namespace {
@@ -62,13 +63,10 @@ Result<std::string> after_firmware(const InterfaceSpec& iface, const HostState& 
                                             "offers no VFs)";
   const std::string wanted = "sriov.numVfs " + std::to_string(desired);
   // Only NVIDIA (Mellanox) adapters have firmware parameters rdmactl stages (reconcilers/nvconfig):
-  // on another driver's function TotalVFs is what its firmware or BIOS fixed, and the kernel refuses
+  // on another vendor's function TotalVFs is what its firmware or BIOS fixed, and the kernel refuses
   // more (drivers/pci/iov.c sriov_numvfs_store: ERANGE above pci_sriov_get_totalvfs).
-  const std::string driver = observed.value("driver", std::string());
-  const PciFunctionState* function = state.find_pci_function(pci);
-  const bool other_vendor = function && function->nvconfig && function->nvconfig->is_object() &&
-                            function->nvconfig->contains("vendor");
-  if ((!driver.empty() && !driver.starts_with("mlx")) || other_vendor) {
+  if (!sriov_in_nvidia_firmware(state, pci)) {
+    const std::string driver = observed.value("driver", std::string());
     return make_error(ErrorKind::kNotSupported,
                       now + (driver.empty() ? std::string() : " (driver " + driver + ")") + ", fewer than " + wanted +
                           ": rdmactl raises the limit only in NVIDIA (Mellanox) firmware; raise it in this adapter's "
