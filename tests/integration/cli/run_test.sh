@@ -146,11 +146,25 @@ status=$?
 [ "$status" -eq 64 ] || fail "rdmactl completion fish: exit $status, expected 64"
 
 # --- NO_COLOR --------------------------------------------------------------------------------
-# Logs on a terminal: the agent's start-up lines (serve --dry-run writes nothing), for 2 s.
-# script(1) gives the command a terminal; its typescript is what the terminal received.
+# Logs on a terminal: the agent's start-up lines (serve --dry-run writes nothing), until its
+# /v1/status counts a reconcile (the start-up lines come before the first one), at most 60 s: not
+# a fixed time, which a loaded machine can overrun. script(1) gives the command a terminal; its
+# typescript is what the terminal received.
 esc=$(printf '\033')
 port=$((20000 + RANDOM % 20000))
-logged_command="timeout 2 '$rdmactl' --root '$source_dir/tests/fixtures/sysfs/cx6dx-roce' serve -f '$source_dir/examples/roce-lossless.yaml' --dry-run --no-rdma-responder --listen 127.0.0.1:$port"
+cat > "$work/serve-until-reconciled.sh" <<EOF
+'$rdmactl' --root '$source_dir/tests/fixtures/sysfs/cx6dx-roce' serve -f '$source_dir/examples/roce-lossless.yaml' \
+  --dry-run --no-rdma-responder --listen 127.0.0.1:$port &
+agent=\$!
+for _ in \$(seq 600); do
+  (exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET /v1/status HTTP/1.0\r\n\r\n' >&3 &&
+     grep -q '"reconciles": [1-9]' <&3) 2>/dev/null && break
+  sleep 0.1
+done
+kill \$agent
+wait \$agent
+EOF
+logged_command="bash $work/serve-until-reconciled.sh"
 coloured=$(env -u NO_COLOR TERM=xterm script -qec "$logged_command" /dev/null < /dev/null 2>&1)
 if [[ "$coloured" != *"$esc["* ]]; then
   fail "without NO_COLOR, logs on a terminal carry no colour: the NO_COLOR check below would prove nothing: $coloured"
