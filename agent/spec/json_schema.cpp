@@ -111,6 +111,11 @@ const std::map<std::string, std::string>& pattern_messages() {
       {"/$defs/rdmaDeviceName", "expected an RDMA device name such as mlx5_0: 1-63 characters, no '/' or whitespace"},
       {"/$defs/firmware/properties/version",
        "expected a firmware version such as 28.42.1000: three dot-separated numbers"},
+      // mstconfig's `set` takes a name or a number, not `q`'s "NAME(N)" (mlxcfg_param.cpp
+      // EnumParamValue::parseValue: strToNum, then the names without case).
+      {"/$defs/nvconfig/patternProperties/^[A-Z][A-Z0-9_]*(\\[[0-9]+\\])?$/anyOf/2",
+       "expected true, false, a number, or a name as `mstconfig q` prints it before its number: ETH or 2 for "
+       "ETH(2), not ETH(2)"},
   };
   return kMessages;
 }

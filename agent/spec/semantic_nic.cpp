@@ -4,7 +4,12 @@
 // parameters the same entry pins, global pause beside PFC.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <optional>
 #include <string>
+
+#include <strings.h>
 
 #include "agent/spec/semantic_internal.h"
 
@@ -96,27 +101,51 @@ NvconfigSpec SpecReader::read_nvconfig(const Field& map, const InterfaceSpec& sp
   return params;
 }
 
-// The firmware decides how many VFs the function offers (NUM_OF_VFS, with SRIOV_EN): an entry that
-// pins them below its own numVfs can never converge.
+namespace {
+
+// A value of the spec's nvconfig as mstconfig's `set` reads a number (mlxcfg_param.cpp: strtoul with
+// base 0, then an enum's names without case): "8", "0x8", True/true/TRUE as 1, False as 0.
+std::optional<unsigned long> nvconfig_number(const std::string& text) {
+  if (::strcasecmp(text.c_str(), "true") == 0) return 1;
+  if (::strcasecmp(text.c_str(), "false") == 0) return 0;
+  if (text.empty() || text.front() == '-' || text.front() == '+') return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long n = std::strtoul(text.c_str(), &end, 0);
+  if (*end != '\0' || errno == ERANGE || n > 0xFFFFFFFFul) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+// The firmware decides how many VFs the function offers (SRIOV_EN, and NUM_OF_VFS, or the
+// function's own PF_NUM_OF_VF where PF_NUM_OF_VF_VALID is True: mstflint's mlxconfig_host.db): an
+// entry that pins them below its own numVfs can never converge.
 void SpecReader::check_sriov_against_nvconfig(const Field& map, const InterfaceSpec& spec) {
   if (!spec.sriov.num_vfs || *spec.sriov.num_vfs == 0) return;
   const auto nvconfig = member(map, "nvconfig");
   if (!nvconfig) return;
   if (auto enabled = spec.nvconfig.find("SRIOV_EN"); enabled != spec.nvconfig.end()) {
-    if (enabled->second == "False" || enabled->second == "0") {
+    if (nvconfig_number(enabled->second) == 0ul) {
       const auto at = member(*nvconfig, "SRIOV_EN");
       report(at->key_position(), at->path,
-             "SRIOV_EN is false but sriov.numVfs is " + std::to_string(*spec.sriov.num_vfs) +
+             "SRIOV_EN is " + (enabled->second == "False" ? std::string("false") : enabled->second) +
+                 " but sriov.numVfs is " + std::to_string(*spec.sriov.num_vfs) +
                  ": the firmware offers no VFs without SR-IOV; set SRIOV_EN: true or numVfs: 0");
     }
   }
-  if (auto count = spec.nvconfig.find("NUM_OF_VFS"); count != spec.nvconfig.end()) {
-    const auto at = member(*nvconfig, "NUM_OF_VFS");
-    const auto n = yaml_int(at->value);
-    if (n && *n < *spec.sriov.num_vfs) {
+  const auto per_pf = spec.nvconfig.find("PF_NUM_OF_VF_VALID");
+  const bool per_pf_on = per_pf != spec.nvconfig.end() && nvconfig_number(per_pf->second) == 1ul;
+  const std::string count_param = per_pf_on ? "PF_NUM_OF_VF" : "NUM_OF_VFS";
+  if (auto count = spec.nvconfig.find(count_param); count != spec.nvconfig.end()) {
+    const auto at = member(*nvconfig, count_param);
+    const auto n = nvconfig_number(count->second);
+    if (n && *n < static_cast<unsigned long>(*spec.sriov.num_vfs)) {
       report(at->key_position(), at->path,
-             "NUM_OF_VFS is " + count->second + " but sriov.numVfs is " + std::to_string(*spec.sriov.num_vfs) +
-                 ": the firmware offers at most NUM_OF_VFS VFs (sriov_totalvfs); raise NUM_OF_VFS or lower numVfs");
+             count_param + " is " + count->second + " but sriov.numVfs is " + std::to_string(*spec.sriov.num_vfs) +
+                 ": the firmware offers at most " + count_param + " VFs (sriov_totalvfs)" +
+                 (per_pf_on ? " where PF_NUM_OF_VF_VALID is true" : "") + "; raise " + count_param +
+                 " or lower numVfs");
     }
   }
 }

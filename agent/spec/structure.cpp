@@ -470,6 +470,13 @@ class StructureReporter {
     for (const auto& [pointer, wording] : pattern_messages()) {
       const SchemaJson::json_pointer at(pointer);
       if (schema_.contains(at) && &schema_.at(at) == schema) return wording;
+      // A one-type branch of an anyOf (".../anyOf/2") that for_valijson merged into its parent
+      // (json_schema.cpp merge_type_union): the branch's pattern is the parent's now.
+      const SchemaJson::json_pointer branches = at.parent_pointer();
+      if (!branches.empty() && branches.back() == "anyOf") {
+        const SchemaJson::json_pointer parent = branches.parent_pointer();
+        if (schema_.contains(parent) && &schema_.at(parent) == schema) return wording;
+      }
     }
     return {};
   }

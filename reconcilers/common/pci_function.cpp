@@ -5,6 +5,7 @@
 #include <set>
 
 #include "agent/core/json_text.h"
+#include "agent/platform/mstconfig_value.h"
 #include "reconcilers/common/resource.h"
 
 namespace rdmactl::reconcilers {
@@ -108,6 +109,24 @@ bool sriov_in_nvidia_firmware(const HostState& state, const std::string& pci) {
     if (n.pci == pci && !n.driver.empty()) return n.driver.starts_with("mlx");
   }
   return true;
+}
+
+std::string firmware_vf_count_param(const HostState& state, const std::string& pci, const InterfaceSpec& iface,
+                                    bool next_boot) {
+  static const std::string kValid = "PF_NUM_OF_VF_VALID";
+  bool per_pf = false;
+  if (auto it = iface.nvconfig.find(kValid); next_boot && it != iface.nvconfig.end()) {
+    per_pf = mstconfig_value_matches(it->second, "True(1)");
+  } else if (const PciFunctionState* f = state.find_pci_function(pci); f && f->nvconfig && f->nvconfig->is_object()) {
+    const nlohmann::json params = f->nvconfig->value("params", nlohmann::json::object());
+    if (params.is_object() && params.contains(kValid) && params[kValid].is_object()) {
+      const nlohmann::json& row = params[kValid];
+      const char* column = next_boot ? "nextBoot" : "current";
+      per_pf = row.contains(column) && row[column].is_string() &&
+               mstconfig_value_matches("1", row[column].get<std::string>());
+    }
+  }
+  return per_pf ? "PF_NUM_OF_VF" : "NUM_OF_VFS";
 }
 
 }  // namespace rdmactl::reconcilers

@@ -65,4 +65,14 @@ std::optional<std::string> other_vendor_of(const HostState& state, const std::st
 // that they never disagree.
 bool sriov_in_nvidia_firmware(const HostState& state, const std::string& pci);
 
+// The firmware parameter that gives an NVIDIA function its VF count (its TotalVFs): PF_NUM_OF_VF,
+// the function's own, when PF_NUM_OF_VF_VALID is True; NUM_OF_VFS, one for every PF of the adapter,
+// when it is False (mstflint's mlxconfig_host.db: "When TRUE, the number of VFs is defined for each
+// networking PF individually in PF_NUM_OF_VF"; NUM_OF_VFS is "Valid when PF_NUM_OF_VF_VALID is
+// FALSE"). `next_boot`: after the next boot, where the spec's PF_NUM_OF_VF_VALID (when `iface` sets
+// it) decides over the staged value; else what the firmware runs. From the mstconfig table the
+// nvconfig reconciler observed; NUM_OF_VFS when it was not observed.
+std::string firmware_vf_count_param(const HostState& state, const std::string& pci, const InterfaceSpec& iface,
+                                    bool next_boot);
+
 }  // namespace rdmactl::reconcilers

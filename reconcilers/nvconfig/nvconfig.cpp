@@ -4,6 +4,7 @@
 // nvconfig_diff.cpp).
 #include "reconcilers/nvconfig/nvconfig.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "reconcilers/common/pci_function.h"
 #include "reconcilers/common/resource.h"
 #include "reconcilers/nvconfig/nvconfig_diff.h"
+#include "reconcilers/nvconfig/param_scope.h"
 
 namespace rdmactl::reconcilers {
 namespace {
@@ -43,6 +45,24 @@ nlohmann::json nvconfig_query(const std::string& pci, const std::set<std::string
   }
   if (!staged.empty()) out["stagedBeforeReboot"] = std::move(staged);
   return out;
+}
+
+// Whether mstconfig lists PF_NUM_OF_VF: PF_NUM_OF_VF_VALID is True for the next boot (its db
+// dependency, on next-boot values); its current value alone does not list it.
+bool per_pf_vfs_listed(const nlohmann::json& observed) {
+  const nlohmann::json params = observed.value("params", nlohmann::json::object());
+  if (!params.contains("PF_NUM_OF_VF_VALID") || !params["PF_NUM_OF_VF_VALID"].is_object()) return false;
+  return mstconfig_value_matches("1", params["PF_NUM_OF_VF_VALID"].value("nextBoot", ""));
+}
+
+// A second query's parameters and notListed added to the first's.
+void merge_query(nlohmann::json& into, const nlohmann::json& more) {
+  const nlohmann::json params = more.value("params", nlohmann::json::object());
+  for (const auto& [name, row] : params.items()) into["params"][name] = row;
+  const nlohmann::json not_listed = more.value("notListed", nlohmann::json::array());
+  for (const auto& name : not_listed) into["notListed"].push_back(name);
+  const nlohmann::json staged = more.value("stagedBeforeReboot", nlohmann::json::object());
+  for (const auto& [name, value] : staged.items()) into["stagedBeforeReboot"][name] = value;
 }
 
 // What `set` is given for a change: the spec's value, or for a revert the old next-boot value by
@@ -78,6 +98,17 @@ class NvconfigReconciler final : public Reconciler {
         continue;
       }
       function.nvconfig = nvconfig_query(pci, params, staging);
+      // PF_NUM_OF_VF_VALID True (now or for the next boot): the function's VF count is its own
+      // PF_NUM_OF_VF (firmware_vf_count_param), which mstconfig lists only then.
+      if (params.contains("PF_NUM_OF_VF_VALID") && !params.contains("PF_NUM_OF_VF") &&
+          per_pf_vfs_listed(*function.nvconfig)) {
+        const nlohmann::json more = nvconfig_query(pci, {"PF_NUM_OF_VF"}, staging);
+        if (more.contains("error")) {
+          function.nvconfig = more;
+        } else {
+          merge_query(*function.nvconfig, more);
+        }
+      }
     }
     return ok();
   }
@@ -90,12 +121,27 @@ class NvconfigReconciler final : public Reconciler {
     return apply_as_batch(*this, platform, state, change);
   }
 
-  // The consecutive changes of one function in one `mstconfig set`.
+  // The consecutive changes of one function in one `mstconfig set`, but those mstconfig hides until
+  // an enabler is 1 for the next boot (ADVANCED_PCI_SETTINGS for MAX_ACC_OUT_READ), when the batch
+  // also sets the enabler (diff plans them last), in a second one: each `set` checks dependencies against the device's next-boot values
+  // before it writes anything (GenericCommander::queryParamViews -> checkDependency,
+  // dTLV->query(_mf, QueryNext)).
   void apply_batch(Platform& platform, const HostState&, ApplyBatch& batch) override {
     const std::vector<const Change*>& changes = batch.changes;
+    // Whether change i waits for its enabler, which a change of the same function in this batch sets.
+    const auto dependent = [&](size_t i) {
+      const auto enabler =
+          nvconfig_enabler(changes[i]->field.substr(std::min(changes[i]->field.size(), kNvconfigFieldPrefix.size())));
+      if (!enabler) return false;
+      return std::any_of(changes.begin(), changes.end(), [&](const Change* c) {
+        return c->resource == changes[i]->resource && c->field == std::string(kNvconfigFieldPrefix) + enabler->param;
+      });
+    };
     for (size_t k = 0; k < changes.size();) {
       size_t end = k + 1;
-      while (end < changes.size() && changes[end]->resource == changes[k]->resource) ++end;
+      while (end < changes.size() && changes[end]->resource == changes[k]->resource && dependent(end) == dependent(k)) {
+        ++end;
+      }
       if (!batch.start(k)) return;
       const Result<void> result = stage(platform.fs(), changes, k, end);
       for (size_t i = k; i < end; ++i) batch.finish(i, result);
@@ -115,11 +161,19 @@ class NvconfigReconciler final : public Reconciler {
     std::vector<std::pair<std::string, std::string>> values;
     std::vector<std::pair<std::string, nlohmann::json>> staged;
     for (size_t i = begin; i < end; ++i) {
+      // The revert of a parameter that mstconfig did not list before this run (diff's plan_hidden:
+      // its old value is unknown, null): reverting its enabler, in the same rollback, hides it
+      // again, and the firmware does not use it then. Nothing to write.
+      if (changes[i]->desired.is_null() && changes[i]->current.is_string() &&
+          nvconfig_enabler(changes[i]->field.substr(kNvconfigFieldPrefix.size()))) {
+        continue;
+      }
       auto assignment = nvconfig_assignment_of(*changes[i]);
       if (!assignment) return assignment.error();
       staged.emplace_back(assignment->first, changes[i]->desired);
       values.push_back(std::move(*assignment));
     }
+    if (values.empty()) return ok();
     if (auto set = mstconfig_set_params(pci, values); !set) {
       Error e = set.error();
       e.where = resource;

@@ -13,6 +13,7 @@
 
 #include "agent/core/json_text.h"
 #include "agent/platform/mstconfig_value.h"
+#include "agent/state/firmware.h"
 #include "reconcilers/common/resource.h"
 #include "reconcilers/nvconfig/param_scope.h"
 
@@ -20,7 +21,6 @@ namespace rdmactl::reconcilers {
 namespace {
 
 constexpr const char* kNvSriovEn = "SRIOV_EN";
-constexpr const char* kNvNumOfVfs = "NUM_OF_VFS";
 
 // What the spec wants of one parameter of one function.
 struct NvWanted {
@@ -31,8 +31,6 @@ struct NvWanted {
 };
 
 using NvFunctionWants = std::map<std::string, NvWanted>;  // parameter -> wanted
-
-std::string nv_adapter_of(const std::string& pci) { return pci.substr(0, pci.rfind('.')); }
 
 // Two values that mstconfig would store alike: the same number, or the same name without case.
 bool nv_same_value(const std::string& a, const std::string& b) {
@@ -61,6 +59,19 @@ std::optional<NvWanted> nv_combine(const NvWanted& a, const NvWanted& b) {
   }
   if (nv_same_value(a.value, b.value)) return a;
   return std::nullopt;
+}
+
+// How far a parameter that is not per function reaches (param_scope.h), for check_adapters' message.
+std::string nv_scope_text(const std::string& param) {
+  switch (nvconfig_scope(param)) {
+    case ParamScope::kPort:
+      return "for port " + param.substr(param.rfind("_P") + 2, param.find('[') - param.rfind("_P") - 2) +
+             " of the adapter (mlxconfig's Physical_Port class)";
+    case ParamScope::kHost:
+      return "for all functions of the adapter on this host (mlxconfig's Per_Host class)";
+    default:
+      return "for the whole adapter (mlxconfig's Global class)";
+  }
 }
 
 std::string nv_describe_wanted(const NvWanted& w) {
@@ -109,19 +120,20 @@ class NvconfigDiffer {
     }
   }
 
-  // A device-wide parameter has one value for all functions of an adapter (param_scope.h).
+  // A device-wide, per-host or per-port parameter has one value for all functions of an adapter
+  // (param_scope.h); a per-port one's name carries its port, so (adapter, name) is (adapter, port).
   void check_adapters() {
     std::map<std::pair<std::string, std::string>, std::pair<std::string, NvWanted>> seen;  // (adapter, param)
     for (auto& [pci, wants] : wants_) {
       for (auto& [param, w] : wants) {
-        if (nvconfig_scope(param) != ParamScope::kDevice) continue;
-        auto [it, first] = seen.try_emplace({nv_adapter_of(pci), param}, pci, w);
+        if (nvconfig_scope(param) == ParamScope::kFunction) continue;
+        auto [it, first] = seen.try_emplace({adapter_key(pci, param), param}, pci, w);
         if (first) continue;
         auto both = nv_combine(it->second.second, w);
         if (!both) {
           out_.errors.push_back(nv_spec_error(
               *w.iface, ErrorKind::kInvalidSpec,
-              param + " is one value for the whole adapter (mlxconfig's Global class), but " + it->second.first +
+              param + " is one value " + nv_scope_text(param) + ", but " + it->second.first +
                   " is given " + nv_describe_wanted(it->second.second) + " and " + pci + " " + nv_describe_wanted(w) +
                   ": give every function of the adapter the same value"));
           continue;
@@ -133,10 +145,25 @@ class NvconfigDiffer {
     // function set does not take the value below another's numVfs.
     for (auto& [pci, wants] : wants_) {
       for (auto& [param, w] : wants) {
-        auto it = seen.find({nv_adapter_of(pci), param});
+        auto it = seen.find({adapter_key(pci, param), param});
         if (it != seen.end() && w.at_least && it->second.second.at_least) w.value = it->second.second.value;
       }
     }
+  }
+
+  // The functions one value of `param` reaches, named by the adapter's lowest PCI device. Global and
+  // Physical_Port parameters reach the whole adapter: its functions on another bus too when the
+  // firmware gave them one identity (a Socket Direct adapter: agent/state/firmware.h adapter_of, read
+  // when the firmware reconciler observed them). Per_Host ones reach the functions of one PCI device:
+  // whether the two PCIe links of a Socket Direct adapter are one host to its firmware is not in
+  // mstflint's source (docs/nic-tuning.md), so they are not held to one value.
+  std::string adapter_key(const std::string& pci, const std::string& param) const {
+    if (nvconfig_scope(param) != ParamScope::kHost) {
+      for (const DeviceState& d : state_.devices) {
+        if (d.pci == pci) return adapter_of(state_, d);
+      }
+    }
+    return adapter_of_pci(pci);
   }
 
   void plan() {
@@ -147,7 +174,21 @@ class NvconfigDiffer {
         out_.errors.push_back(observed.error());
         continue;
       }
-      for (const auto& [param, w] : wants) plan_param(pci, param, w, **observed);
+      // The parameters mstconfig hides until an enabler is 1 for the next boot (MAX_ACC_OUT_READ
+      // until ADVANCED_PCI_SETTINGS, param_scope.h) come last: apply sets them in a call after the
+      // one that stages their enabler (nvconfig.cpp apply_batch).
+      for (const bool hidden_pass : {false, true}) {
+        for (const auto& [param, w] : wants) {
+          const std::optional<NvEnabler> enabler = nvconfig_enabler(param);
+          const bool hidden = enabler && stages_enabler(wants, **observed, *enabler) && is_not_listed(**observed, param);
+          if (hidden != hidden_pass) continue;
+          if (hidden) {
+            plan_hidden(pci, param, *enabler, w);
+          } else {
+            plan_param(pci, param, w, **observed);
+          }
+        }
+      }
     }
   }
 
@@ -178,17 +219,19 @@ class NvconfigDiffer {
     } else {
       add(pci, kNvSriovEn, NvWanted{"True", false, &iface, why});
     }
-    if (auto vfs = iface.nvconfig.find(kNvNumOfVfs); vfs != iface.nvconfig.end()) {
+    // NUM_OF_VFS, or this function's own PF_NUM_OF_VF where PF_NUM_OF_VF_VALID is True.
+    const std::string vf_param = firmware_vf_count_param(state_, pci, iface, true);
+    if (auto vfs = iface.nvconfig.find(vf_param); vfs != iface.nvconfig.end()) {
       const auto n = mstconfig_number(vfs->second);
       if (!n || *n < static_cast<uint32_t>(num_vfs)) {
         out_.errors.push_back(nv_spec_error(iface, ErrorKind::kInvalidSpec,
                                          "sriov.numVfs " + std::to_string(num_vfs) + " needs the firmware's " +
-                                             kNvNumOfVfs + " at least " + std::to_string(num_vfs) +
-                                             ", but nvconfig sets it to " + vfs->second +
-                                             ": raise NUM_OF_VFS, or lower sriov.numVfs"));
+                                             vf_param + " at least " + std::to_string(num_vfs) +
+                                             ", but nvconfig sets it to " + vfs->second + ": raise " + vf_param +
+                                             ", or lower sriov.numVfs"));
       }
     } else {
-      add(pci, kNvNumOfVfs, NvWanted{std::to_string(num_vfs), true, &iface, why});
+      add(pci, vf_param, NvWanted{std::to_string(num_vfs), true, &iface, why});
     }
   }
 
@@ -211,16 +254,63 @@ class NvconfigDiffer {
     return &observed;
   }
 
+  static bool is_not_listed(const nlohmann::json& observed, const std::string& param) {
+    const nlohmann::json not_listed = observed.value("notListed", nlohmann::json::array());
+    return std::find(not_listed.begin(), not_listed.end(), param) != not_listed.end();
+  }
+
+  // The next-boot value of `param` as mstconfig printed it, "" when not observed.
+  static std::string next_boot_of(const nlohmann::json& observed, const std::string& param) {
+    const nlohmann::json params = observed.value("params", nlohmann::json::object());
+    if (!params.contains(param) || !params[param].is_object()) return "";
+    return params[param].value("nextBoot", "");
+  }
+
+  // Whether this plan stages `enabler` 1 for the next boot: the spec wants it 1, mstconfig lists it
+  // writable, and its next-boot value is not 1 yet.
+  static bool stages_enabler(const NvFunctionWants& wants, const nlohmann::json& observed, const NvEnabler& enabler) {
+    const auto it = wants.find(enabler.param);
+    if (it == wants.end() || !mstconfig_value_matches(it->second.value, enabler.one + "(1)")) return false;
+    const nlohmann::json params = observed.value("params", nlohmann::json::object());
+    if (!params.contains(enabler.param) || !params[enabler.param].is_object()) return false;
+    const nlohmann::json& p = params[enabler.param];
+    return !p.value("readOnly", false) && !mstconfig_value_matches("1", p.value("nextBoot", ""));
+  }
+
+  // A parameter mstconfig hides until its enabler is 1 for the next boot, which this plan stages:
+  // GenericCommander::checkDependency reads the enabler's TLV from the device with QueryNext, so a
+  // second `mstconfig set` after the one that stages it is accepted, with no reboot between. Its
+  // current value cannot be read before then.
+  void plan_hidden(const std::string& pci, const std::string& param, const NvEnabler& enabler, const NvWanted& w) {
+    const std::string resource = "pci/" + pci;
+    const std::string field = "nvconfig." + param;
+    out_.compared(resource, field, kNvconfigName);
+    Change change = make_change(resource, field, nlohmann::json(), w.value, kNvconfigName, false);
+    change.requires_ = "reboot";
+    change.via = "mstconfig of " + pci + " (firmware, next cold boot)";
+    change.note = "mstconfig lists " + param + " only once " + enabler.param + " is " + enabler.one +
+                  " for the next boot: its current value is unknown; it is set in a second mstconfig call, after " +
+                  enabler.param;
+    out_.changes.push_back(std::move(change));
+  }
+
   // Why `param` cannot be planned from what was observed, if it cannot.
   static std::optional<std::pair<ErrorKind, std::string>> refusal(const std::string& pci, const std::string& param,
                                                                   const NvWanted& w, const nlohmann::json& observed) {
-    const nlohmann::json not_listed = observed.value("notListed", nlohmann::json::array());
-    if (std::find(not_listed.begin(), not_listed.end(), param) != not_listed.end()) {
+    if (is_not_listed(observed, param)) {
       std::string message = pci + " has no firmware parameter " + param + " (mstconfig does not list it): `mstconfig -d " +
                             pci + " q` lists those of this adapter and firmware";
-      if (nvconfig_needs_advanced(param)) {
-        message += "; " + param + " is listed only while ADVANCED_PCI_SETTINGS is True for the next boot (its "
-                   "dependency in mstflint's mlxconfig_host.db): stage ADVANCED_PCI_SETTINGS: True first, then " + param;
+      if (const auto enabler = nvconfig_enabler(param)) {
+        if (mstconfig_value_matches("1", next_boot_of(observed, enabler->param))) {
+          // The dependency's other half (mlxconfig_host.db: $nv_global_pci_cap..._supported) is the
+          // firmware's capability.
+          message += "; " + enabler->param + " is " + enabler->one + " for the next boot, so this firmware does not "
+                     "support " + param;
+        } else {
+          message += "; " + param + " is listed only while " + enabler->param + " is " + enabler->one +
+                     " for the next boot (its dependency in mstflint's mlxconfig_host.db): add " + enabler->param +
+                     ": " + enabler->one + " to this function's nvconfig";
+        }
       }
       return std::pair{ErrorKind::kNotSupported, message};
     }
@@ -307,7 +397,13 @@ std::map<std::string, std::set<std::string>> nvconfig_targets(const NodeSpec& sp
     for (const auto& [param, value] : iface.nvconfig) {
       if (!nvconfig_owner(param, iface)) params.insert(param);
     }
-    if (iface.sriov.num_vfs && sriov_in_nvidia_firmware(state, *pci)) params.insert({kNvSriovEn, kNvNumOfVfs});
+    // The VF count is NUM_OF_VFS or, where PF_NUM_OF_VF_VALID is True, PF_NUM_OF_VF
+    // (firmware_vf_count_param). PF_NUM_OF_VF is asked only then (nvconfig.cpp observe): mstconfig
+    // hides it while PF_NUM_OF_VF_VALID is False, and each parameter it does not list costs a query.
+    if (iface.sriov.num_vfs && sriov_in_nvidia_firmware(state, *pci)) {
+      params.insert({kNvSriovEn, "NUM_OF_VFS", "PF_NUM_OF_VF_VALID"});
+      if (firmware_vf_count_param(state, *pci, iface, true) == "PF_NUM_OF_VF") params.insert("PF_NUM_OF_VF");
+    }
     if (!params.empty()) targets[*pci].merge(params);
   }
   return targets;

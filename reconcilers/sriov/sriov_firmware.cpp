@@ -6,10 +6,10 @@
 // "True(1)"}, ...}} with mstconfig's raw values).
 #include "reconcilers/sriov/sriov_internal.h"
 
-#include <charconv>
 #include <optional>
 
 #include "agent/platform/mstconfig.h"
+#include "agent/platform/mstconfig_value.h"
 #include "reconcilers/common/pci_function.h"
 
 namespace rdmactl::reconcilers::sriov_detail {
@@ -35,17 +35,15 @@ std::optional<FirmwareParam> firmware_param(const HostState& state, const std::s
   return FirmwareParam{number("current"), number("nextBoot")};
 }
 
-// The spec's value of a firmware parameter: "True"/"False" as 1/0, a decimal as itself.
+// The spec's value of a firmware parameter as mstconfig's `set` reads it (mstconfig_value.h): a
+// number in any base strtoul takes ("8", "0x8"), True/False in any case as 1/0.
 std::optional<long> spec_param(const InterfaceSpec& iface, const char* name) {
   auto it = iface.nvconfig.find(name);
   if (it == iface.nvconfig.end()) return std::nullopt;
-  if (it->second == "True" || it->second == "true") return 1;
-  if (it->second == "False" || it->second == "false") return 0;
-  long value = 0;
-  const std::string& text = it->second;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
+  if (const auto n = mstconfig_number(it->second)) return *n;
+  if (mstconfig_value_matches(it->second, "True(1)")) return 1;
+  if (mstconfig_value_matches(it->second, "False(0)")) return 0;
+  return std::nullopt;
 }
 
 bool allows(const std::optional<long>& enabled, const std::optional<long>& vfs, int desired) {
@@ -72,33 +70,47 @@ Result<std::string> after_firmware(const InterfaceSpec& iface, const HostState& 
                           ": rdmactl raises the limit only in NVIDIA (Mellanox) firmware; raise it in this adapter's "
                           "firmware or BIOS settings, or lower numVfs");
   }
-  const std::string by_hand = "`mstconfig -d " + pci + " set SRIOV_EN=1 NUM_OF_VFS=" + std::to_string(desired) + "`";
   if (spec_param(iface, "SRIOV_EN") == 0) {
     return make_error(ErrorKind::kInvalidSpec, now + "; the spec's nvconfig sets SRIOV_EN False, which leaves no VFs "
                                                      "for " + wanted + ": set SRIOV_EN True or remove it");
   }
-  if (const auto pinned = spec_param(iface, "NUM_OF_VFS"); pinned && *pinned < desired) {
-    return make_error(ErrorKind::kInvalidSpec, now + "; the spec's nvconfig pins NUM_OF_VFS to " +
+  // NUM_OF_VFS, or the function's own PF_NUM_OF_VF where PF_NUM_OF_VF_VALID is True.
+  const std::string next_param = firmware_vf_count_param(state, pci, iface, true);
+  const std::string run_param = firmware_vf_count_param(state, pci, iface, false);
+  if (const auto pinned = spec_param(iface, next_param.c_str()); pinned && *pinned < desired) {
+    return make_error(ErrorKind::kInvalidSpec, now + "; the spec's nvconfig pins " + next_param + " to " +
                                                    std::to_string(*pinned) + ", fewer than " + wanted +
-                                                   ": raise it (nvconfig: {NUM_OF_VFS: " + std::to_string(desired) +
-                                                   "}) or lower numVfs");
+                                                   ": raise it (nvconfig: {" + next_param + ": " +
+                                                   std::to_string(desired) + "}) or lower numVfs");
   }
   const auto enabled = firmware_param(state, pci, "SRIOV_EN");
-  const auto vfs = firmware_param(state, pci, "NUM_OF_VFS");
-  if (enabled && vfs && allows(enabled->current, vfs->current, desired)) {
+  const auto running = firmware_param(state, pci, run_param.c_str());
+  if (enabled && running && allows(enabled->current, running->current, desired)) {
     // The firmware runs values that allow them, yet the function offers fewer: a reboot will not
     // change that.
     return make_error(ErrorKind::kNotSupported,
-                      now + ", although its firmware runs SRIOV_EN True and NUM_OF_VFS " +
-                          std::to_string(*vfs->current) + ": the limit is not the firmware's parameters. Check that "
-                          "SR-IOV is enabled in the BIOS/UEFI setup, or lower " + wanted);
+                      now + ", although its firmware runs SRIOV_EN True and " + run_param + " " +
+                          std::to_string(*running->current) + ": the limit is not the firmware's parameters. Check "
+                          "that SR-IOV is enabled in the BIOS/UEFI setup, or lower " + wanted);
   }
+  const auto vfs = firmware_param(state, pci, next_param.c_str());
   if (enabled && vfs && allows(enabled->next_boot, vfs->next_boot, desired)) {
-    return now + "; the firmware has SRIOV_EN True and NUM_OF_VFS " + std::to_string(*vfs->next_boot) +
+    return now + "; the firmware has SRIOV_EN True and " + next_param + " " + std::to_string(*vfs->next_boot) +
            " staged for the next boot: reboot (cold), then the next reconcile creates the VFs";
   }
-  return now + "; the nvconfig reconciler stages SRIOV_EN True and NUM_OF_VFS " + std::to_string(desired) +
-         " for the next boot (by hand: " + by_hand + "): reboot (cold), then the next reconcile creates the VFs";
+  // The count the firmware will have (nvconfig.h): the spec's nvconfig value when it sets one
+  // (checked above to be at least numVfs), else the next-boot one when it is at least numVfs (left as
+  // it is), else numVfs.
+  long vfs_after = desired;
+  if (const auto pinned = spec_param(iface, next_param.c_str())) {
+    vfs_after = *pinned;
+  } else if (vfs && vfs->next_boot && *vfs->next_boot >= desired) {
+    vfs_after = *vfs->next_boot;
+  }
+  const std::string staged = std::to_string(vfs_after);
+  return now + "; the nvconfig reconciler stages SRIOV_EN True and " + next_param + " " + staged +
+         " for the next boot (by hand: `mstconfig -d " + pci + " set SRIOV_EN=1 " + next_param + "=" + staged +
+         "`): reboot (cold), then the next reconcile creates the VFs";
 }
 
 }  // namespace rdmactl::reconcilers::sriov_detail

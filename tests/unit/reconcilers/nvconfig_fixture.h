@@ -45,11 +45,13 @@ class NvconfigTest : public ReconcilerOnFixture {
     tree_.write(kNvBootIdFile, "6c0a4a56-1b1e-4b7e-9d59-2f0c6c1f3a01\n");
   }
 
-  // A function with SR-IOV off, ADVANCED_PCI_SETTINGS off (MAX_ACC_OUT_READ hidden), and more.
+  // A function with SR-IOV off, ADVANCED_PCI_SETTINGS off (MAX_ACC_OUT_READ hidden),
+  // PF_NUM_OF_VF_VALID off (PF_NUM_OF_VF hidden, as on the ConnectX-4 Lx capture), and more.
   void add_function(const std::string& pci, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"add-device", pci, "ConnectX6DX",
                                      "SRIOV_EN=False(0),False(0),False(0)",
                                      "NUM_OF_VFS=0,0,0",
+                                     "PF_NUM_OF_VF_VALID=False(0),False(0),False(0)",
                                      "NUM_PF_MSIX=63,63,63",
                                      "ADVANCED_PCI_SETTINGS=False(0),False(0),False(0)",
                                      "MAX_ACC_OUT_READ=0,0,0",

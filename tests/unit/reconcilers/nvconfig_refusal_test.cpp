@@ -47,7 +47,7 @@ TEST_F(NvconfigRefusalTest, AParameterHiddenUntilAdvancedPciSettingsSaysSo) {
             "0000:3b:00.0 has no firmware parameter MAX_ACC_OUT_READ (mstconfig does not list it): `mstconfig -d "
             "0000:3b:00.0 q` lists those of this adapter and firmware; "
             "MAX_ACC_OUT_READ is listed only while ADVANCED_PCI_SETTINGS is True for the next boot (its dependency in "
-            "mstflint's mlxconfig_host.db): stage ADVANCED_PCI_SETTINGS: True first, then MAX_ACC_OUT_READ");
+            "mstflint's mlxconfig_host.db): add ADVANCED_PCI_SETTINGS: True to this function's nvconfig");
   // Once ADVANCED_PCI_SETTINGS is staged, mstconfig lists it (the dependency reads next-boot values).
   tools_.firmware({"add-device", kPf0, "ConnectX6DX", "ADVANCED_PCI_SETTINGS=False(0),False(0),True(1)",
                    "MAX_ACC_OUT_READ=0,0,0"});
@@ -141,6 +141,25 @@ TEST_F(NvconfigRefusalTest, OneFunctionOrOneAdapterHasOneValue) {
   EXPECT_EQ(only_error(nv_spec({nv_interface("mlx5_0", {{"NUM_OF_VFS", "4"}}), nv_interface("mlx5_1", {}, 8)})).message,
             "NUM_OF_VFS is one value for the whole adapter (mlxconfig's Global class), but 0000:3b:00.0 is given 4 "
             "and 0000:3b:00.1 at least 8 (for sriov.numVfs 8): give every function of the adapter the same value");
+}
+
+TEST_F(NvconfigRefusalTest, APerHostOrPerPortParameterHasOneValueForBothFunctions) {
+  add_function(kPf0, {"KEEP_ETH_LINK_UP_P1=True(1),True(1),True(1)"});
+  add_function(kPf1, {"KEEP_ETH_LINK_UP_P1=True(1),True(1),True(1)"});
+  // ADVANCED_PCI_SETTINGS is nv_pci_conf, class Per_Host: TLVConf::getPerHostTypeBe names no function.
+  Error e = only_error(nv_spec({nv_interface("mlx5_0", {{"ADVANCED_PCI_SETTINGS", "True"}}),
+                                nv_interface("mlx5_1", {{"ADVANCED_PCI_SETTINGS", "False"}})}));
+  EXPECT_EQ(e.message,
+            "ADVANCED_PCI_SETTINGS is one value for all functions of the adapter on this host (mlxconfig's Per_Host "
+            "class), but 0000:3b:00.0 is given True and 0000:3b:00.1 False: give every function of the adapter the "
+            "same value");
+  EXPECT_EQ(e.where, "fabric.yaml (rdmaDevice mlx5_1 port 1)");
+  // KEEP_ETH_LINK_UP_P1 is port 1's (Physical_Port class), which either function reaches.
+  e = only_error(nv_spec({nv_interface("mlx5_0", {{"KEEP_ETH_LINK_UP_P1", "True"}}),
+                          nv_interface("mlx5_1", {{"KEEP_ETH_LINK_UP_P1", "False"}})}));
+  EXPECT_EQ(e.message,
+            "KEEP_ETH_LINK_UP_P1 is one value for port 1 of the adapter (mlxconfig's Physical_Port class), but "
+            "0000:3b:00.0 is given True and 0000:3b:00.1 False: give every function of the adapter the same value");
 }
 
 TEST_F(NvconfigRefusalTest, AFailingQueryIsAnErrorWithMstconfigsMessage) {

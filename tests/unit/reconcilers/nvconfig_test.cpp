@@ -30,13 +30,14 @@ TEST_F(NvconfigTest, ShowRunsNoMstconfigAndASpecAsksEachFunctionOnce) {
   const NodeSpec spec = nv_spec({nv_interface("mlx5_0", {{"ADVANCED_PCI_SETTINGS", "True"}}, 8)});
   const HostState state = observe(spec);
   EXPECT_EQ(tools_.mstconfig_calls(),
-            std::vector<std::string>{"-d 0000:3b:00.0 -e q ADVANCED_PCI_SETTINGS NUM_OF_VFS SRIOV_EN"});
+            std::vector<std::string>{"-d 0000:3b:00.0 -e q ADVANCED_PCI_SETTINGS NUM_OF_VFS PF_NUM_OF_VF_VALID SRIOV_EN"});
   const PciFunctionState* function = state.find_pci_function(kPf0);
   ASSERT_NE(function, nullptr);
   ASSERT_TRUE(function->nvconfig.has_value());
   EXPECT_EQ(*function->nvconfig, json::parse(R"j({"params": {
       "ADVANCED_PCI_SETTINGS": {"default": "False(0)", "current": "False(0)", "nextBoot": "False(0)"},
       "NUM_OF_VFS": {"default": "0", "current": "0", "nextBoot": "0"},
+      "PF_NUM_OF_VF_VALID": {"default": "False(0)", "current": "False(0)", "nextBoot": "False(0)"},
       "SRIOV_EN": {"default": "False(0)", "current": "False(0)", "nextBoot": "False(0)"}}})j"));
 }
 
@@ -204,6 +205,123 @@ TEST_F(NvconfigTest, TheFloorOfNumOfVfsIsTheAdaptersHighestNumVfs) {
   EXPECT_EQ(plan.changes[0].desired, "16");
   EXPECT_EQ(plan.changes[2].resource, "pci/0000:3b:00.1");
   EXPECT_EQ(plan.changes[2].desired, "16");
+}
+
+TEST_F(NvconfigTest, AParameterHiddenUntilAdvancedPciSettingsIsSetInASecondCallAfterIt) {
+  // The issue's spec. mstconfig lists MAX_ACC_OUT_READ only while ADVANCED_PCI_SETTINGS is True for
+  // the next boot (GenericCommander::checkDependency queries the dependency's TLV with QueryNext):
+  // staged in one call, it is accepted by the next, with no reboot between.
+  tools_.firmware({"add-device", kPf0, "ConnectX6DX", "ADVANCED_PCI_SETTINGS=False(0),False(0),False(0)",
+                   "MAX_ACC_OUT_READ=0,128,128"});
+  const NodeSpec spec = nv_spec({nv_interface("mlx5_0", {{"ADVANCED_PCI_SETTINGS", "true"}, {"MAX_ACC_OUT_READ", "0"}})});
+  const DiffResult plan = diff(spec);
+  ASSERT_TRUE(plan.errors.empty()) << messages(plan);
+  ASSERT_EQ(plan.changes.size(), 2u);
+  EXPECT_EQ(plan.changes[0].field, "nvconfig.ADVANCED_PCI_SETTINGS");
+  const Change& hidden = plan.changes[1];
+  EXPECT_EQ(hidden.field, "nvconfig.MAX_ACC_OUT_READ");
+  EXPECT_TRUE(hidden.current.is_null());
+  EXPECT_EQ(hidden.desired, "0");
+  EXPECT_EQ(hidden.requires_, "reboot");
+  EXPECT_EQ(hidden.note,
+            "mstconfig lists MAX_ACC_OUT_READ only once ADVANCED_PCI_SETTINGS is True for the next boot: its current "
+            "value is unknown; it is set in a second mstconfig call, after ADVANCED_PCI_SETTINGS");
+
+  const Report applied = engine_->apply(*platform_, spec, "n");
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(sets(), (std::vector<std::string>{"-y -d 0000:3b:00.0 set ADVANCED_PCI_SETTINGS=true",
+                                              "-y -d 0000:3b:00.0 set MAX_ACC_OUT_READ=0"}));
+  EXPECT_EQ(firmware_row(kPf0, "MAX_ACC_OUT_READ"), "0 128 0");
+
+  const DiffResult second = diff(spec);
+  ASSERT_TRUE(second.errors.empty()) << messages(second);
+  ASSERT_EQ(second.changes.size(), 2u);
+  for (const Change& c : second.changes) EXPECT_EQ(c.status, ChangeStatus::kPendingReboot) << c.field;
+  EXPECT_EQ(second.changes[1].current, json::parse(R"j({"current": "128", "nextBoot": "0"})j"));
+}
+
+TEST_F(NvconfigTest, WherePfNumOfVfValidIsTrueTheFunctionsOwnPfNumOfVfIsStaged) {
+  // mlxconfig_host.db: NUM_OF_VFS is "Valid when PF_NUM_OF_VF_VALID is FALSE"; when TRUE each PF's
+  // count is its PF_NUM_OF_VF (nv_pf_pci_conf, Per_Host_Per_Function).
+  add_function(kPf0, {"PF_NUM_OF_VF_VALID=True(1),True(1),True(1)", "PF_NUM_OF_VF=2,2,2"});
+  const NodeSpec spec = nv_spec({nv_interface("mlx5_0", {}, 8)});
+  const DiffResult plan = diff(spec);
+  ASSERT_TRUE(plan.errors.empty()) << messages(plan);
+  ASSERT_EQ(plan.changes.size(), 2u);
+  EXPECT_EQ(plan.changes[0].field, "nvconfig.PF_NUM_OF_VF");
+  EXPECT_EQ(plan.changes[0].current, "2");
+  EXPECT_EQ(plan.changes[0].desired, "8");
+  EXPECT_EQ(plan.changes[0].note, "for sriov.numVfs 8");
+  EXPECT_EQ(plan.changes[1].field, "nvconfig.SRIOV_EN");
+  const Report applied = engine_->apply(*platform_, spec, "n");
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(sets(), std::vector<std::string>{"-y -d 0000:3b:00.0 set PF_NUM_OF_VF=8 SRIOV_EN=True"});
+  EXPECT_EQ(firmware_row(kPf0, "NUM_OF_VFS"), "0 0 0") << "NUM_OF_VFS is not this function's count";
+}
+
+TEST_F(NvconfigTest, PfNumOfVfValidStagedByTheSpecIsFollowedByPfNumOfVfInASecondCall) {
+  // PF_NUM_OF_VF is listed only once PF_NUM_OF_VF_VALID is True for the next boot (its db
+  // dependency "$nv_global_pci_conf.per_pf_total_vf == 1"), as MAX_ACC_OUT_READ after
+  // ADVANCED_PCI_SETTINGS; the real ConnectX-4 Lx capture lists PF_NUM_OF_VF_VALID False(0) and no
+  // PF_NUM_OF_VF.
+  add_function(kPf0, {"PF_NUM_OF_VF_VALID=False(0),False(0),False(0)", "PF_NUM_OF_VF=0,0,0"});
+  const NodeSpec spec = nv_spec({nv_interface("mlx5_0", {{"PF_NUM_OF_VF_VALID", "True"}}, 8)});
+  const DiffResult plan = diff(spec);
+  ASSERT_TRUE(plan.errors.empty()) << messages(plan);
+  ASSERT_EQ(plan.changes.size(), 3u);
+  EXPECT_EQ(plan.changes[0].field, "nvconfig.PF_NUM_OF_VF_VALID");
+  EXPECT_EQ(plan.changes[1].field, "nvconfig.SRIOV_EN");
+  EXPECT_EQ(plan.changes[2].field, "nvconfig.PF_NUM_OF_VF");
+  EXPECT_TRUE(plan.changes[2].current.is_null());
+  EXPECT_EQ(plan.changes[2].note,
+            "mstconfig lists PF_NUM_OF_VF only once PF_NUM_OF_VF_VALID is True for the next boot: its current value "
+            "is unknown; it is set in a second mstconfig call, after PF_NUM_OF_VF_VALID");
+  const Report applied = engine_->apply(*platform_, spec, "n");
+  ASSERT_TRUE(applied.errors.empty()) << applied.errors[0].to_string();
+  EXPECT_EQ(sets(), (std::vector<std::string>{"-y -d 0000:3b:00.0 set PF_NUM_OF_VF_VALID=True SRIOV_EN=True",
+                                              "-y -d 0000:3b:00.0 set PF_NUM_OF_VF=8"}));
+  const DiffResult second = diff(spec);
+  ASSERT_TRUE(second.errors.empty()) << messages(second);
+  ASSERT_EQ(second.changes.size(), 3u);
+  for (const Change& c : second.changes) EXPECT_EQ(c.status, ChangeStatus::kPendingReboot) << c.field;
+}
+
+TEST(NvconfigSocketDirectTest, AGlobalParameterIsOneValueAcrossTheBusesOfOneAdapter) {
+  // A Socket Direct adapter: functions on two buses that the firmware gives one identity (the
+  // manufacturing base MAC, agent/state/firmware.h adapter_of). NUM_OF_VFS (Global) reaches both;
+  // ADVANCED_PCI_SETTINGS (Per_Host) is held to one value per PCI device only (param_scope.h).
+  HostState state;
+  for (const char* pci : {"0000:3b:00.0", "0000:86:00.0"}) {
+    DeviceState d;
+    d.name = std::string("mlx5_") + (pci[5] == '3' ? "0" : "1");
+    d.pci = pci;
+    d.firmware = json{{"running", "22.39.1002"}, {"identity", {{"baseMac", "b8:3f:d2:aa:bb:00"}}}};
+    state.devices.push_back(d);
+    state.pci_function(pci).nvconfig = json{{"params",
+                                             {{"NUM_OF_VFS", {{"default", "0"}, {"current", "0"}, {"nextBoot", "0"}}},
+                                              {"ADVANCED_PCI_SETTINGS",
+                                               {{"default", "False(0)"}, {"current", "False(0)"}, {"nextBoot", "False(0)"}}}}}};
+  }
+  const auto by_pci = [](const std::string& pci, NvconfigSpec nvconfig) {
+    InterfaceSpec iface;
+    iface.selector.kind = Selector::Kind::kPci;
+    iface.selector.value = pci;
+    iface.nvconfig = std::move(nvconfig);
+    return iface;
+  };
+  DiffResult out;
+  reconcilers::make_nvconfig_reconciler()->diff(
+      nv_spec({by_pci("0000:3b:00.0", {{"NUM_OF_VFS", "8"}}), by_pci("0000:86:00.0", {{"NUM_OF_VFS", "16"}})}), state, out);
+  ASSERT_EQ(out.errors.size(), 1u);
+  EXPECT_EQ(out.errors[0].message,
+            "NUM_OF_VFS is one value for the whole adapter (mlxconfig's Global class), but 0000:3b:00.0 is given 8 and "
+            "0000:86:00.0 16: give every function of the adapter the same value");
+  DiffResult per_host;
+  reconcilers::make_nvconfig_reconciler()->diff(nv_spec({by_pci("0000:3b:00.0", {{"ADVANCED_PCI_SETTINGS", "True"}}),
+                                                         by_pci("0000:86:00.0", {{"ADVANCED_PCI_SETTINGS", "False"}})}),
+                                                state, per_host);
+  EXPECT_TRUE(per_host.errors.empty()) << per_host.errors[0].message;
+  EXPECT_EQ(per_host.changes.size(), 1u);
 }
 
 // sriov.numVfs 8 on `pci` of `state`: the nvconfig reconciler asks and plans nothing.

@@ -197,6 +197,19 @@ TEST_F(SriovTest, MoreThanTotalVfsWaitsForTheFirmwareTheNvconfigReconcilerStages
   EXPECT_TRUE(sriov_->writes().empty());  // the engine does not apply a pending-reboot change
 }
 
+TEST_F(SriovTest, TheNoteSaysTheNumOfVfsTheSpecPins) {
+  NodeSpec spec = spec_of(16);
+  spec.interfaces[0].nvconfig["NUM_OF_VFS"] = "32";
+  const Report planned = plan(spec);
+  ASSERT_TRUE(planned.errors.empty()) << planned.errors[0].to_string();
+  ASSERT_EQ(planned.changes.size(), 1u);
+  const std::string& note = planned.changes[0].note;
+  EXPECT_NE(note.find("stages SRIOV_EN True and NUM_OF_VFS 32 for the next boot (by hand: `mstconfig -d 0000:3b:00.0 "
+                      "set SRIOV_EN=1 NUM_OF_VFS=32`)"),
+            std::string::npos)
+      << note;
+}
+
 TEST_F(SriovTest, FirmwareStagedForTheNextBootIsSaid) {
   HostState state = observe(spec_of(16));
   state.pci_function(kCx6Pf0).nvconfig = firmware_vfs(8, 16);

@@ -140,6 +140,38 @@ TEST(NicTuningSpec, AnEntryThatPinsTheFirmwareBelowItsVfsIsRefused) {
   EXPECT_EQ(spec.error().diagnostics.size(), 2u) << problems;
 }
 
+TEST(NicTuningSpec, ValuesAreReadAsMstconfigReadsThemAndPfNumOfVfCountsWhereValid) {
+  // mstconfig's set takes "FALSE" and 0 for False and "0x4" for 4 (mlxcfg_param.cpp: strtoul base
+  // 0, then the names without case); where PF_NUM_OF_VF_VALID is true the function's count is its
+  // PF_NUM_OF_VF, and NUM_OF_VFS does not count (mlxconfig_host.db).
+  auto spec = load_spec_text(kHeader + R"(defaults:
+  interfaces:
+    - rdmaDevice: mlx5_0
+      sriov: {numVfs: 16}
+      nvconfig: {SRIOV_EN: "FALSE", NUM_OF_VFS: "0x4"}
+    - rdmaDevice: mlx5_1
+      sriov: {numVfs: 8}
+      nvconfig: {PF_NUM_OF_VF_VALID: true, PF_NUM_OF_VF: 4, NUM_OF_VFS: 0}
+    - rdmaDevice: mlx5_2
+      sriov: {numVfs: 8}
+      nvconfig: {SRIOV_EN: "1", PF_NUM_OF_VF_VALID: "True", PF_NUM_OF_VF: 8, NUM_OF_VFS: 0}
+    - rdmaDevice: mlx5_3
+      nvconfig: {ROCE_CONTROL: ROCE_ENABLE(2)}
+)",
+                             "f.yaml");
+  ASSERT_FALSE(spec.has_value());
+  const std::string problems = all_problems(spec.error());
+  EXPECT_THAT(problems, HasSubstr("defaults.interfaces[0].nvconfig.SRIOV_EN: SRIOV_EN is FALSE but sriov.numVfs is 16"));
+  EXPECT_THAT(problems, HasSubstr("defaults.interfaces[0].nvconfig.NUM_OF_VFS: NUM_OF_VFS is 0x4 but sriov.numVfs is 16"));
+  EXPECT_THAT(problems, HasSubstr("f.yaml:12:44: defaults.interfaces[1].nvconfig.PF_NUM_OF_VF: PF_NUM_OF_VF is 4 but "
+                                  "sriov.numVfs is 8: the firmware offers at most PF_NUM_OF_VF VFs (sriov_totalvfs) "
+                                  "where PF_NUM_OF_VF_VALID is true; raise PF_NUM_OF_VF or lower numVfs"));
+  EXPECT_THAT(problems, HasSubstr("defaults.interfaces[3].nvconfig.ROCE_CONTROL: \"ROCE_ENABLE(2)\" is not valid: "
+                                  "expected true, false, a number, or a name as `mstconfig q` prints it before its "
+                                  "number: ETH or 2 for ETH(2), not ETH(2)"));
+  EXPECT_EQ(spec.error().diagnostics.size(), 4u) << problems;
+}
+
 TEST(NicTuningSpec, GlobalPauseBesidePfcIsAWarning) {
   auto spec = load_spec_text(kHeader + R"(defaults:
   interfaces:
