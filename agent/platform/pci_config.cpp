@@ -158,7 +158,7 @@ Result<std::unique_ptr<PciConfigSpace>> open_pci_config(const HostFs& fs, const 
   if (!pci_read_block(dev.get(), 0, header.data(), static_cast<int>(header.size()))) {
     return make_error(ErrorKind::kPermission,
                       "only the first 64 bytes of the PCI configuration space of " + bdf +
-                          " are readable: the kernel gives the capabilities to root (CAP_SYS_ADMIN) only",
+                          " are readable: the kernel gives the capabilities to root (CAP_SYS_ADMIN) only; run rdmactl as root",
                       "pci/" + bdf);
   }
   return std::unique_ptr<PciConfigSpace>(new LibpciConfigSpace(std::move(access), std::move(dev), bdf));

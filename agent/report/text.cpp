@@ -177,7 +177,16 @@ std::string render_text(const Report& report) {
     size_t disruptive = 0;
     for (const Change& c : report.changes) disruptive += c.disruptive ? 1 : 0;
     out << n << " change(s), " << disruptive << " disruptive.";
-    if (report.errors.empty()) out << " `rdmactl apply` would make them.";
+    // A change already staged for the next boot (firmware) is waiting for a reboot, not for apply.
+    const size_t pending = report.count(ChangeStatus::kPendingReboot);
+    if (report.errors.empty() && pending == n) {
+      out << " All are staged for the next boot: a cold reboot activates them.";
+    } else if (report.errors.empty() && pending > 0) {
+      out << " `rdmactl apply` would make " << (n - pending) << "; " << pending
+          << " staged for the next boot wait for a cold reboot.";
+    } else if (report.errors.empty()) {
+      out << " `rdmactl apply` would make them.";
+    }
     out << "\n";
   } else {
     out << n << " change(s): " << report.count(ChangeStatus::kApplied) << " applied, "

@@ -141,9 +141,13 @@ uint32_t channel_count(const nlohmann::json& group, const char* key) {
 void describe_queue_effect(const NetdevState& n, const std::string& group, Change& change) {
   if (group == "pause") return;  // a register write: no queue is touched
   if (ethtool_is_mlx5(n)) {
-    change.disruptive = true;
-    change.note = "mlx5_core closes and reopens every channel of " + n.name +
-                  " to change its " + group + " (mlx5e_safe_switch_params): traffic stops meanwhile";
+    // mlx5e_safe_switch_params: "reset &= test_bit(MLX5E_STATE_OPENED, ...)": a netdev that is
+    // administratively down (not opened) only takes the new parameters, for its next open.
+    change.disruptive = n.state == "up";
+    if (change.disruptive) {
+      change.note = "mlx5_core closes and reopens every channel of " + n.name + " to change its " + group +
+                    " (mlx5e_safe_switch_params): traffic stops meanwhile";
+    }
   } else if (ethtool_is_veth(n)) {
     change.disruptive = n.state == "up";
     if (change.disruptive) {

@@ -188,6 +188,18 @@ TEST(EthtoolDiff, Mlx5QueueChangesAreDisruptiveWithANote) {
     EXPECT_TRUE(c.disruptive) << c.field;
     EXPECT_NE(c.note.find("mlx5e_safe_switch_params"), std::string::npos) << c.note;
   }
+  // Administratively down: mlx5e_safe_switch_params resets nothing (MLX5E_STATE_OPENED is clear),
+  // the new sizes wait for the next open.
+  HostState down = host();
+  for (NetdevState& n : down.netdevs) {
+    if (n.name == "ens1f0np0") n.state = "down";
+  }
+  const DiffResult quiet = diff(i, down);
+  ASSERT_EQ(quiet.changes.size(), 2u) << errors_of(quiet);
+  for (const Change& c : quiet.changes) {
+    EXPECT_FALSE(c.disruptive) << c.field;
+    EXPECT_EQ(c.note, "") << c.field;
+  }
 }
 
 TEST(EthtoolDiff, Mlx5RingSizesArePowersOfTwoAndTxAtLeast64) {

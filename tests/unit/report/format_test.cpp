@@ -147,6 +147,22 @@ TEST(Format, TextIsTheDriftReport) {
   EXPECT_NE(render_report(empty, Format::kText).find("No drift"), std::string::npos);
 }
 
+TEST(Format, APlanOfChangesStagedForTheNextBootSaysTheyWaitForAReboot) {
+  // Firmware values staged by an earlier run (nvconfig, linkType): apply would not write them again.
+  Report report = sample_report();
+  report.changes[1].status = ChangeStatus::kPendingReboot;
+  std::string text = render_report(report, Format::kText);
+  EXPECT_NE(text.find("2 change(s), 1 disruptive. `rdmactl apply` would make 1; 1 staged for the next boot wait for "
+                      "a cold reboot.\n"),
+            std::string::npos)
+      << text;
+  report.changes[0].status = ChangeStatus::kPendingReboot;
+  text = render_report(report, Format::kText);
+  EXPECT_NE(text.find("2 change(s), 1 disruptive. All are staged for the next boot: a cold reboot activates them.\n"),
+            std::string::npos)
+      << text;
+}
+
 // The run after an interrupted one says, in every form, what it did about the journal first.
 TEST(Format, TheRecoveryBeforeAnApplyIsInItsReport) {
   Report report = sample_report();
