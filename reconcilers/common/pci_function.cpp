@@ -111,6 +111,31 @@ bool sriov_in_nvidia_firmware(const HostState& state, const std::string& pci) {
   return true;
 }
 
+bool sriov_needs_firmware(const HostState& state, const HostFs* fs, const std::string& pci, int num_vfs) {
+  if (const PciFunctionState* f = state.find_pci_function(pci); f && f->sriov && f->sriov->is_object()) {
+    const nlohmann::json& sriov = *f->sriov;
+    if (sriov.contains("physfn")) return false;
+    if (sriov.contains("error")) return true;
+    if (!sriov.value("supported", true)) return true;
+    return sriov.value("totalVfs", 0) < num_vfs;
+  }
+  if (fs == nullptr) {
+    // No SR-IOV state (the sriov reconciler did not run): what the nvconfig reconciler's observe
+    // decided, from sysfs, shows in whether it asked mstconfig.
+    const PciFunctionState* f = state.find_pci_function(pci);
+    return f != nullptr && f->nvconfig.has_value();
+  }
+  const std::string dir = "/sys/bus/pci/devices/" + pci;
+  if (physical_function_of(*fs, pci)) return false;
+  auto total = fs->read(dir + "/sriov_totalvfs");  // absent: no SR-IOV capability now
+  if (!total) return true;
+  try {
+    return std::stoi(*total) < num_vfs;
+  } catch (const std::exception&) {
+    return true;
+  }
+}
+
 std::string firmware_vf_count_param(const HostState& state, const std::string& pci, const InterfaceSpec& iface,
                                     bool next_boot) {
   static const std::string kValid = "PF_NUM_OF_VF_VALID";

@@ -65,6 +65,15 @@ std::optional<std::string> other_vendor_of(const HostState& state, const std::st
 // that they never disagree.
 bool sriov_in_nvidia_firmware(const HostState& state, const std::string& pci);
 
+// Whether sriov.numVfs `num_vfs` on `pci` needs the firmware's SR-IOV parameters: the function has
+// no SR-IOV capability now (a ConnectX with SRIOV_EN off shows none) or offers fewer VFs
+// (sriov_totalvfs). When it offers enough, sysfs alone makes them and mstconfig is not asked: a
+// host without mstflint, or where it cannot open the device, still gets its VFs. From the sriov
+// reconciler's observed state; before that (the nvconfig reconciler observes first) from sysfs
+// through `fs`; with neither, whether the nvconfig reconciler asked mstconfig. A VF (physfn)
+// needs nothing: the sriov reconciler refuses it.
+bool sriov_needs_firmware(const HostState& state, const HostFs* fs, const std::string& pci, int num_vfs);
+
 // The firmware parameter that gives an NVIDIA function its VF count (its TotalVFs): PF_NUM_OF_VF,
 // the function's own, when PF_NUM_OF_VF_VALID is True; NUM_OF_VFS, one for every PF of the adapter,
 // when it is False (mstflint's mlxconfig_host.db: "When TRUE, the number of VFs is defined for each

@@ -87,7 +87,7 @@ class NvconfigReconciler final : public Reconciler {
   Result<void> observe(Platform& platform, const NodeSpec* spec, HostState& state) override {
     if (!spec) return ok();  // show: mstconfig takes seconds per device; ask only what a spec needs
     const BootStaging staging = BootStaging::load(platform.fs(), kNvconfigStagingFile);
-    for (const auto& [pci, params] : nvconfig_targets(*spec, state)) {
+    for (const auto& [pci, params] : nvconfig_targets(*spec, state, &platform.fs())) {
       PciFunctionState& function = state.pci_function(pci);
       if (function.nvconfig) continue;
       // mstconfig knows NVIDIA (Mellanox) adapters only (mstflint's device table): another vendor's

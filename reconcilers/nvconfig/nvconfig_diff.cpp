@@ -115,7 +115,8 @@ class NvconfigDiffer {
       }
       add(*pci, param, NvWanted{value, false, &iface, ""});
     }
-    if (iface.sriov.num_vfs && *iface.sriov.num_vfs > 0 && sriov_in_nvidia_firmware(state_, *pci)) {
+    if (iface.sriov.num_vfs && *iface.sriov.num_vfs > 0 && sriov_in_nvidia_firmware(state_, *pci) &&
+        sriov_needs_firmware(state_, nullptr, *pci, *iface.sriov.num_vfs)) {
       add_sriov(iface, *pci, *iface.sriov.num_vfs);
     }
   }
@@ -319,11 +320,6 @@ class NvconfigDiffer {
       return std::pair{ErrorKind::kPlatform, param + " of " + pci + " was not observed"};
     }
     const nlohmann::json& p = params[param];
-    if (p.value("readOnly", false)) {
-      return std::pair{ErrorKind::kNotSupported,
-                       param + " of " + pci + " is read-only (mstconfig marks it RO: the firmware lets this host read "
-                       "it, not write it, as on a restricted host of a multi-host adapter, mstprivhost restrict)"};
-    }
     const std::string next = p.value("nextBoot", "");
     if (mstconfig_is_array(next)) {
       return std::pair{ErrorKind::kInvalidSpec, param + " of " + pci + " is an array (" + next +
@@ -352,6 +348,17 @@ class NvconfigDiffer {
     const bool runs = nv_satisfies(w, current);
     const bool staged = nv_satisfies(w, next_boot);
     if (runs && staged) return;
+    // Read-only matters only for a value to write: a restricted host of a multi-host adapter, or a
+    // BlueField host whose Arm side owns the settings, has them as the spec wants already or not.
+    if (p.value("readOnly", false)) {
+      out_.errors.push_back(nv_spec_error(
+          *w.iface, ErrorKind::kNotSupported,
+          param + " of " + pci + " is read-only (mstconfig marks it RO: the firmware lets this host read it, not "
+          "write it, as on a restricted host of a multi-host adapter, mstprivhost restrict, or a BlueField host "
+          "whose Arm side configures it), and it is " + current + (current == next_boot ? "" : ", " + next_boot +
+          " for the next boot") + ", not " + nv_describe_wanted(w) + ": set it where it is writable"));
+      return;
+    }
     if (runs) {
       // Someone staged another value: the firmware would change at the next cold boot. Setting the
       // staged value back needs no reboot, since the firmware runs the spec's already.
@@ -387,7 +394,8 @@ class NvconfigDiffer {
 
 }  // namespace
 
-std::map<std::string, std::set<std::string>> nvconfig_targets(const NodeSpec& spec, const HostState& state) {
+std::map<std::string, std::set<std::string>> nvconfig_targets(const NodeSpec& spec, const HostState& state,
+                                                              const HostFs* fs) {
   std::map<std::string, std::set<std::string>> targets;
   for (const InterfaceSpec& iface : spec.interfaces) {
     if (iface.nvconfig.empty() && !iface.sriov.num_vfs) continue;
@@ -400,7 +408,8 @@ std::map<std::string, std::set<std::string>> nvconfig_targets(const NodeSpec& sp
     // The VF count is NUM_OF_VFS or, where PF_NUM_OF_VF_VALID is True, PF_NUM_OF_VF
     // (firmware_vf_count_param). PF_NUM_OF_VF is asked only then (nvconfig.cpp observe): mstconfig
     // hides it while PF_NUM_OF_VF_VALID is False, and each parameter it does not list costs a query.
-    if (iface.sriov.num_vfs && sriov_in_nvidia_firmware(state, *pci)) {
+    if (iface.sriov.num_vfs && sriov_in_nvidia_firmware(state, *pci) &&
+        sriov_needs_firmware(state, fs, *pci, *iface.sriov.num_vfs)) {
       params.insert({kNvSriovEn, "NUM_OF_VFS", "PF_NUM_OF_VF_VALID"});
       if (firmware_vf_count_param(state, *pci, iface, true) == "PF_NUM_OF_VF") params.insert("PF_NUM_OF_VF");
     }

@@ -53,14 +53,18 @@ std::string lockdown_level(const HostFs& fs) {
   return level == "none" ? std::string() : level;
 }
 
+std::string lockdown_refusal(const std::string& level, const std::string& bdf) {
+  return "the kernel is locked down (" + level + ", as Secure Boot sets it): it refuses writes to the PCI "
+         "configuration space of " + bdf + " (EPERM, LOCKDOWN_PCI_ACCESS). Set Max_Read_Request_Size in the firmware "
+         "(BIOS) setup, or boot without lockdown; rdmactl cannot change it on this host";
+}
+
 Error config_write_refused(const HostFs& fs, const Change& change, const std::string& bdf, Error cause) {
   cause.where = change.resource;
   if (cause.err_no != EPERM) return cause;
   const std::string level = lockdown_level(fs);
   if (!level.empty()) {
-    cause.message = "the kernel is locked down (" + level + ", as Secure Boot sets it): it refuses writes to the PCI "
-                    "configuration space of " + bdf + " (EPERM, LOCKDOWN_PCI_ACCESS). Set Max_Read_Request_Size in "
-                    "the firmware (BIOS) setup, or boot without lockdown; rdmactl cannot change it on this host";
+    cause.message = lockdown_refusal(level, bdf);
   } else {
     cause.message += ": run as root; a root process gets EPERM when the kernel is locked down (Secure Boot), see "
                      + std::string(kLockdownFile);
@@ -78,7 +82,14 @@ class PciReconciler final : public Reconciler {
     const HostFs& fs = platform.fs();
     for (const std::string& bdf : pci_functions_to_observe(fs, spec, state, wants_pci)) {
       PciFunctionState& function = state.pci_function(bdf);
-      if (!function.pcie_control) function.pcie_control = observe_pcie_control(fs, opener_, bdf);
+      if (!function.pcie_control) {
+        function.pcie_control = observe_pcie_control(fs, opener_, bdf);
+        // Under lockdown every write would fail (EPERM): diff says so instead of planning one that
+        // fails at apply and rolls back the run's other changes, every run.
+        if (const std::string level = lockdown_level(fs); !level.empty() && function.pcie_control->is_object()) {
+          (*function.pcie_control)["lockdown"] = level;
+        }
+      }
     }
     return ok();
   }
@@ -118,6 +129,12 @@ class PciReconciler final : public Reconciler {
       const nlohmann::json current = observed.value("maxReadRequest", nlohmann::json());
       if (current == desired) {
         out.compared(resource, kReadRequestField, kPciName);
+        continue;
+      }
+      if (const std::string level = observed.value("lockdown", ""); !level.empty()) {
+        refuse(ErrorKind::kNotSupported,
+               lockdown_refusal(level, target.pci) + " (it is " + json_plain_text(current) + " bytes, the spec wants " +
+                   std::to_string(desired) + ")");
         continue;
       }
       Change change = make_change(resource, kReadRequestField, current, desired, kPciName, false);

@@ -43,6 +43,9 @@ nlohmann::json list_sriov_vfs(const HostFs& fs, const std::string& bdf) {
     if (!index || !link) continue;
     const std::string vf = link->substr(link->find_last_of('/') + 1);
     nlohmann::json item = {{"pci", vf}};
+    if (auto driver = fs.read_link(sriov_device_dir(vf) + "/driver")) {
+      item["driver"] = driver->substr(driver->find_last_of('/') + 1);
+    }
     // The VF's netdev exists while a driver (mlx5_core, in the host or not) is bound to it.
     if (auto netdevs = fs.list(sriov_device_dir(vf) + "/net"); netdevs && !netdevs->empty()) item["netdev"] = netdevs->front();
     by_index[*index] = std::move(item);
@@ -98,6 +101,30 @@ Change vf_count_change(const std::string& pci, const nlohmann::json& observed, i
   return change;
 }
 
+// Drivers that hand a VF to a VM or a user-space program (vfio-pci and its vendor variants such as
+// mlx5_vfio_pci, pci-stub, Xen's pciback).
+bool is_passthrough_driver(const std::string& driver) {
+  return driver.find("vfio") != std::string::npos || driver == "pci-stub" || driver == "pciback" ||
+         driver == "xen-pciback";
+}
+
+// The VFs a removal would take from a VM or a program: removing a VF bound to vfio-pci waits in the
+// kernel until its user lets the device go (pci_disable_sriov -> the VF's remove ->
+// vfio_unregister_group_dev, which blocks, "Device is currently in use"), and the write to
+// sriov_numvfs hangs with it; Linux 6.1's mlx5_sriov_disable does not refuse first
+// (pci_vfs_assigned counts only PCI_DEV_FLAGS_ASSIGNED, which vfio does not set).
+std::string passed_through_vfs(const nlohmann::json& vfs) {
+  std::string out;
+  if (!vfs.is_array()) return out;
+  for (const nlohmann::json& vf : vfs) {
+    const std::string driver = vf.value("driver", "");
+    if (!is_passthrough_driver(driver)) continue;
+    if (!out.empty()) out += ", ";
+    out += vf.value("pci", "") + " (" + driver + ")";
+  }
+  return out;
+}
+
 // What the kernel's errno means for a write to sriov_numvfs (sriov_numvfs_store, sriov_enable, and
 // mlx5_core's mlx5_core_sriov_configure / mlx5_sriov_disable).
 std::string explain_numvfs_errno(int err, const std::string& pci, const std::string& driver, int count) {
@@ -115,9 +142,11 @@ std::string explain_numvfs_errno(int err, const std::string& pci, const std::str
              " VFs (sriov_enable): enable SR-IOV in the BIOS so that it reserves room for the VF BARs, or boot "
              "with pci=realloc";
     case EPERM:
-      return driver == "mlx5_core" ? "mlx5_core refuses to remove VFs that are assigned to a virtual machine "
-                                     "(mlx5_sriov_disable: pci_vfs_assigned): detach them from the VMs first"
-                                   : who + " refused (EPERM): run as root";
+      // ixgbe_pci_sriov_disable and older mlx5 refuse while pci_vfs_assigned (PCI_DEV_FLAGS_ASSIGNED:
+      // Xen's pciback, KVM's legacy assignment).
+      return who + " refuses to remove VFs while a guest holds one (pci_vfs_assigned): detach them from the VMs "
+                   "first";
+    case EACCES: return "sriov_numvfs is writable by root only (mode 0644): run rdmactl as root";
     default: return {};
   }
 }
@@ -184,6 +213,18 @@ class SriovReconciler final : public Reconciler {
         change.note = *waiting + (change.note.empty() ? "" : "; then it " + change.note);
         out.changes.push_back(std::move(change));
         continue;
+      }
+      if (current > 0) {
+        if (const std::string held = passed_through_vfs(observed.value("vfs", nlohmann::json::array())); !held.empty()) {
+          out.errors.push_back(selector_error(
+              iface, make_error(ErrorKind::kNotSupported,
+                                "sriov.numVfs " + std::to_string(current) + " -> " + std::to_string(desired) +
+                                    " removes the VFs of " + target.pci + ", but a VM or a program holds " + held +
+                                    ": the kernel would wait for it to let the VF go "
+                                    "(vfio_unregister_group_dev), and the write would hang. Stop the VM or unbind "
+                                    "the VF first; rdmactl does not remove it")));
+          continue;
+        }
       }
       if (observed.value("driver", "").empty()) {
         out.errors.push_back(selector_error(

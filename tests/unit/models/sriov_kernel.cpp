@@ -105,8 +105,8 @@ int SriovKernel::store(const std::string& bdf, std::string_view value) {
 // sriov_disable beneath it.
 int SriovKernel::configure(SriovPf& pf, int num_vfs) {
   if (num_vfs == 0) {
-    // mlx5_sriov_disable: "can't disable sriov, VFs are assigned" -> -EPERM.
-    if (pf.driver == "mlx5_core" && pf.assigned_vfs > 0) return EPERM;
+    // A driver that checks pci_vfs_assigned (ixgbe_pci_sriov_disable, older mlx5) -> -EPERM.
+    if (pf.refuses_assigned && pf.assigned_vfs > 0) return EPERM;
     remove_vfs(pf);  // sriov_disable -> sriov_del_vfs -> pci_iov_remove_virtfn
     num_vfs_[pf.bdf] = 0;
     return 0;
@@ -144,7 +144,10 @@ void SriovKernel::add_vfs(const SriovPf& pf, int count) {
     sriov_model_link("../" + vf, pf_dir / ("virtfn" + std::to_string(id)));
     sriov_model_link("../../../devices" + parent.substr(std::string("/sys/devices").size()) + "/" + vf,
               root_ + std::string(kSriovModelDevices) + vf);
-    if (!pf.netdev.empty()) sriov_model_write(vf_dir / "net" / (pf.netdev + "v" + std::to_string(id)) / "mtu", "1500\n");
+    if (!pf.vf_driver.empty()) sriov_model_link("../../../../bus/pci/drivers/" + pf.vf_driver, vf_dir / "driver");
+    if (!pf.netdev.empty() && pf.vf_driver == "mlx5_core") {
+      sriov_model_write(vf_dir / "net" / (pf.netdev + "v" + std::to_string(id)) / "mtu", "1500\n");
+    }
   }
 }
 

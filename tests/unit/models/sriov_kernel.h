@@ -31,7 +31,13 @@ struct SriovPf {
   int vf_offset = 2;     // First VF Offset of the SR-IOV capability (routing IDs after the PF's)
   int vf_stride = 1;     // VF Stride
   std::string netdev;    // the PF's netdev: a VF's is <netdev>v<N> (systemd's naming of mlx5 VFs)
-  int assigned_vfs = 0;  // VFs a VM holds (PCI_DEV_FLAGS_ASSIGNED, counted by pci_vfs_assigned)
+  int assigned_vfs = 0;  // VFs a guest holds (PCI_DEV_FLAGS_ASSIGNED, counted by pci_vfs_assigned)
+  // Whether the driver's sriov_configure refuses to disable SR-IOV while VFs are assigned (-EPERM):
+  // ixgbe's ixgbe_pci_sriov_disable and older mlx5 ("cannot modify number of VFs while VFs are
+  // assigned") do; Linux 6.1's mlx5_sriov_disable does not check (pci_disable_sriov at once).
+  bool refuses_assigned = false;
+  // The driver each new VF binds to (sriov_drivers_autoprobe): mlx5_core gives it a netdev.
+  std::string vf_driver = "mlx5_core";
   // How many VFs the IOV BAR space the BIOS reserved holds: more is sriov_enable's "not enough
   // MMIO resources for SR-IOV" (-ENOMEM: vf_bar_sz * nr_virtfn > resource_size).
   std::optional<int> mmio_room_vfs;

@@ -79,11 +79,17 @@ TEST_F(NvconfigRefusalTest, ParametersOtherReconcilersSetAreRefusedNamingTheirFi
   ASSERT_EQ(own.changes.size(), 1u);
 }
 
-TEST_F(NvconfigRefusalTest, AReadOnlyParameterIsRefused) {
+TEST_F(NvconfigRefusalTest, AReadOnlyParameterIsRefusedOnlyWhenItWouldChange) {
   add_function(kPf0, {"KEEP_ETH_LINK_UP_P1=True(1),True(1),True(1),RO"});
   EXPECT_EQ(only_error(nv_spec({nv_interface("mlx5_0", {{"KEEP_ETH_LINK_UP_P1", "False"}})})).message,
             "KEEP_ETH_LINK_UP_P1 of 0000:3b:00.0 is read-only (mstconfig marks it RO: the firmware lets this host "
-            "read it, not write it, as on a restricted host of a multi-host adapter, mstprivhost restrict)");
+            "read it, not write it, as on a restricted host of a multi-host adapter, mstprivhost restrict, or a "
+            "BlueField host whose Arm side configures it), and it is True(1), not False: set it where it is writable");
+  // Already the spec's value: nothing to write, nothing refused (a restricted host's SR-IOV, set
+  // by the privileged host).
+  const DiffResult same = diff(nv_spec({nv_interface("mlx5_0", {{"KEEP_ETH_LINK_UP_P1", "True"}})}));
+  EXPECT_TRUE(same.errors.empty()) << messages(same);
+  EXPECT_TRUE(same.changes.empty());
 }
 
 TEST_F(NvconfigRefusalTest, AnArrayIsSetByElement) {

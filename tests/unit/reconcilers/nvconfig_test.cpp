@@ -240,6 +240,22 @@ TEST_F(NvconfigTest, AParameterHiddenUntilAdvancedPciSettingsIsSetInASecondCallA
   EXPECT_EQ(second.changes[1].current, json::parse(R"j({"current": "128", "nextBoot": "0"})j"));
 }
 
+TEST_F(NvconfigTest, VfsTheFunctionOffersAlreadyNeedNoMstconfig) {
+  // sriov_totalvfs 8 (the firmware allows 8 now): numVfs 4 is sysfs' alone, and a host without
+  // mstflint, or where it cannot open the device, still gets its VFs.
+  tree_.write("/sys/bus/pci/devices/0000:3b:00.0/sriov_totalvfs", "8\n");
+  const NodeSpec spec = nv_spec({nv_interface("mlx5_0", {}, 4)});
+  const DiffResult plan = diff(spec);
+  EXPECT_TRUE(plan.errors.empty()) << messages(plan);
+  EXPECT_TRUE(plan.changes.empty());
+  EXPECT_TRUE(tools_.mstconfig_calls().empty());
+  // 16 is more than it offers: the firmware's parameters are asked and staged.
+  add_function(kPf0);
+  const DiffResult more = diff(nv_spec({nv_interface("mlx5_0", {}, 16)}));
+  EXPECT_TRUE(more.errors.empty()) << messages(more);
+  EXPECT_EQ(more.changes.size(), 2u);
+}
+
 TEST_F(NvconfigTest, WherePfNumOfVfValidIsTrueTheFunctionsOwnPfNumOfVfIsStaged) {
   // mlxconfig_host.db: NUM_OF_VFS is "Valid when PF_NUM_OF_VF_VALID is FALSE"; when TRUE each PF's
   // count is its PF_NUM_OF_VF (nv_pf_pci_conf, Per_Host_Per_Function).

@@ -121,14 +121,32 @@ TEST_F(PcieTest, EqualValueIsComparedNotWritten) {
   EXPECT_EQ(KernelConfigSpace::writes, 0);
 }
 
-TEST_F(PcieTest, LockedDownKernelRefusesAndTheErrorSaysSo) {
+TEST_F(PcieTest, UnderLockdownThePlanRefusesAndAWriteThatRacesItSaysWhy) {
+  // Planned, the change would fail at apply every run and roll back the run's other changes.
   tree_.write("/sys/kernel/security/lockdown", "none [integrity] confidentiality\n");
-  const Report applied = engine_->apply(*platform_, spec_of(4096), "n");
-  ASSERT_EQ(applied.changes.size(), 1u);
-  const std::string& why = applied.changes[0].error;
-  EXPECT_NE(why.find("the kernel is locked down (integrity"), std::string::npos) << why;
-  EXPECT_NE(why.find("Secure Boot"), std::string::npos) << why;
-  EXPECT_NE(why.find("refuses writes to the PCI configuration space"), std::string::npos) << why;
+  const NodeSpec spec = spec_of(4096);
+  const Report planned = engine_->plan(spec, observe(spec));
+  EXPECT_TRUE(planned.changes.empty());
+  ASSERT_EQ(planned.errors.size(), 1u);
+  const std::string& refused = planned.errors[0].message;
+  EXPECT_NE(refused.find("the kernel is locked down (integrity, as Secure Boot sets it)"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("(it is 512 bytes, the spec wants 4096)"), std::string::npos) << refused;
+  engine_->apply(*platform_, spec, "n");
+  EXPECT_EQ(KernelConfigSpace::writes, 0);
+  EXPECT_EQ(devctl(), 0x2130);
+  // Already the spec's value: nothing to write, nothing refused.
+  EXPECT_TRUE(engine_->plan(spec_of(512), observe(spec_of(512))).errors.empty());
+
+  // Locked down between the plan and the write: the kernel's EPERM is said as lockdown.
+  tree_.write("/sys/kernel/security/lockdown", "[none] integrity confidentiality\n");
+  const Report unlocked = engine_->plan(spec, observe(spec));
+  ASSERT_EQ(unlocked.changes.size(), 1u);
+  tree_.write("/sys/kernel/security/lockdown", "none integrity [confidentiality]\n");
+  auto reconciler = reconcilers::make_pcie_reconciler(open_through_kernel);
+  const Result<void> written = reconciler->apply(*platform_, observe(spec), unlocked.changes[0]);
+  ASSERT_FALSE(written.has_value());
+  EXPECT_NE(written.error().message.find("the kernel is locked down (confidentiality"), std::string::npos)
+      << written.error().message;
   EXPECT_EQ(devctl(), 0x2130);
 }
 

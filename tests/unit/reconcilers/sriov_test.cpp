@@ -71,7 +71,8 @@ TEST_F(SriovTest, ObservesCountsDriverAndTheVfsWithTheirNetdevs) {
             nlohmann::json::parse(R"({"numVfs": 0, "totalVfs": 8, "driver": "mlx5_core", "vfs": []})"));
   set_vfs(2);
   EXPECT_EQ(sriov_state(), nlohmann::json::parse(R"({"numVfs": 2, "totalVfs": 8, "driver": "mlx5_core", "vfs": [
-    {"pci": "0000:3b:00.2", "netdev": "ens1f0v0"}, {"pci": "0000:3b:00.3", "netdev": "ens1f0v1"}]})"));
+    {"pci": "0000:3b:00.2", "netdev": "ens1f0v0", "driver": "mlx5_core"},
+    {"pci": "0000:3b:00.3", "netdev": "ens1f0v1", "driver": "mlx5_core"}]})"));
 }
 
 TEST_F(SriovTest, ShowObservesEveryRdmaFunction) {
@@ -135,14 +136,32 @@ TEST_F(SriovTest, RemovingEveryVfIsDisruptive) {
   EXPECT_EQ(sriov_state()["vfs"], nlohmann::json::array());
 }
 
-TEST_F(SriovTest, VfsAssignedToAVmKeepMlx5FromRemovingThemAndTheCountIsRestored) {
+TEST_F(SriovTest, VfsADriverKeepsForAGuestAreNotRemovedAndTheCountIsRestored) {
+  // A driver whose sriov_configure checks pci_vfs_assigned (ixgbe_pci_sriov_disable, older mlx5).
   set_vfs(2);
   sriov_->pf(kCx6Pf0).assigned_vfs = 1;
+  sriov_->pf(kCx6Pf0).refuses_assigned = true;
   const Report applied = engine_->apply(*platform_, spec_of(4), "n");
   ASSERT_EQ(applied.changes.size(), 1u);
   const std::string& why = applied.changes[0].error;
-  EXPECT_NE(why.find("mlx5_core refuses to remove VFs that are assigned to a virtual machine"), std::string::npos) << why;
+  EXPECT_NE(why.find("mlx5_core refuses to remove VFs while a guest holds one (pci_vfs_assigned)"), std::string::npos)
+      << why;
   EXPECT_EQ(sriov_->num_vfs(kCx6Pf0), 2);
+}
+
+TEST_F(SriovTest, VfsBoundToVfioAreAPlanErrorNotAWriteThatHangs) {
+  // Linux 6.1's mlx5_sriov_disable does not refuse: pci_disable_sriov removes the VFs, and vfio's
+  // remove of a VF a VM holds waits until the VM lets it go; the write to sriov_numvfs hangs.
+  sriov_->pf(kCx6Pf0).vf_driver = "vfio-pci";
+  set_vfs(2);
+  EXPECT_EQ(sriov_state()["vfs"][0]["driver"], "vfio-pci");
+  const Report planned = plan(spec_of(4));
+  EXPECT_TRUE(planned.changes.empty());
+  ASSERT_EQ(planned.errors.size(), 1u);
+  EXPECT_NE(planned.errors[0].message.find("removes the VFs of 0000:3b:00.0, but a VM or a program holds 0000:3b:00.2 "
+                                           "(vfio-pci), 0000:3b:00.3 (vfio-pci): the kernel would wait"),
+            std::string::npos)
+      << planned.errors[0].message;
 }
 
 TEST_F(SriovTest, AnEnableFailureAfterTheRemovalSaysTheVfsAreGoneAndRollbackRestoresTheCount) {
