@@ -158,6 +158,10 @@ void describe_queue_effect(const NetdevState& n, const std::string& group, Chang
     change.disruptive = true;
     change.note = "rdmactl has no model of " + ethtool_driver_name(n) + ": most drivers reallocate their queues to change " +
                   group + ", which interrupts traffic";
+    // ice, i40e and iavf round ring sizes up to a multiple of 32 (ALIGN(..., *_REQ_DESC_MULTIPLE),
+    // "Requested Rx descriptor count rounded up to %d"): verify then sees the larger size.
+    if (group == "rings") change.note += "; some drivers round ring sizes up (ice, i40e: to a multiple of 32): if verify "
+                                         "reports a larger size, write that size";
   }
 }
 
@@ -193,6 +197,14 @@ class EthtoolReconciler final : public Reconciler {
       n->ethtool = nlohmann::json{{"rings", ethtool_group_json(client.rings(device), fill_ethtool_rings)},
                                   {"channels", ethtool_group_json(client.channels(device), fill_ethtool_channels)},
                                   {"pause", ethtool_group_json(client.pause(device), fill_ethtool_pause)}};
+      // What kind of function the netdev is on: the kernel links physfn in a VF only
+      // (pci_iov_sysfs_link); an mlx5 sub-function's device is on the auxiliary bus, "mlx5_core.sf.N".
+      const std::string device_dir = "/sys/class/net/" + name + "/device";
+      if (platform.fs().exists(device_dir + "/physfn")) {
+        (*n->ethtool)["function"] = "vf";
+      } else if (auto link = platform.fs().read_link(device_dir); link && link->find(".sf.") != std::string::npos) {
+        (*n->ethtool)["function"] = "sf";
+      }
     }
     return ok();
   }
@@ -370,6 +382,16 @@ class EthtoolReconciler final : public Reconciler {
 
   // A field the driver refuses whatever else is set.
   static std::optional<std::string> driver_refusal(const InterfaceSpec&, const NetdevState& n, const EthtoolWanted& w) {
+    if (w.group == "pause" && ethtool_is_mlx5(n) && n.ethtool && n.ethtool->is_object()) {
+      // mlx5e_ethtool_set_pauseparam: EOPNOTSUPP without vport_group_manager, which only the
+      // function that manages the port has; the get still answers, so only a set shows it.
+      const std::string function = n.ethtool->value("function", "");
+      if (function == "vf" || function == "sf") {
+        return "mlx5_core sets pause only on the function that manages the port (vport_group_manager), and " + n.name +
+               " is on a " + (function == "vf" ? std::string("virtual function") : std::string("sub-function")) +
+               " (mlx5e_ethtool_set_pauseparam: EOPNOTSUPP): set pause on the PF's netdev";
+      }
+    }
     if (w.group == "pause" && w.key == "autoneg" && w.value == true) {
       if (ethtool_is_netdevsim(n)) return "netdevsim refuses pause autonegotiation (nsim_set_pauseparam: EINVAL)";
       if (ethtool_is_mlx5(n)) return "mlx5_core refuses pause autonegotiation (mlx5e_ethtool_set_pauseparam: EINVAL)";

@@ -177,6 +177,15 @@ class NvconfigReconciler final : public Reconciler {
     if (auto set = mstconfig_set_params(pci, values); !set) {
       Error e = set.error();
       e.where = resource;
+      // The parameter `q` listed (the plan compared it), which `set` now says the device does not
+      // support: its TLV is not writable from this host. mstflint before 4.25 (Debian 12's 4.21)
+      // prints no RO in `q`; its `set` asks for write support (queryParamViews, isWriteOperation)
+      // and fails so.
+      if (e.message.find("doesn't support") != std::string::npos) {
+        e.message += " (mstconfig listed it: the firmware does not let this host write it, as on a restricted host "
+                     "of a multi-host adapter or a BlueField host whose Arm side configures it; mstflint before 4.25 "
+                     "does not mark such parameters RO in its query)";
+      }
       return e;
     }
     BootStaging staging = BootStaging::load(fs, kNvconfigStagingFile);

@@ -362,7 +362,10 @@ class NvconfigDiffer {
     if (runs) {
       // Someone staged another value: the firmware would change at the next cold boot. Setting the
       // staged value back needs no reboot, since the firmware runs the spec's already.
-      Change change = make_change(resource, field, nlohmann::json{{"nextBoot", next_boot}}, w.value, kNvconfigName, false);
+      // A floor (NUM_OF_VFS for numVfs) stages back what the firmware runs, which meets it; the
+      // floor itself would change the firmware at the next boot.
+      const std::string back = w.at_least ? mstconfig_settable(current).value_or(w.value) : w.value;
+      Change change = make_change(resource, field, nlohmann::json{{"nextBoot", next_boot}}, back, kNvconfigName, false);
       change.via = "mstconfig of " + pci + " (firmware)";
       change.note = "the firmware runs " + current + ", but " + next_boot + " is staged for the next boot: it is set back";
       out_.changes.push_back(std::move(change));

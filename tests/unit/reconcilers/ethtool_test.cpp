@@ -202,6 +202,25 @@ TEST(EthtoolDiff, Mlx5QueueChangesAreDisruptiveWithANote) {
   }
 }
 
+TEST(EthtoolDiff, PauseOnAnMlx5VirtualOrSubFunctionIsAPlanError) {
+  // mlx5e_ethtool_set_pauseparam returns EOPNOTSUPP without vport_group_manager (a VF, an SF).
+  for (const char* function : {"vf", "sf"}) {
+    HostState s = host();
+    for (NetdevState& n : s.netdevs) {
+      if (n.name == "ens1f0np0") (*n.ethtool)["function"] = function;
+    }
+    InterfaceSpec i = iface("ens1f0np0");
+    i.ethtool.pause.rx = false;
+    i.ethtool.channels.combined = 16;  // the other groups stay the driver's
+    const DiffResult d = diff(i, s);
+    ASSERT_EQ(d.errors.size(), 1u) << function;
+    EXPECT_NE(d.errors[0].message.find("mlx5_core sets pause only on the function that manages the port "
+                                       "(vport_group_manager), and ens1f0np0 is on a"),
+              std::string::npos)
+        << d.errors[0].message;
+  }
+}
+
 TEST(EthtoolDiff, Mlx5RingSizesArePowersOfTwoAndTxAtLeast64) {
   InterfaceSpec i = iface("ens1f0np0");
   i.ethtool.rings.rx = 1000;

@@ -240,6 +240,18 @@ TEST_F(NvconfigTest, AParameterHiddenUntilAdvancedPciSettingsIsSetInASecondCallA
   EXPECT_EQ(second.changes[1].current, json::parse(R"j({"current": "128", "nextBoot": "0"})j"));
 }
 
+TEST_F(NvconfigTest, AFloorSetBackStagesWhatTheFirmwareRuns) {
+  // The firmware runs 16 VFs and someone staged 4: numVfs 8 is met now, and setting back stages 16
+  // (what runs), not 8, which would change the firmware at the next boot.
+  add_function(kPf0, {"SRIOV_EN=False(0),True(1),True(1)", "NUM_OF_VFS=0,16,4"});
+  const DiffResult plan = diff(nv_spec({nv_interface("mlx5_0", {}, 8)}));
+  ASSERT_TRUE(plan.errors.empty()) << messages(plan);
+  ASSERT_EQ(plan.changes.size(), 1u);
+  EXPECT_EQ(plan.changes[0].field, "nvconfig.NUM_OF_VFS");
+  EXPECT_EQ(plan.changes[0].desired, "16");
+  EXPECT_FALSE(plan.changes[0].requires_.has_value()) << "the firmware runs it: no reboot";
+}
+
 TEST_F(NvconfigTest, VfsTheFunctionOffersAlreadyNeedNoMstconfig) {
   // sriov_totalvfs 8 (the firmware allows 8 now): numVfs 4 is sysfs' alone, and a host without
   // mstflint, or where it cannot open the device, still gets its VFs.
