@@ -5,6 +5,8 @@
 // contradict sriov.numVfs, two values for one function or for one device-wide parameter.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "tests/unit/reconcilers/nvconfig_fixture.h"
 
 namespace rdmactl {
@@ -90,6 +92,24 @@ TEST_F(NvconfigRefusalTest, AReadOnlyParameterIsRefusedOnlyWhenItWouldChange) {
   const DiffResult same = diff(nv_spec({nv_interface("mlx5_0", {{"KEEP_ETH_LINK_UP_P1", "True"}})}));
   EXPECT_TRUE(same.errors.empty()) << messages(same);
   EXPECT_TRUE(same.changes.empty());
+}
+
+TEST_F(NvconfigRefusalTest, ARefusalOfMstflint421SaysTheParameterIsNotWritableHere) {
+  // Debian 12's mstflint 4.21 prints no RO and lists the parameter as writable; its set fails with
+  // "The Device doesn't support X parameter" (queryParamViews asks for write support).
+  std::ofstream(tools_.state_dir() + "/version-4.21").put('\n');
+  add_function(kPf0, {"KEEP_ETH_LINK_UP_P1=True(1),True(1),True(1),RO"});
+  const NodeSpec spec = nv_spec({nv_interface("mlx5_0", {{"KEEP_ETH_LINK_UP_P1", "False"}})});
+  const DiffResult plan = diff(spec);
+  ASSERT_TRUE(plan.errors.empty()) << messages(plan);
+  ASSERT_EQ(plan.changes.size(), 1u);
+  const Report applied = engine_->apply(*platform_, spec, "n");
+  ASSERT_EQ(applied.changes.size(), 1u);
+  const std::string& why = applied.changes[0].error;
+  EXPECT_NE(why.find("The Device doesn't support KEEP_ETH_LINK_UP_P1 parameter (mstconfig listed it: the firmware "
+                     "does not let this host write it"),
+            std::string::npos)
+      << why;
 }
 
 TEST_F(NvconfigRefusalTest, AnArrayIsSetByElement) {
