@@ -7,6 +7,7 @@
 #include "agent/cli/common.h"
 #include "agent/core/json_text.h"
 #include "agent/doctor/doctor.h"
+#include "agent/platform/irq_sysfs.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -22,7 +23,10 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
   if (!format) return report_error(format.error());
   auto checked = load_checked_node(global, opts.spec, opts.state_file, *format);
   if (const int* failed = std::get_if<int>(&checked)) return *failed;
-  const auto& [state, node_spec] = std::get<CheckedNode>(checked);
+  auto& [state, node_spec] = std::get<CheckedNode>(checked);
+  // Where the interrupts run is read for doctor alone (a few files per interrupt: not every plan's
+  // cost); a recorded state carries it when it was recorded with it.
+  if (opts.state_file.empty()) observe_interrupts(HostFs(global.root), state);
   const DoctorReport report = run_doctor(state, node_spec ? &*node_spec : nullptr);
   if (*format == Format::kJson) {
     std::cout << json_text(to_json(report), 2) << "\n";
@@ -54,7 +58,9 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       "maximum, and its bandwidth against the ACTIVE ports of every function sharing the link;\n"
       "PCIe Max_Read_Request_Size of each RDMA function (below 512 bytes: `pcie: {maxReadRequest: 4096}`);\n"
       "error counters (symbol_error, link_downed, port_rcv_errors, local_link_integrity_errors,\n"
-      "excessive_buffer_overrun_errors); a subnet manager for InfiniBand ports.\n\n"
+      "excessive_buffer_overrun_errors); a subnet manager for InfiniBand ports; each RDMA function's\n"
+      "interrupts against its NUMA node (irq-numa: served on another node's CPUs; irq-single-cpu: every\n"
+      "completion interrupt on one CPU; numa-cpus: the function on a node without CPUs).\n\n"
       "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed, 65 an invalid -f SPEC.\n\n"
       "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml");
   sub->callback([opts, &global, &command] {

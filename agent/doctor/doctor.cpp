@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The doctor's run: every check, in report order, over the state (each family of checks is in its
-// own file: ports, subnet_manager, roce, lossless, dcbx, traffic_class, pcie, firmware). Each check
+// own file: ports, subnet_manager, roce, lossless, dcbx, traffic_class, pcie, irq, firmware). Each check
 // reads the state, never the host, and says what is wrong with the observed values and what to do
 // about it, as an experienced admin would after ibstat, show_gids, ibdev2netdev, lspci -vv and
 // perfquery. Also the report's JSON and text.
@@ -52,6 +52,7 @@ DoctorReport Doctor::run() {
     }
   }
   check_read_request();
+  check_interrupts();
   if (spec_) check_link_layers();
   note_subnet_manager();
   check_firmware();

@@ -66,6 +66,8 @@ class Doctor {
   void check_read_request();
   // firmware.cpp
   void check_firmware();
+  // irq.cpp: where a function's interrupts run against its NUMA node.
+  void check_interrupts();
   void pin_firmware_note(const std::string& adapter, const DeviceState& first, const FirmwareView& fw);
 
   const HostState& state_;

@@ -109,6 +109,7 @@ json device_to_json(const DeviceState& d) {
               {"pcie", pcie},            {"ports", json::array()}};
   for (const auto& p : d.ports) out["ports"].push_back(port_to_json(p));
   if (d.firmware) out["firmware"] = *d.firmware;
+  if (d.interrupts) out["interrupts"] = *d.interrupts;
   return out;
 }
 
@@ -158,6 +159,7 @@ void read_device(StateReader& r, DeviceState& d) {
   r.get("hcaType", d.hca_type);
   r.get("boardId", d.board_id);
   r.get_json("firmware", d.firmware);
+  r.get_json("interrupts", d.interrupts);
   StateReader pcie = r.child("pcie");
   pcie.get("speed", d.pcie.speed);
   pcie.get("width", d.pcie.width);
@@ -361,6 +363,7 @@ json to_json(const HostState& state) {
     out["pciFunctions"] = json::array();
     for (const auto& f : state.pci_functions) out["pciFunctions"].push_back(pci_function_to_json(f));
   }
+  if (state.cpus) out["cpus"] = *state.cpus;
   return out;
 }
 
@@ -387,6 +390,7 @@ Result<HostState> host_state_from_json(const json& json_state) {
     read_pci_function(f, function);
     if (!function.pci.empty()) state.pci_function(function.pci) = std::move(function);
   });
+  r.get_json("cpus", state.cpus);
   if (json_state.contains("subnetManager") && json_state["subnetManager"].is_object()) {
     state.subnet_manager = json_state["subnetManager"];
   }

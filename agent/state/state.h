@@ -71,6 +71,10 @@ struct DeviceState {
   int node_type = 0;
   PcieLink pcie;
   std::vector<PortState> ports;
+  // The PCI function's NUMA node and interrupts, read for `doctor` (agent/platform/irq_sysfs.h):
+  // {"numaNode": 0, "irqs": [{"irq": 45, "name": "mlx5_comp0@pci:0000:3b:00.0", "affinity": "0-15",
+  // "effective": "3"}]}; absent when not read.
+  std::optional<nlohmann::json> interrupts;
 };
 
 struct NetdevState {
@@ -131,6 +135,10 @@ struct HostState {
   std::map<std::string, std::string> sysctl;  // dotted key -> value as read (trailing newline cut)
   // By PCI address, lowest first (JSON "pciFunctions", a list): see PciFunctionState.
   std::vector<PciFunctionState> pci_functions;
+  // The host's NUMA nodes and whether irqbalance runs, read for `doctor` with the devices'
+  // interrupts (agent/platform/irq_sysfs.h): {"nodes": {"0": "0-15", "1": "16-31"}, "irqbalance":
+  // false}; absent when not read (JSON "cpus").
+  std::optional<nlohmann::json> cpus;
   // The file a recorded state came from (`plan --state`); empty for a live observation. Lets
   // messages say "not in the recorded state" rather than "not on this host".
   std::string recorded_from;
