@@ -7,6 +7,7 @@
 #include "reconcilers/ethtool/ethtool.h"
 #include "reconcilers/firmware/firmware.h"
 #include "reconcilers/ipoib/ipoib.h"
+#include "reconcilers/irq_affinity/irq_affinity.h"
 #include "reconcilers/link_type/link_type.h"
 #include "reconcilers/netdev/netdev.h"
 #include "reconcilers/nvconfig/nvconfig.h"
@@ -28,7 +29,8 @@ ReconcilerTable make_reconciler_table() {
   //   staged to change waits for it (ipoib skips it until then);
   // - the firmware's other parameters with it (nvconfig: staged for the next boot too, SRIOV_EN and
   //   NUM_OF_VFS among them), then the VFs the firmware allows now (sriov) and the PCIe settings
-  //   of each function (pcie), before the netdevs: VFs bring netdevs of their own;
+  //   of each function (pcie) and where its interrupts run (irq_affinity), before the netdevs: VFs
+  //   bring netdevs of their own;
   // - the IPoIB mode before the MTU: the kernel resets an IPoIB netdev's MTU when its mode changes;
   // - the netdev's queues and pause (ethtool) once it is up at its MTU, before addresses;
   // - MTU and link state before addresses; QoS before ECN and RoCE, which mark and react on its
@@ -39,6 +41,7 @@ ReconcilerTable make_reconciler_table() {
   table.push_back(reconcilers::make_nvconfig_reconciler());
   table.push_back(reconcilers::make_sriov_reconciler());
   table.push_back(reconcilers::make_pcie_reconciler());
+  table.push_back(reconcilers::make_irq_affinity_reconciler());
   table.push_back(reconcilers::make_ipoib_reconciler());
   table.push_back(reconcilers::make_netdev_reconciler());
   table.push_back(reconcilers::make_ethtool_reconciler());

@@ -60,7 +60,9 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       "error counters (symbol_error, link_downed, port_rcv_errors, local_link_integrity_errors,\n"
       "excessive_buffer_overrun_errors); a subnet manager for InfiniBand ports; each RDMA function's\n"
       "interrupts against its NUMA node (irq-numa: served on another node's CPUs; irq-single-cpu: every\n"
-      "completion interrupt on one CPU; numa-cpus: the function on a node without CPUs).\n\n"
+      "completion interrupt on one CPU; numa-cpus: the function on a node without CPUs; irq-balance:\n"
+      "irqbalance running while -f's irqAffinity pins them); each NVIDIA GPU's nearest RDMA NIC by\n"
+      "NCCL's PCIe path classes (gpu-nic-path: beyond PXB, where NCCL turns GPUDirect RDMA off).\n\n"
       "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed, 65 an invalid -f SPEC.\n\n"
       "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml");
   sub->callback([opts, &global, &command] {

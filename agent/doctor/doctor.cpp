@@ -53,6 +53,8 @@ DoctorReport Doctor::run() {
   }
   check_read_request();
   check_interrupts();
+  check_irqbalance();
+  check_gpu_pairing();
   if (spec_) check_link_layers();
   note_subnet_manager();
   check_firmware();

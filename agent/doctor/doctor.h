@@ -17,7 +17,7 @@ namespace rdmactl {
 struct Finding {
   // port-state, port-rate, link-layer, roce-gid, roce-mtu, pfc, ecn, dcbx-peer, dcbx, cnp-priority,
   // traffic-class, pcie-link, pcie-bandwidth, error-counters, subnet-manager, irq-numa,
-  // irq-single-cpu, numa-cpus
+  // irq-single-cpu, numa-cpus, irq-balance, gpu-nic-path
   std::string check;
   std::string severity;  // "error": RDMA is broken or degraded; "warning": likely to hurt
   std::string resource;  // rdma/<dev>/<port>, netdev/<name>, pci/<bdf>

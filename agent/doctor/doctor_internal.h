@@ -68,6 +68,9 @@ class Doctor {
   void check_firmware();
   // irq.cpp: where a function's interrupts run against its NUMA node.
   void check_interrupts();
+  void check_irqbalance();
+  // gpu.cpp: each GPU's nearest RDMA NIC in the PCI tree, by NCCL's path classes.
+  void check_gpu_pairing();
   void pin_firmware_note(const std::string& adapter, const DeviceState& first, const FirmwareView& fw);
 
   const HostState& state_;

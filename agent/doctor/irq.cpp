@@ -10,37 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "agent/core/cpulist.h"
 #include "agent/doctor/doctor_internal.h"
 
 namespace rdmactl::doctor_detail {
 namespace {
-
-// "0-3,8-11" (the kernel's cpulist format, lib/bitmap.c bitmap_parselist) -> {0..3, 8..11};
-// nullopt when it is not one. "" is the empty set (a node without CPUs).
-std::optional<std::set<int>> parse_cpulist(const std::string& text) {
-  std::set<int> out;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) {
-    if (part.empty()) continue;
-    int first = 0, last = 0;
-    const size_t dash = part.find('-');
-    try {
-      size_t used = 0;
-      first = std::stoi(part.substr(0, dash), &used);
-      if (used != part.substr(0, dash).size()) return std::nullopt;
-      last = first;
-      if (dash != std::string::npos) {
-        last = std::stoi(part.substr(dash + 1), &used);
-        if (used != part.substr(dash + 1).size()) return std::nullopt;
-      }
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    if (first < 0 || last < first || last - first > 65536) return std::nullopt;
-    for (int c = first; c <= last; ++c) out.insert(c);
-  }
-  return out;
-}
 
 // Where the interrupt runs: its effective CPUs where the kernel reports them, else those allowed.
 std::optional<std::set<int>> served_on(const nlohmann::json& irq) {
@@ -53,11 +27,7 @@ std::string irq_label(const nlohmann::json& irq) {
   return std::to_string(irq.value("irq", 0)) + (name.empty() ? "" : " (" + name.substr(0, name.find('@')) + ")");
 }
 
-std::string cpus_text(const std::set<int>& cpus) {
-  std::string out;
-  for (const int c : cpus) out += (out.empty() ? "" : ",") + std::to_string(c);
-  return out;
-}
+std::string cpus_text(const std::set<int>& cpus) { return format_cpulist(cpus); }
 
 }  // namespace
 
@@ -135,6 +105,23 @@ void Doctor::check_interrupts() {
           "spread them over node " + node_key + "'s CPUs (" + node_text + "): one per CPU, as mlx5 asks by default "
           "(its affinity hints) and irqbalance does");
     }
+  }
+}
+
+// irqbalance beside interrupts the spec pins (irqAffinity): it rewrites every interrupt it balances
+// at each pass (every 10 s by default), so the two take turns moving them.
+void Doctor::check_irqbalance() {
+  if (!spec_ || !state_.cpus || !state_.cpus->is_object() || !state_.cpus->value("irqbalance", false)) return;
+  std::set<std::string> seen;
+  for (const InterfaceSpec& iface : spec_->interfaces) {
+    if (!iface.irq_affinity) continue;
+    const auto pci = state_.resolve_pci(iface.selector);
+    if (!pci || !seen.insert(*pci).second) continue;
+    add("irq-balance", "warning", "pci/" + *pci,
+        "irqbalance runs while the spec pins " + *pci + "'s interrupts to its NUMA node (irqAffinity: " + *iface.irq_affinity +
+            "): at each pass it moves the interrupts it balances, and rdmactl's next reconcile moves them back",
+        "stop irqbalance (`systemctl disable --now irqbalance`), or ban these interrupts in it (--banirq=<n> in "
+        "IRQBALANCE_ARGS of /etc/default/irqbalance), or remove irqAffinity and let irqbalance place them");
   }
 }
 

@@ -12,7 +12,10 @@
 //     the interrupt controller reports it, the one that takes it: kernel/irq/proc.c), and the
 //     directory named for each action (register_handler_proc), which gives the name;
 //   - /sys/devices/system/node/node<N>/cpulist (sysfs-devices-system-cpu, node's cpulist);
-//   - irqbalance: a process whose /proc/<pid>/comm is "irqbalance".
+//   - irqbalance: a process whose /proc/<pid>/comm is "irqbalance";
+//   - the PCI tree: /sys/bus/pci/devices/<bdf> links to the function's directory below its host
+//     bridge and each bridge above it (drivers/pci/bus.c pci_bus_add_device; sysfs-bus-pci), with
+//     its `vendor` and `class`, which say which functions are GPUs.
 #pragma once
 
 #include "agent/platform/host_fs.h"
@@ -22,5 +25,18 @@ namespace rdmactl {
 
 // Fills DeviceState::interrupts of every device with a PCI address, and HostState::cpus.
 void observe_interrupts(const HostFs& fs, HostState& state);
+
+// One function's {"numaNode": N, "irqs": [{"irq", "name", "affinity", "effective"}, ...]}, its
+// interrupts in ascending order; numaNode absent where sysfs has no numa_node.
+nlohmann::json read_function_interrupts(const HostFs& fs, const std::string& pci);
+// The host's NUMA nodes and their CPUs: {"0": "0-15", "1": "16-31"}; {} without NUMA sysfs.
+nlohmann::json read_numa_nodes(const HostFs& fs);
+bool irqbalance_runs(const HostFs& fs);
+// The path below /sys/devices of a PCI function, from the /sys/bus/pci/devices link:
+// "pci0000:17/0000:17:00.0/0000:18:00.0" (its host bridge, then each bridge down to it); "" if none.
+std::string pci_path(const HostFs& fs, const std::string& pci);
+// The host's NVIDIA GPUs (vendor 0x10de, class 0x0302xx or 0x0300xx): [{"pci", "class", "pciPath",
+// "numaNode"}], for the NIC-GPU pairing; [] without one.
+nlohmann::json read_gpus(const HostFs& fs);
 
 }  // namespace rdmactl

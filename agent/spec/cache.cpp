@@ -48,7 +48,7 @@ template <class A> void describe(A& a, EthtoolPauseSpec& v) { a(v.autoneg, v.rx,
 template <class A> void describe(A& a, EthtoolSpec& v) { a(v.rings, v.channels, v.pause); }
 template <class A> void describe(A& a, FirmwareSpec& v) { a(v.version, v.images, v.policy, v.activation, v.allow_management_outage, v.origin); }
 template <class A> void describe(A& a, InterfaceSpec& v) {
-  a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.sriov, v.nvconfig, v.pcie, v.ethtool, v.rail, v.origin,
+  a(v.selector, v.link_type, v.firmware, v.mtu, v.state, v.addresses, v.qos, v.ecn, v.roce, v.ipoib, v.sriov, v.nvconfig, v.pcie, v.irq_affinity, v.ethtool, v.rail, v.origin,
     v.field_origins, v.field_marks);
 }
 template <class A> void describe(A& a, PartitionMemberSpec& v) { a(v.who, v.membership); }

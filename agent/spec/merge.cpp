@@ -46,6 +46,7 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
                                    {"sriov", over.sriov.num_vfs.has_value()},
                                    {"nvconfig", !over.nvconfig.empty()},
                                    {"pcie", over.pcie.max_read_request.has_value()},
+                                   {"irqAffinity", over.irq_affinity.has_value()},
                                    {"ethtool", over.ethtool.any()}}) {
     if (set) base.field_origins[field] = over.origin;
   }
@@ -71,6 +72,7 @@ void merge_interface(InterfaceSpec& base, const InterfaceSpec& over) {
   // Parameter by parameter, as sysctl keys: a nodes entry adds to the defaults' parameters.
   for (const auto& [param, value] : over.nvconfig) base.nvconfig[param] = value;
   override_with(base.pcie.max_read_request, over.pcie.max_read_request);
+  override_with(base.irq_affinity, over.irq_affinity);
   override_with(base.ethtool.rings.rx, over.ethtool.rings.rx);
   override_with(base.ethtool.rings.rx_mini, over.ethtool.rings.rx_mini);
   override_with(base.ethtool.rings.rx_jumbo, over.ethtool.rings.rx_jumbo);

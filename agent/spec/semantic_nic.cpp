@@ -54,6 +54,7 @@ void SpecReader::read_nic_tuning(const Field& map, InterfaceSpec& spec) {
   if (auto sriov = member(map, "sriov")) spec.sriov.num_vfs = int_of(member(*sriov, "numVfs"), 0, kMaxVfs);
   if (auto nvconfig = member(map, "nvconfig")) spec.nvconfig = read_nvconfig(*nvconfig, spec);
   if (auto pcie = member(map, "pcie")) spec.pcie.max_read_request = int_of(member(*pcie, "maxReadRequest"), 128, 4096);
+  spec.irq_affinity = string_of(member(map, "irqAffinity"));
   if (auto ethtool = member(map, "ethtool")) {
     if (auto rings = member(*ethtool, "rings")) {
       spec.ethtool.rings.rx = u32_of(member(*rings, "rx"));

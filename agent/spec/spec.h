@@ -158,6 +158,9 @@ struct InterfaceSpec {
   SriovSpec sriov;
   NvconfigSpec nvconfig;
   PcieSpec pcie;
+  // Where the PCI function's interrupts may run (`irqAffinity:`, reconcilers/irq_affinity): "local",
+  // the CPUs of the function's NUMA node. Unset: not managed (irqbalance or the driver places them).
+  std::optional<std::string> irq_affinity;
   EthtoolSpec ethtool;
   // The rail this port is cabled to (`rail: NAME`): the cross-node checks compare subnets and MTUs
   // only among the ports of one named rail, whatever their selectors on each node role.

@@ -196,6 +196,7 @@ json pci_function_to_json(const PciFunctionState& f) {
   if (f.nvconfig) out["nvconfig"] = *f.nvconfig;
   if (f.sriov) out["sriov"] = *f.sriov;
   if (f.pcie_control) out["pcieControl"] = *f.pcie_control;
+  if (f.irq_affinity) out["irqAffinity"] = *f.irq_affinity;
   return out;
 }
 
@@ -204,6 +205,7 @@ void read_pci_function(StateReader& r, PciFunctionState& f) {
   r.get_json("nvconfig", f.nvconfig);
   r.get_json("sriov", f.sriov);
   r.get_json("pcieControl", f.pcie_control);
+  r.get_json("irqAffinity", f.irq_affinity);
 }
 
 }  // namespace
@@ -364,6 +366,7 @@ json to_json(const HostState& state) {
     for (const auto& f : state.pci_functions) out["pciFunctions"].push_back(pci_function_to_json(f));
   }
   if (state.cpus) out["cpus"] = *state.cpus;
+  if (state.gpus) out["gpus"] = *state.gpus;
   return out;
 }
 
@@ -391,6 +394,7 @@ Result<HostState> host_state_from_json(const json& json_state) {
     if (!function.pci.empty()) state.pci_function(function.pci) = std::move(function);
   });
   r.get_json("cpus", state.cpus);
+  r.get_json("gpus", state.gpus);
   if (json_state.contains("subnetManager") && json_state["subnetManager"].is_object()) {
     state.subnet_manager = json_state["subnetManager"];
   }

@@ -71,9 +71,10 @@ struct DeviceState {
   int node_type = 0;
   PcieLink pcie;
   std::vector<PortState> ports;
-  // The PCI function's NUMA node and interrupts, read for `doctor` (agent/platform/irq_sysfs.h):
-  // {"numaNode": 0, "irqs": [{"irq": 45, "name": "mlx5_comp0@pci:0000:3b:00.0", "affinity": "0-15",
-  // "effective": "3"}]}; absent when not read.
+  // Where the PCI function sits and where its interrupts run, read for `doctor`
+  // (agent/platform/irq_sysfs.h): {"numaNode": 0, "pciPath": "pci0000:3a/0000:3a:00.0/0000:3b:00.0",
+  // "irqs": [{"irq": 45, "name": "mlx5_comp0@pci:0000:3b:00.0", "affinity": "0-15", "effective": "3"}]};
+  // absent when not read.
   std::optional<nlohmann::json> interrupts;
 };
 
@@ -117,6 +118,7 @@ struct PciFunctionState {
   std::optional<nlohmann::json> nvconfig;
   std::optional<nlohmann::json> sriov;
   std::optional<nlohmann::json> pcie_control;  // JSON "pcieControl"
+  std::optional<nlohmann::json> irq_affinity;  // JSON "irqAffinity" (reconcilers/irq_affinity)
 };
 
 struct DeviceState;
@@ -139,6 +141,10 @@ struct HostState {
   // interrupts (agent/platform/irq_sysfs.h): {"nodes": {"0": "0-15", "1": "16-31"}, "irqbalance":
   // false}; absent when not read (JSON "cpus").
   std::optional<nlohmann::json> cpus;
+  // The host's NVIDIA GPUs, read for `doctor` with the interrupts (agent/platform/irq_sysfs.h):
+  // [{"pci": "0000:18:00.0", "class": "0x030200", "numaNode": 0, "pciPath": "pci0000:17/..."}];
+  // absent when not read, [] on a host without one (JSON "gpus").
+  std::optional<nlohmann::json> gpus;
   // The file a recorded state came from (`plan --state`); empty for a live observation. Lets
   // messages say "not in the recorded state" rather than "not on this host".
   std::string recorded_from;

@@ -382,7 +382,7 @@ TEST_F(EngineTest, AValueThatNeverSettlesFailsAfterEveryRetry) {
 TEST(ReconcilerTableTest, HoldsEveryConcernInApplyOrder) {
   std::vector<std::string> names;
   for (const auto& r : make_reconciler_table()) names.emplace_back(r->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"firmware", "link_type", "nvconfig", "sriov", "pcie", "ipoib", "netdev",
+  EXPECT_EQ(names, (std::vector<std::string>{"firmware", "link_type", "nvconfig", "sriov", "pcie", "irq_affinity", "ipoib", "netdev",
                                              "ethtool", "addresses", "qos", "ecn", "roce",
                                              "subnet_manager", "sysctl"}));
 }

@@ -92,5 +92,33 @@ TEST_F(IrqSysfs, AHostWithoutEffectiveAffinityNorNumaNodes) {
   EXPECT_EQ(*s.cpus, json::parse(R"({"nodes": {}, "irqbalance": false})"));
 }
 
+TEST_F(IrqSysfs, GpusAndEachFunctionsPlaceInThePciTree) {
+  // As pci_bus_add_device links them: /sys/bus/pci/devices/<bdf> -> the function below its host
+  // bridge and bridges. An NVIDIA 3D controller (class 0x030200) and VGA controller (0x030000) are
+  // GPUs; NVIDIA's audio function (0x040300) and another vendor's 3D controller are not.
+  test::TempTree t;
+  const auto function = [&](const std::string& path, const std::string& vendor, const std::string& klass,
+                            const std::string& node) {
+    const std::string bdf = path.substr(path.find_last_of('/') + 1);
+    t.write("/sys/devices/" + path + "/vendor", vendor + "\n");
+    t.write("/sys/devices/" + path + "/class", klass + "\n");
+    t.write("/sys/devices/" + path + "/numa_node", node + "\n");
+    t.symlink("../../../devices/" + path, "/sys/bus/pci/devices/" + bdf);
+  };
+  function("pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:01.0/0000:1a:00.0", "0x10de", "0x030200", "0");
+  function("pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:01.0/0000:1a:00.1", "0x10de", "0x040300", "0");
+  function("pci0000:97/0000:97:01.0/0000:98:00.0", "0x10de", "0x030000", "-1");
+  function("pci0000:97/0000:97:02.0/0000:99:00.0", "0x1002", "0x030200", "1");
+  function("pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:02.0/0000:1b:00.0", "0x15b3", "0x020000", "0");
+  EXPECT_EQ(read_gpus(HostFs(t.root())), json::parse(R"([
+      {"pci": "0000:1a:00.0", "class": "0x030200", "numaNode": 0,
+       "pciPath": "pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:01.0/0000:1a:00.0"},
+      {"pci": "0000:98:00.0", "class": "0x030000", "numaNode": -1, "pciPath": "pci0000:97/0000:97:01.0/0000:98:00.0"}])"));
+  EXPECT_EQ(read_function_interrupts(HostFs(t.root()), "0000:1b:00.0").value("pciPath", ""),
+            "pci0000:17/0000:17:01.0/0000:18:00.0/0000:19:02.0/0000:1b:00.0");
+  test::TempTree none;
+  EXPECT_EQ(read_gpus(HostFs(none.root())), json::array());
+}
+
 }  // namespace platform_irq_sysfs_test
 }  // namespace rdmactl

@@ -86,7 +86,7 @@ const std::vector<InvalidCase> kCases = {
     {"UnknownInterfaceKey", with_interface("      mut: 9000\n"), 8, 7, "defaults.interfaces[0].mut",
      "unknown key \"mut\" (expected one of: name, pci, rdmaDevice, port, linkType, mtu, state, addresses, "
      "qos, "
-     "ecn, roce, ipoib, firmware, sriov, nvconfig, pcie, ethtool, rail); did you mean \"mtu\"?"},
+     "ecn, roce, ipoib, firmware, sriov, nvconfig, pcie, irqAffinity, ethtool, rail); did you mean \"mtu\"?"},
     {"UnknownQosKey", with_interface("      qos:\n        trust: dscp\n        pfcc: [3]\n"), 10, 9,
      "defaults.interfaces[0].qos.pfcc",
      "unknown key \"pfcc\" (expected one of: profile, priority, trust, dscpToPriority, pfc); did you mean "
@@ -95,7 +95,7 @@ const std::vector<InvalidCase> kCases = {
      "defaults.interfaces[0].colour",
      "unknown key \"colour\" (expected one of: name, pci, rdmaDevice, port, linkType, mtu, state, addresses, "
      "qos, "
-     "ecn, roce, ipoib, firmware, sriov, nvconfig, pcie, ethtool, rail)"},
+     "ecn, roce, ipoib, firmware, sriov, nvconfig, pcie, irqAffinity, ethtool, rail)"},
     {"MissingSelector", kHeader + "defaults:\n  interfaces:\n    - mtu: 9000\n", 7, 7,
      "defaults.interfaces[0]", "no selector: give exactly one of name, pci, rdmaDevice"},
     {"TwoSelectors", with_interface("      pci: 0000:3b:00.0\n"), 8, 7, "defaults.interfaces[0].pci",

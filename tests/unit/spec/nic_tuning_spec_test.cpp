@@ -34,6 +34,7 @@ TEST(NicTuningSpec, EveryFieldIsRead) {
       sriov: {numVfs: 8}
       nvconfig: {ADVANCED_PCI_SETTINGS: true, MAX_ACC_OUT_READ: 0, LINK_TYPE: ETH, "PCI_DOWNSTREAM_PORT_OWNER[4]": HOST_0}
       pcie: {maxReadRequest: 4096}
+      irqAffinity: local
       ethtool:
         rings: {rx: 8192, tx: 8192, rxMini: 0, rxJumbo: 4294967295}
         channels: {combined: 32, rx: 1, tx: 2, other: 1}
@@ -48,11 +49,12 @@ TEST(NicTuningSpec, EveryFieldIsRead) {
                                       {"LINK_TYPE", "ETH"},
                                       {"PCI_DOWNSTREAM_PORT_OWNER[4]", "HOST_0"}}));
   EXPECT_EQ(i.pcie.max_read_request, std::optional<int>(4096));
+  EXPECT_EQ(i.irq_affinity, std::optional<std::string>("local"));
   EXPECT_EQ(i.ethtool.rings, (EthtoolRingsSpec{8192, 0, 4294967295u, 8192}));
   EXPECT_EQ(i.ethtool.channels, (EthtoolChannelsSpec{1, 2, 1, 32}));
   EXPECT_EQ(i.ethtool.pause, (EthtoolPauseSpec{false, false, true}));
   EXPECT_EQ(i.mark_of("nvconfig.MAX_ACC_OUT_READ").line, 9);
-  EXPECT_EQ(i.mark_of("ethtool.rings").line, 12);
+  EXPECT_EQ(i.mark_of("ethtool.rings").line, 13);
   EXPECT_TRUE(spec->warnings.empty());
 }
 
@@ -85,6 +87,19 @@ TEST(NicTuningSpec, TheSchemaRefusesShapesAndRangesWithTheirLines) {
   EXPECT_THAT(problems, HasSubstr("\"sriov_en\" is not a firmware parameter name"));
   EXPECT_THAT(problems, HasSubstr("rxmini"));
   EXPECT_THAT(problems, HasSubstr("300"));
+}
+
+TEST(NicTuningSpec, IrqAffinityIsLocalOrNothing) {
+  auto spec = load_spec_text(kHeader + R"(defaults:
+  interfaces:
+    - rdmaDevice: mlx5_0
+      irqAffinity: 0-7
+)",
+                             "f.yaml");
+  ASSERT_FALSE(spec.has_value());
+  const std::string problems = all_problems(spec.error());
+  EXPECT_THAT(problems, HasSubstr("f.yaml:8:"));
+  EXPECT_THAT(problems, HasSubstr("irqAffinity"));
 }
 
 TEST(NicTuningSpec, ParametersAnotherFieldOwnsAreRefusedNamingIt) {

@@ -34,6 +34,7 @@ FabricSpec full_spec() {
   interface.sriov.num_vfs = 8;
   interface.nvconfig = {{"ADVANCED_PCI_SETTINGS", "True"}, {"MAX_ACC_OUT_READ", "0"}};
   interface.pcie.max_read_request = 4096;
+  interface.irq_affinity = "local";
   interface.ethtool.rings = EthtoolRingsSpec{8192, 1, 2, 4096};
   interface.ethtool.channels = EthtoolChannelsSpec{3, 4, 1, 32};
   interface.ethtool.pause = EthtoolPauseSpec{false, true, false};
