@@ -2,8 +2,9 @@
 // ethtool netlink requests, reply parsers and the EthtoolNetlink client (see ethtool_netlink.h).
 //
 // The policy tables list what is read here with the types net/ethtool puts: u32 ring sizes and
-// channel counts (nla_put_u32), u8 pause flags (nla_put_u8), the reply header as a nest
-// (ethnl_fill_reply_header). Everything else is ignored.
+// channel counts (nla_put_u32), u8 pause flags (nla_put_u8), u64 pause statistics
+// (nla_put_u64_64bit), the reply header as a nest (ethnl_fill_reply_header). Everything else is
+// ignored, ETHTOOL_A_PAUSE_STAT_PAD among it.
 #include "agent/platform/ethtool_netlink.h"
 
 #include <linux/ethtool_netlink.h>
@@ -20,12 +21,13 @@ namespace {
 // Tables indexed by attribute type: one past the largest attribute of Debian 12's uapi header.
 constexpr size_t kEthtoolTableSize = 32;
 static_assert(ETHTOOL_A_RINGS_MAX < kEthtoolTableSize && ETHTOOL_A_CHANNELS_MAX < kEthtoolTableSize &&
-              ETHTOOL_A_PAUSE_MAX < kEthtoolTableSize);
+              ETHTOOL_A_PAUSE_MAX < kEthtoolTableSize && ETHTOOL_A_PAUSE_STAT_MAX < kEthtoolTableSize);
 using EthtoolAttributes = const nlattr* [kEthtoolTableSize];
 
-// The device header every request carries (ethnl_header_policy: DEV_INDEX u32, DEV_NAME string).
+// The device header every request carries (ethnl_header_policy: DEV_INDEX u32, DEV_NAME string,
+// FLAGS u32 when any of ETHTOOL_FLAG_* is asked for).
 void put_ethtool_request(MnlMessage& message, uint16_t family, uint8_t cmd, uint16_t header_attr,
-                 const EthtoolDevice& device) {
+                 const EthtoolDevice& device, uint32_t flags = 0) {
   put_genl_header(message, family, cmd, ETHTOOL_GENL_VERSION);
   const MnlMessage::Nest header = message.nest_start(header_attr);
   if (device.ifindex != 0) {
@@ -33,6 +35,7 @@ void put_ethtool_request(MnlMessage& message, uint16_t family, uint8_t cmd, uint
   } else {
     message.put_str(ETHTOOL_A_HEADER_DEV_NAME, device.name);
   }
+  if (flags != 0) message.put_u32(ETHTOOL_A_HEADER_FLAGS, flags);
   message.nest_end(header);
 }
 
@@ -46,6 +49,11 @@ void put_ethtool_if(MnlMessage& message, uint16_t type, const std::optional<bool
 std::optional<uint32_t> ethtool_u32(const nlattr* attr) {
   if (attr == nullptr) return std::nullopt;
   return mnl_attr_get_u32(attr);
+}
+
+std::optional<uint64_t> ethtool_u64(const nlattr* attr) {
+  if (attr == nullptr) return std::nullopt;
+  return mnl_attr_get_u64(attr);
 }
 
 // rings_fill_reply (net/ethtool/rings.c).
@@ -82,6 +90,19 @@ constexpr AttributePolicy kPausePolicy[] = {
     {ETHTOOL_A_PAUSE_TX, MNL_TYPE_U8, "ETHTOOL_A_PAUSE_TX", true},
 };
 
+// pause_fill_reply with ETHTOOL_FLAG_STATS: the statistics nest (ETHTOOL_A_PAUSE_STATS_SRC, which
+// newer kernels put beside it, is left out: rdmactl asks for the default source, the aggregate).
+constexpr AttributePolicy kPauseStatsReplyPolicy[] = {
+    {ETHTOOL_A_PAUSE_HEADER, MNL_TYPE_NESTED, "ETHTOOL_A_PAUSE_HEADER"},
+    {ETHTOOL_A_PAUSE_STATS, MNL_TYPE_NESTED, "ETHTOOL_A_PAUSE_STATS"},
+};
+
+// pause_put_stats: each counter only when the driver filled it.
+constexpr AttributePolicy kPauseStatsPolicy[] = {
+    {ETHTOOL_A_PAUSE_STAT_TX_FRAMES, MNL_TYPE_U64, "ETHTOOL_A_PAUSE_STAT_TX_FRAMES"},
+    {ETHTOOL_A_PAUSE_STAT_RX_FRAMES, MNL_TYPE_U64, "ETHTOOL_A_PAUSE_STAT_RX_FRAMES"},
+};
+
 Result<void> parse_ethtool_reply(const nlmsghdr* message, uint16_t family, uint8_t cmd, const char* what,
                          std::span<const AttributePolicy> policy, EthtoolAttributes& tb) {
   if (Result<void> type = expect_genl(message, family, cmd, what); !type) return type;
@@ -107,6 +128,10 @@ void build_channels_get(MnlMessage& message, uint16_t family, const EthtoolDevic
 
 void build_pause_get(MnlMessage& message, uint16_t family, const EthtoolDevice& device) {
   put_ethtool_request(message, family, ETHTOOL_MSG_PAUSE_GET, ETHTOOL_A_PAUSE_HEADER, device);
+}
+
+void build_pause_stats_get(MnlMessage& message, uint16_t family, const EthtoolDevice& device) {
+  put_ethtool_request(message, family, ETHTOOL_MSG_PAUSE_GET, ETHTOOL_A_PAUSE_HEADER, device, ETHTOOL_FLAG_STATS);
 }
 
 void build_rings_set(MnlMessage& message, uint16_t family, const EthtoolDevice& device,
@@ -185,6 +210,24 @@ Result<EthtoolPause> parse_pause_reply(const nlmsghdr* message, uint16_t family)
   pause.rx = mnl_attr_get_u8(tb[ETHTOOL_A_PAUSE_RX]) != 0;
   pause.tx = mnl_attr_get_u8(tb[ETHTOOL_A_PAUSE_TX]) != 0;
   return pause;
+}
+
+Result<EthtoolPauseStats> parse_pause_stats_reply(const nlmsghdr* message, uint16_t family) {
+  EthtoolAttributes tb = {};
+  if (Result<void> parsed = parse_ethtool_reply(message, family, ETHTOOL_MSG_PAUSE_GET_REPLY,
+                                                "ETHTOOL_MSG_PAUSE_GET", kPauseStatsReplyPolicy, tb);
+      !parsed) {
+    return parsed.error();
+  }
+  EthtoolPauseStats stats;
+  if (tb[ETHTOOL_A_PAUSE_STATS] == nullptr) return stats;  // a reply to a request without the flag
+  EthtoolAttributes nested = {};
+  if (Result<void> parsed = parse_nested(tb[ETHTOOL_A_PAUSE_STATS], kPauseStatsPolicy, nested); !parsed) {
+    return parsed.error();
+  }
+  stats.tx_frames = ethtool_u64(nested[ETHTOOL_A_PAUSE_STAT_TX_FRAMES]);
+  stats.rx_frames = ethtool_u64(nested[ETHTOOL_A_PAUSE_STAT_RX_FRAMES]);
+  return stats;
 }
 
 // EthtoolNetlink ---------------------------------------------------------------------------------
@@ -272,6 +315,16 @@ Result<EthtoolPause> EthtoolNetlink::pause(const EthtoolDevice& device) {
       "ETHTOOL_MSG_PAUSE_GET");
   if (!done) return done.error();
   return the_ethtool_reply(reply, device, "ETHTOOL_MSG_PAUSE_GET");
+}
+
+Result<EthtoolPauseStats> EthtoolNetlink::pause_stats(const EthtoolDevice& device) {
+  std::optional<EthtoolPauseStats> reply;
+  Result<void> done = exchange(
+      device, [&](MnlMessage& m, uint16_t id) { build_pause_stats_get(m, id, device); },
+      keep_ethtool_reply(reply, [this](const nlmsghdr* r) { return parse_pause_stats_reply(r, family_); }),
+      "ETHTOOL_MSG_PAUSE_GET (statistics)");
+  if (!done) return done.error();
+  return the_ethtool_reply(reply, device, "ETHTOOL_MSG_PAUSE_GET (statistics)");
 }
 
 Result<void> EthtoolNetlink::set_rings(const EthtoolDevice& device, const EthtoolRingsSpec& rings) {

@@ -103,6 +103,28 @@ TEST(EthtoolRequest, ASetCarriesOnlyTheFieldsGiven) {
   EXPECT_EQ(p.top[ETHTOOL_A_PAUSE_AUTONEG], nullptr);
 }
 
+TEST(EthtoolRequest, PauseStatisticsAreAskedForWithTheStatsFlagInTheHeader) {
+  MnlMessage m;
+  build_pause_stats_get(m, kFamily, EthtoolDevice{7, "eni0"});
+  const Bytes bytes = bytes_of(m);
+  const auto* h = reinterpret_cast<const nlmsghdr*>(bytes.data());
+  EXPECT_EQ(h->nlmsg_type, kFamily);
+  EXPECT_EQ(h->nlmsg_flags, NLM_F_REQUEST | NLM_F_ACK);
+  EXPECT_EQ(static_cast<const genlmsghdr*>(mnl_nlmsg_get_payload(h))->cmd, ETHTOOL_MSG_PAUSE_GET);
+  // After the genetlink header: the ETHTOOL_A_PAUSE_HEADER nest (ethnl_header_policy_stats) with
+  // DEV_INDEX 7 and FLAGS ETHTOOL_FLAG_STATS, u32 each, host order; no ETHTOOL_A_PAUSE_STATS_SRC
+  // (pause_parse_request: the aggregate when absent).
+  const Bytes attributes(bytes.begin() + NLMSG_HDRLEN + GENL_HDRLEN, bytes.end());
+  EXPECT_EQ(attributes, (Bytes{0x14, 0x00, 0x01, 0x80,                          // nest, 20 bytes, NLA_F_NESTED | 1
+                               0x08, 0x00, 0x01, 0x00, 0x07, 0x00, 0x00, 0x00,  // ETHTOOL_A_HEADER_DEV_INDEX
+                               0x08, 0x00, 0x03, 0x00, 0x04, 0x00, 0x00, 0x00}));  // ETHTOOL_A_HEADER_FLAGS
+  static_assert(ETHTOOL_A_HEADER_FLAGS == 3 && ETHTOOL_FLAG_STATS == 4 && ETHTOOL_A_PAUSE_HEADER == 1);
+
+  MnlMessage plain;
+  build_pause_get(plain, kFamily, EthtoolDevice{7, "eni0"});
+  EXPECT_EQ(parse(bytes_of(plain)).header[ETHTOOL_A_HEADER_FLAGS], nullptr) << "build_pause_get asks for no statistics";
+}
+
 // --- replies -----------------------------------------------------------------------------------
 
 MnlMessage reply(uint8_t cmd) {
@@ -143,6 +165,71 @@ TEST(EthtoolReply, APauseReplyWithoutAFlagIsAnErrorNamingIt) {
   auto pause = parse_pause_reply(m.header(), kFamily);
   ASSERT_FALSE(pause);
   EXPECT_NE(pause.error().message.find("ETHTOOL_A_PAUSE_RX"), std::string::npos) << pause.error().message;
+}
+
+// pause_fill_reply of a request with ETHTOOL_FLAG_STATS: the flags, ETHTOOL_A_PAUSE_STATS_SRC
+// (newer kernels), then pause_put_stats' nest, built by `fill`.
+template <typename Fill>
+MnlMessage pause_stats_reply(Fill fill) {
+  MnlMessage m = reply(ETHTOOL_MSG_PAUSE_GET_REPLY);
+  m.put_u8(ETHTOOL_A_PAUSE_AUTONEG, 0);
+  m.put_u8(ETHTOOL_A_PAUSE_RX, 1);
+  m.put_u8(ETHTOOL_A_PAUSE_TX, 1);
+  m.put_u32(ETHTOOL_A_PAUSE_STATS + 1, 0);  // ETHTOOL_A_PAUSE_STATS_SRC: the aggregate
+  const MnlMessage::Nest nest = m.nest_start(ETHTOOL_A_PAUSE_STATS);
+  fill(m);
+  m.nest_end(nest);
+  return m;
+}
+
+TEST(EthtoolReply, PauseStatisticsComeFromTheirNestPastPadAndNewerCounters) {
+  static_assert(ETHTOOL_A_PAUSE_STATS == 5 && ETHTOOL_A_PAUSE_STAT_PAD == 1 && ETHTOOL_A_PAUSE_STAT_TX_FRAMES == 2 &&
+                ETHTOOL_A_PAUSE_STAT_RX_FRAMES == 3);
+  MnlMessage m = pause_stats_reply([](MnlMessage& n) {
+    const uint8_t none = 0;
+    n.put(ETHTOOL_A_PAUSE_STAT_PAD, &none, 0);  // nla_put_u64_64bit's alignment pad
+    n.put_u64(ETHTOOL_A_PAUSE_STAT_TX_FRAMES, 1234567890123);
+    n.put_u64(ETHTOOL_A_PAUSE_STAT_RX_FRAMES, 42);
+    n.put_u64(ETHTOOL_A_PAUSE_STAT_RX_FRAMES + 1, 9);  // a counter of a newer kernel
+  });
+  auto stats = parse_pause_stats_reply(m.header(), kFamily);
+  ASSERT_TRUE(stats) << stats.error().to_string();
+  EXPECT_EQ(stats->tx_frames, 1234567890123u);
+  EXPECT_EQ(stats->rx_frames, 42u);
+  auto pause = parse_pause_reply(m.header(), kFamily);  // the flags of the same reply
+  ASSERT_TRUE(pause) << pause.error().to_string();
+  EXPECT_TRUE(pause->rx);
+}
+
+TEST(EthtoolReply, OnlyThePauseCountersTheDriverFilledArePresent) {
+  // nsim_get_pause_stats with report_stats_rx alone: tx stays ETHTOOL_STAT_NOT_SET, not put.
+  MnlMessage m = pause_stats_reply([](MnlMessage& n) { n.put_u64(ETHTOOL_A_PAUSE_STAT_RX_FRAMES, 1); });
+  auto stats = parse_pause_stats_reply(m.header(), kFamily);
+  ASSERT_TRUE(stats) << stats.error().to_string();
+  EXPECT_EQ(*stats, (EthtoolPauseStats{std::nullopt, 1}));
+
+  MnlMessage empty = pause_stats_reply([](MnlMessage&) {});  // no get_pause_stats: an empty nest
+  auto none = parse_pause_stats_reply(empty.header(), kFamily);
+  ASSERT_TRUE(none) << none.error().to_string();
+  EXPECT_EQ(*none, EthtoolPauseStats{});
+}
+
+TEST(EthtoolReply, APauseReplyWithoutTheStatisticsNestHasNoCounters) {
+  MnlMessage m = reply(ETHTOOL_MSG_PAUSE_GET_REPLY);
+  m.put_u8(ETHTOOL_A_PAUSE_AUTONEG, 0);
+  m.put_u8(ETHTOOL_A_PAUSE_RX, 0);
+  m.put_u8(ETHTOOL_A_PAUSE_TX, 0);
+  auto stats = parse_pause_stats_reply(m.header(), kFamily);
+  ASSERT_TRUE(stats) << stats.error().to_string();
+  EXPECT_EQ(*stats, EthtoolPauseStats{});
+}
+
+TEST(EthtoolReply, APauseCounterOfTheWrongSizeIsRefusedByName) {
+  MnlMessage m = pause_stats_reply([](MnlMessage& n) { n.put_u32(ETHTOOL_A_PAUSE_STAT_TX_FRAMES, 5); });
+  auto stats = parse_pause_stats_reply(m.header(), kFamily);
+  ASSERT_FALSE(stats);
+  EXPECT_NE(stats.error().message.find("ETHTOOL_A_PAUSE_STAT_TX_FRAMES"), std::string::npos) << stats.error().message;
+  EXPECT_FALSE(parse_pause_stats_reply(reply(ETHTOOL_MSG_RINGS_GET_REPLY).header(), kFamily));
 }
 
 TEST(EthtoolReply, AChannelCountOfTheWrongSizeIsRefused) {
@@ -240,6 +327,42 @@ TEST(EthtoolClient, AKernelWithoutTheFamilyIsNotSupported) {
   ASSERT_FALSE(rings);
   EXPECT_EQ(rings.error().kind, ErrorKind::kNotSupported);
   EXPECT_NE(rings.error().message.find("this kernel has no ethtool netlink"), std::string::npos);
+}
+
+TEST(EthtoolClient, PauseStatisticsAreWhatEachDriverFills) {
+  FakeEthtoolKernel kernel;
+  kernel.add_mlx5(4, "eni0np0", 8).rx_pause_frames = 77;
+  kernel.add_netdevsim(9, "eni1np1", 2, /*report_stats_rx=*/true, /*report_stats_tx=*/false);
+  kernel.add_netdevsim(10, "eni2np1", 2);
+  kernel.add_veth(5, "veth0", 4);
+  EthtoolNetlink client = EthtoolNetlink::over(kernel.connect());
+
+  auto mlx5 = client.pause_stats(EthtoolDevice{4, "eni0np0"});
+  ASSERT_TRUE(mlx5) << mlx5.error().to_string();
+  EXPECT_EQ(*mlx5, (EthtoolPauseStats{0, 77}));
+  auto rx_only = client.pause_stats(EthtoolDevice{9, "eni1np1"});
+  ASSERT_TRUE(rx_only) << rx_only.error().to_string();
+  EXPECT_EQ(*rx_only, (EthtoolPauseStats{std::nullopt, 1}));
+  auto unreported = client.pause_stats(EthtoolDevice{10, "eni2np1"});
+  ASSERT_TRUE(unreported) << unreported.error().to_string();
+  EXPECT_EQ(*unreported, EthtoolPauseStats{});
+
+  auto veth = client.pause_stats(EthtoolDevice{5, "veth0"});
+  ASSERT_FALSE(veth);
+  EXPECT_EQ(veth.error().kind, ErrorKind::kNotSupported);
+  EXPECT_EQ(veth.error().where, "veth0");
+}
+
+TEST(EthtoolClient, AKernelOlderThanTheStatsFlagIsNotSupported) {
+  FakeEthtoolKernel kernel;
+  kernel.knows_stats_flag = false;
+  kernel.add_mlx5(4, "eni0np0", 8);
+  EthtoolNetlink client = EthtoolNetlink::over(kernel.connect());
+  auto stats = client.pause_stats(EthtoolDevice{4, "eni0np0"});
+  ASSERT_FALSE(stats);
+  EXPECT_EQ(stats.error().kind, ErrorKind::kNotSupported);
+  EXPECT_NE(stats.error().message.find("unrecognized request flags"), std::string::npos) << stats.error().message;
+  EXPECT_TRUE(client.pause(EthtoolDevice{4, "eni0np0"})) << "the pause flags need no statistics";
 }
 
 TEST(EthtoolClient, AnIfindexNoDeviceHasIsNotFound) {

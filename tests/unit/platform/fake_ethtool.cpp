@@ -133,7 +133,22 @@ FakeEthtoolOutcome fake_channels(const nlmsghdr* request, uint16_t family, uint8
   return {};
 }
 
-FakeEthtoolOutcome fake_pause(const nlmsghdr* request, uint16_t family, uint8_t cmd, const nlattr** tb, FakeEthtoolDevice& d) {
+// ETHTOOL_A_PAUSE_STATS_SRC (uapi since the MAC merge layer; not in Debian 12's header), put by
+// pause_put_stats before the nest: the aggregate, ETHTOOL_MAC_STATS_SRC_AGGREGATE (0).
+constexpr uint16_t kFakePauseStatsSrc = ETHTOOL_A_PAUSE_STATS + 1;
+
+// pause_put_stats: the source, then the nest with each counter the driver filled
+// (ethtool_put_stat skips ETHTOOL_STAT_NOT_SET).
+void fake_put_pause_stats(MnlMessage& reply, const FakeEthtoolDevice& d) {
+  reply.put_u32(kFakePauseStatsSrc, 0);
+  const MnlMessage::Nest nest = reply.nest_start(ETHTOOL_A_PAUSE_STATS);
+  if (d.tx_pause_frames) reply.put_u64(ETHTOOL_A_PAUSE_STAT_TX_FRAMES, *d.tx_pause_frames);
+  if (d.rx_pause_frames) reply.put_u64(ETHTOOL_A_PAUSE_STAT_RX_FRAMES, *d.rx_pause_frames);
+  reply.nest_end(nest);
+}
+
+FakeEthtoolOutcome fake_pause(const nlmsghdr* request, uint16_t family, uint8_t cmd, const nlattr** tb, uint32_t flags,
+                              FakeEthtoolDevice& d) {
   // pause_prepare_data: !get_pauseparam; ethnl_set_pause: !get || !set.
   if (!fake_has_pause(d)) return refuse_fake_ethtool(EOPNOTSUPP);
   if (cmd == ETHTOOL_MSG_PAUSE_GET) {
@@ -142,6 +157,8 @@ FakeEthtoolOutcome fake_pause(const nlmsghdr* request, uint16_t family, uint8_t 
     reply.put_u8(ETHTOOL_A_PAUSE_AUTONEG, d.autoneg ? 1 : 0);
     reply.put_u8(ETHTOOL_A_PAUSE_RX, d.rx_pause ? 1 : 0);
     reply.put_u8(ETHTOOL_A_PAUSE_TX, d.tx_pause ? 1 : 0);
+    // pause_fill_reply: the statistics only when the request's header asked for them.
+    if ((flags & ETHTOOL_FLAG_STATS) != 0) fake_put_pause_stats(reply, d);
     return {0, {}, std::move(reply)};
   }
   FakeEthtoolDevice next = d;
@@ -176,10 +193,21 @@ FakeEthtoolDevice& FakeEthtoolKernel::add_netdevsim(int ifindex, const std::stri
   return devices_.emplace_back(std::move(d));
 }
 
+FakeEthtoolDevice& FakeEthtoolKernel::add_netdevsim(int ifindex, const std::string& name, uint32_t num_queues,
+                                                    bool report_stats_rx, bool report_stats_tx) {
+  FakeEthtoolDevice& d = add_netdevsim(ifindex, name, num_queues);
+  // nsim_get_pause_stats: rx_pause_frames = 1, tx_pause_frames = 2, each only when reported.
+  if (report_stats_rx) d.rx_pause_frames = 1;
+  if (report_stats_tx) d.tx_pause_frames = 2;
+  return d;
+}
+
 FakeEthtoolDevice& FakeEthtoolKernel::add_mlx5(int ifindex, const std::string& name, uint32_t max_channels) {
   // mlx5e_ethtool_get_ringparam: maxima 1 << 0xd, defaults 1 << 0xa (MLX5E_PARAMS_*_LOG_*_SIZE);
-  // mlx5e_ethtool_get_channels: combined only.
+  // mlx5e_ethtool_get_channels: combined only; mlx5e_stats_pause_get: both pause frame counters
+  // (a port without PPCNT leaves them unset: not modelled).
   FakeEthtoolDevice d{ifindex, name, FakeEthtoolDriver::kMlx5};
+  d.tx_pause_frames = d.rx_pause_frames = 0;
   d.rx_max = d.tx_max = 8192;
   d.rx = d.tx = 1024;
   d.max_combined = max_channels;
@@ -241,6 +269,12 @@ std::vector<Bytes> FakeEthtoolKernel::answer(const nlmsghdr* request) {
           return MNL_CB_OK;
         },
         hb);
+    // ethnl_parse_header: flags this kernel does not know are EOPNOTSUPP (before
+    // ETHTOOL_FLAG_STATS existed; later kernels validate them with ethnl_header_policy_stats).
+    const uint32_t flags = hb[ETHTOOL_A_HEADER_FLAGS] != nullptr ? mnl_attr_get_u32(hb[ETHTOOL_A_HEADER_FLAGS]) : 0;
+    if ((flags & ETHTOOL_FLAG_STATS) != 0 && !knows_stats_flag) {
+      return refuse_fake_ethtool(EOPNOTSUPP, "unrecognized request flags");
+    }
     // ethnl_parse_header_dev_get: by index, else by name; none matching is ENODEV.
     FakeEthtoolDevice* dev = nullptr;
     for (FakeEthtoolDevice& d : devices_) {
@@ -260,7 +294,7 @@ std::vector<Bytes> FakeEthtoolKernel::answer(const nlmsghdr* request) {
     if (cmd == ETHTOOL_MSG_CHANNELS_GET || cmd == ETHTOOL_MSG_CHANNELS_SET) {
       return fake_channels(request, family_id, cmd, tb, *dev);
     }
-    return fake_pause(request, family_id, cmd, tb, *dev);
+    return fake_pause(request, family_id, cmd, tb, flags, *dev);
   }();
   std::vector<Bytes> out;
   if (outcome.error != 0) {
