@@ -8,6 +8,7 @@
 #include "agent/core/json_text.h"
 #include "agent/doctor/doctor.h"
 #include "agent/platform/irq_sysfs.h"
+#include "agent/platform/rdma_access.h"
 
 namespace rdmactl::cli {
 namespace {
@@ -19,17 +20,31 @@ struct DoctorOptions {
 };
 
 int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
-  auto format = parse_format_for(opts.format, {Format::kText, Format::kJson});
+  auto format = parse_format_for(opts.format, {Format::kText, Format::kJson, Format::kJunit, Format::kProm});
   if (!format) return report_error(format.error());
   auto checked = load_checked_node(global, opts.spec, opts.state_file, *format);
   if (const int* failed = std::get_if<int>(&checked)) return *failed;
   auto& [state, node_spec] = std::get<CheckedNode>(checked);
   // Where the interrupts run is read for doctor alone (a few files per interrupt: not every plan's
   // cost); a recorded state carries it when it was recorded with it.
-  if (opts.state_file.empty()) observe_interrupts(HostFs(global.root), state);
+  if (opts.state_file.empty()) {
+    const HostFs fs(global.root);
+    observe_interrupts(fs, state);
+    observe_access(fs, state);
+    // The netns mode is the running kernel's: not read for a fixture tree (--root).
+    if (global.root == "/" || global.root.empty()) {
+      if (auto mode = read_rdma_netns_mode()) (*state.access)["netnsMode"] = *mode;
+    }
+  }
   const DoctorReport report = run_doctor(state, node_spec ? &*node_spec : nullptr);
   if (*format == Format::kJson) {
     std::cout << json_text(to_json(report), 2) << "\n";
+  } else if (*format == Format::kJunit) {
+    std::cout << render_doctor_junit(report);
+  } else if (*format == Format::kProm) {
+    // As plan's: exit 0, so that a textfile collector's write-then-rename publishes the findings.
+    std::cout << render_doctor_prom(report) << std::flush;
+    return kExitOk;
   } else {
     std::cout << render_doctor_text(report);
   }
@@ -46,7 +61,10 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       ->type_name("FILE");
   sub->add_option("--state", opts->state_file, "Check a recorded state (`show --format json`) instead of this host")
       ->type_name("FILE");
-  sub->add_option("--format", opts->format, "text (default) or json")->type_name("text|json");
+  sub->add_option("--format", opts->format,
+                  "text (default), json, junit (a case per check, a failure per finding) or prom (gauges per check "
+                  "and finding; exit 0)")
+      ->type_name("text|json|junit|prom");
   sub->footer(
       "Checks: port ACTIVE and LinkUp; rate against the adapter's best and full link width; link layer\n"
       "against the spec; a RoCE v2 GID for every IPv4 address of a RoCE netdev (and which GID index\n"
@@ -62,9 +80,14 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       "interrupts against its NUMA node (irq-numa: served on another node's CPUs; irq-single-cpu: every\n"
       "completion interrupt on one CPU; numa-cpus: the function on a node without CPUs; irq-balance:\n"
       "irqbalance running while -f's irqAffinity pins them); each NVIDIA GPU's nearest RDMA NIC by\n"
-      "NCCL's PCIe path classes (gpu-nic-path: beyond PXB, where NCCL turns GPUDirect RDMA off).\n\n"
-      "Exit codes: 0 healthy, 2 findings, 1 the host could not be observed, 65 an invalid -f SPEC.\n\n"
-      "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml");
+      "NCCL's PCIe path classes (gpu-nic-path: beyond PXB, where NCCL turns GPUDirect RDMA off); the\n"
+      "locked memory limit of all users in limits.conf/limits.d and systemd's DefaultLimitMEMLOCK\n"
+      "(memlock: anything but unlimited); /dev/infiniband/uverbs* and rdma_cm present and mode 0666\n"
+      "(device-access); the RDMA netns mode, as a note.\n\n"
+      "Exit codes: 0 healthy (and always with --format prom), 2 findings, 1 the host could not be observed,\n"
+      "65 an invalid -f SPEC.\n\n"
+      "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml\n"
+      "  rdmactl doctor --format prom > /var/lib/prometheus/node-exporter/rdmactl-doctor.prom.$$");
   sub->callback([opts, &global, &command] {
     command = [opts, &global] { return run_doctor_command(global, *opts); };
   });

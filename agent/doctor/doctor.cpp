@@ -55,6 +55,8 @@ DoctorReport Doctor::run() {
   check_interrupts();
   check_irqbalance();
   check_gpu_pairing();
+  check_memlock();
+  check_device_access();
   if (spec_) check_link_layers();
   note_subnet_manager();
   check_firmware();

@@ -17,7 +17,7 @@ namespace rdmactl {
 struct Finding {
   // port-state, port-rate, link-layer, roce-gid, roce-mtu, pfc, ecn, dcbx-peer, dcbx, cnp-priority,
   // traffic-class, pcie-link, pcie-bandwidth, error-counters, subnet-manager, irq-numa,
-  // irq-single-cpu, numa-cpus, irq-balance, gpu-nic-path
+  // irq-single-cpu, numa-cpus, irq-balance, gpu-nic-path, memlock, device-access
   std::string check;
   std::string severity;  // "error": RDMA is broken or degraded; "warning": likely to hurt
   std::string resource;  // rdma/<dev>/<port>, netdev/<name>, pci/<bdf>
@@ -50,5 +50,13 @@ DoctorReport run_doctor(const HostState& state, const NodeSpec* spec);
 
 nlohmann::json to_json(const DoctorReport& report);
 std::string render_doctor_text(const DoctorReport& report);
+// Every check's name, in report order (the `check` of Finding).
+const std::vector<std::string>& doctor_checks();
+// JUnit: a suite for the node, a passing case per check that found nothing and a failing one per
+// finding (type = severity, the fix in its body).
+std::string render_doctor_junit(const DoctorReport& report);
+// Prometheus text: rdmactl_doctor_findings{node,check,severity} for every check (0 included) and
+// rdmactl_doctor_finding{node,check,severity,resource} 1 per finding, with rdmactl_build_info.
+std::string render_doctor_prom(const DoctorReport& report);
 
 }  // namespace rdmactl

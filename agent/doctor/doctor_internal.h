@@ -71,6 +71,9 @@ class Doctor {
   void check_irqbalance();
   // gpu.cpp: each GPU's nearest RDMA NIC in the PCI tree, by NCCL's path classes.
   void check_gpu_pairing();
+  // access.cpp: locked memory limits and the RDMA device files.
+  void check_memlock();
+  void check_device_access();
   void pin_firmware_note(const std::string& adapter, const DeviceState& first, const FirmwareView& fw);
 
   const HostState& state_;

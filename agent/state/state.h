@@ -145,6 +145,9 @@ struct HostState {
   // [{"pci": "0000:18:00.0", "class": "0x030200", "numaNode": 0, "pciPath": "pci0000:17/..."}];
   // absent when not read, [] on a host without one (JSON "gpus").
   std::optional<nlohmann::json> gpus;
+  // Locked memory limits, the RDMA device files and the RDMA netns mode, read for `doctor`
+  // (agent/platform/rdma_access.h); absent when not read (JSON "access").
+  std::optional<nlohmann::json> access;
   // The file a recorded state came from (`plan --state`); empty for a live observation. Lets
   // messages say "not in the recorded state" rather than "not on this host".
   std::string recorded_from;

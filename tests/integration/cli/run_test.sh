@@ -106,7 +106,7 @@ expect_completion "plan" rdmactl pl
 expect_completion "selftest serve show switch-config" rdmactl s
 expect_completion "json junit prom text yaml" rdmactl plan -f x.yaml --format ""
 expect_completion "json text yaml" rdmactl show --format ""
-expect_completion "json text" rdmactl --node n1 doctor --format ""
+expect_completion "json junit prom text" rdmactl --node n1 doctor --format ""
 expect_completion "--state --states" rdmactl plan --st
 expect_completion "debug" rdmactl --log-level de
 expect_completion "bash" rdmactl completion ba

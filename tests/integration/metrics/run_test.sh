@@ -12,6 +12,8 @@
 #   2. The agent's GET /metrics: `rdmactl serve --dry-run` (writes nothing) on a free loopback port,
 #      under --root with the ConnectX-6 Dx sysfs fixture (port series), scraped after its first
 #      reconcile, checked the same way; no self-test has run, so rdmactl_selftest_success is absent.
+#   3. `doctor --format prom` of examples/gpu-host.json (a recorded host with a finding of each
+#      host-level check): exit 0, promtool clean, a gauge per check and one per finding.
 #
 # Needs no root and no RDMA hardware. Exit codes: 0 passed, 1 failed, 77 skipped (promtool or curl
 # missing, not root). As root or under CI (CI=true) a case that cannot run is a failure, never a skip.
@@ -114,6 +116,18 @@ if [ -f "$work/plan-roce-lossless.prom" ]; then
   # port_rcv_data counts 4-octet words (recorded 4402198377455): bytes, as node_exporter exports it.
   grep -q '^rdmactl_infiniband_port_data_received_bytes_total{node="[^"]*",device="mlx5_0",port="1"} 17608793509820$' "$work/plan-roce-lossless.prom" ||
     fail "plan roce-lossless: rdmactl_infiniband_port_data_received_bytes_total of mlx5_0/1 is not 4 x the recorded 4402198377455"
+fi
+
+# 3. doctor --format prom of the recorded GPU host (examples/gpu-host.json: a finding of each of the
+#    host-level checks): exit 0 with findings, promtool clean, a gauge per check and one per finding.
+out="$work/doctor.prom"
+if "$rdmactl" doctor --state "$source_dir/examples/gpu-host.json" --format prom > "$out" 2> "$work/doctor.err"; then
+  promtool_clean "doctor --format prom" "$out"
+  expect_sample "doctor" "$out" 'rdmactl_doctor_findings\{node="gpu-02",check="memlock",severity="warning"\} 1$'
+  expect_sample "doctor" "$out" 'rdmactl_doctor_findings\{node="gpu-02",check="pfc",severity="error"\} 0$'
+  expect_sample "doctor" "$out" 'rdmactl_doctor_finding\{node="gpu-02",check="gpu-nic-path",severity="warning",resource="pci/0000:b1:00.0"\} 1$'
+else
+  fail "doctor --format prom exited $?: $(cat "$work/doctor.err")"
 fi
 
 # 2. The agent's /metrics.
