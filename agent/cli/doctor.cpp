@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // rdmactl doctor: the health checks of the manual procedure.
+#include <chrono>
 #include <iostream>
+#include <thread>
 #include <variant>
 
 #include "agent/cli/checked_node.h"
@@ -8,6 +10,7 @@
 #include "agent/core/json_text.h"
 #include "agent/doctor/doctor.h"
 #include "agent/platform/irq_sysfs.h"
+#include "agent/platform/lossless_sample.h"
 #include "agent/platform/rdma_access.h"
 
 namespace rdmactl::cli {
@@ -17,7 +20,18 @@ struct DoctorOptions {
   std::string spec;
   std::string state_file;
   std::string format = "text";
+  double interval = 2;  // seconds between the two samples of the lossless counters
 };
+
+// Two samples of each RDMA Ethernet netdev's lossless counters, `seconds` apart (no wait when no
+// netdev has counters rdmactl knows).
+void sample_lossless_counters(HostState& state, double seconds) {
+  auto stats = EthtoolStats::open();
+  if (!stats) return;
+  const CounterReader read = [&](const std::string& netdev) { return stats->read(EthtoolDevice{0, netdev}); };
+  const auto interval = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+  observe_lossless_counters(read, [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }, interval, state);
+}
 
 int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
   auto format = parse_format_for(opts.format, {Format::kText, Format::kJson, Format::kJunit, Format::kProm});
@@ -34,6 +48,7 @@ int run_doctor_command(const GlobalOptions& global, const DoctorOptions& opts) {
     // The netns mode is the running kernel's: not read for a fixture tree (--root).
     if (global.root == "/" || global.root.empty()) {
       if (auto mode = read_rdma_netns_mode()) (*state.access)["netnsMode"] = *mode;
+      if (opts.interval > 0) sample_lossless_counters(state, opts.interval);
     }
   }
   const DoctorReport report = run_doctor(state, node_spec ? &*node_spec : nullptr);
@@ -61,6 +76,10 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       ->type_name("FILE");
   sub->add_option("--state", opts->state_file, "Check a recorded state (`show --format json`) instead of this host")
       ->type_name("FILE");
+  sub->add_option("--interval", opts->interval,
+                  "Seconds between the two samples of the PFC, pause and discard counters (default 2; 0: no sample)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.0, 60.0));
   sub->add_option("--format", opts->format,
                   "text (default), json, junit (a case per check, a failure per finding) or prom (gauges per check "
                   "and finding; exit 0)")
@@ -78,16 +97,18 @@ void register_doctor(CLI::App& app, const GlobalOptions& global, Command& comman
       "error counters (symbol_error, link_downed, port_rcv_errors, local_link_integrity_errors,\n"
       "excessive_buffer_overrun_errors); a subnet manager for InfiniBand ports; each RDMA function's\n"
       "interrupts against its NUMA node (irq-numa: served on another node's CPUs; irq-single-cpu: every\n"
-      "completion interrupt on one CPU; numa-cpus: the function on a node without CPUs; irq-balance:\n"
-      "irqbalance running while -f's irqAffinity pins them); each NVIDIA GPU's nearest RDMA NIC by\n"
+      "completion interrupt on one CPU; numa-cpus: the function on a node without CPUs); each NVIDIA\n"
+      "GPU's nearest active RDMA NIC by\n"
       "NCCL's PCIe path classes (gpu-nic-path: beyond PXB, where NCCL turns GPUDirect RDMA off); the\n"
       "locked memory limit of all users in limits.conf/limits.d and systemd's DefaultLimitMEMLOCK\n"
       "(memlock: anything but unlimited); /dev/infiniband/uverbs* and rdma_cm present and mode 0666\n"
-      "(device-access); the RDMA netns mode, as a note.\n\n"
+      "(device-access); the RDMA netns mode, as a note; and, from two samples of mlx5's counters\n"
+      "--interval apart: discards on a PFC priority (pfc-discards), pauses on a priority the spec does\n"
+      "not make lossless (pause-priority), a pause storm (pause-storm), rx_out_of_buffer growing.\n\n"
       "Exit codes: 0 healthy (and always with --format prom), 2 findings, 1 the host could not be observed,\n"
       "65 an invalid -f SPEC.\n\n"
       "Examples:\n  rdmactl doctor\n  rdmactl doctor --format json --state gpu-01.json -f fabric.yaml\n"
-      "  rdmactl doctor --format prom > /var/lib/prometheus/node-exporter/rdmactl-doctor.prom.$$");
+      "  rdmactl doctor --format prom > /var/lib/node_exporter/rdmactl-doctor.prom.tmp");
   sub->callback([opts, &global, &command] {
     command = [opts, &global] { return run_doctor_command(global, *opts); };
   });

@@ -23,6 +23,7 @@
 #include <optional>
 #include <thread>
 
+#include "agent/platform/ethtool_stats.h"
 #include "agent/cli/common.h"
 #include "agent/daemon/fabric_monitor.h"
 #include "agent/core/json_text.h"
@@ -256,6 +257,16 @@ int run_agent(const GlobalOptions& global, const ServeOptions& opts, const PeerA
   settings.interval = *interval;
   settings.dry_run = opts.dry_run;
   settings.watch_netlink = !opts.no_link_events;
+  // The PFC, pause and discard counters of the RDMA Ethernet netdevs in /metrics, read at each
+  // scrape (under the agent's status lock: one at a time) from this namespace's netdevs; not for a
+  // fixture tree (--root), whose netdevs are not this host's.
+  std::shared_ptr<EthtoolStats> counters;
+  if (global.root == "/" || global.root.empty()) {
+    if (auto stats = EthtoolStats::open()) counters = std::make_shared<EthtoolStats>(std::move(*stats));
+  }
+  if (counters) {
+    settings.read_counters = [counters](const std::string& netdev) { return counters->read(EthtoolDevice{0, netdev}); };
+  }
   std::optional<FabricMonitor> fabric_monitor;
   if (auto added = add_fabric_monitor(opts, fabric_monitor, settings); !added) return report_error(added.error());
   // The process is already in --netns: every thread and socket from here on is too.

@@ -26,7 +26,7 @@ std::optional<std::set<int>> parse_cpulist(std::string_view text) {
     const size_t dash = part.find('-');
     const auto first = cpu_number(part.substr(0, dash));
     const auto last = dash == std::string_view::npos ? first : cpu_number(part.substr(dash + 1));
-    // NR_CPUS is at most 8192 on x86-64 (arch/x86/Kconfig): a larger range is not a cpulist.
+    // No Kconfig allows NR_CPUS above 8192 (x86-64 MAXSMP, powerpc): a larger range is not a cpulist.
     if (!first || !last || *last < *first || *last >= 8192) return std::nullopt;
     for (int c = *first; c <= *last; ++c) out.insert(c);
   }

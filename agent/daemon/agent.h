@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/core/result.h"
+#include "agent/platform/ethtool_stats.h"
 #include "agent/spec/spec.h"
 #include "agent/state/report.h"
 #include "agent/state/state.h"
@@ -108,6 +109,9 @@ struct AgentSettings {
   bool watch_netlink = false;
   // Metric families of other parts of the agent (the fabric scan), appended to /metrics.
   std::function<std::string()> extra_metrics;
+  // A netdev's driver statistics (EthtoolStats::read), read at each scrape for the PFC, pause and
+  // discard counters of the RDMA Ethernet netdevs; unset: not exported.
+  std::function<Result<EthtoolCounters>(const std::string& netdev)> read_counters;
 };
 
 class Agent {

@@ -5,6 +5,8 @@
 #include "agent/core/utc_time.h"
 #include "agent/report/prom.h"
 
+#include <set>
+
 namespace rdmactl {
 namespace {
 
@@ -124,6 +126,19 @@ std::string Agent::metrics_text() const {
     prom_ports(out, *last_observed_);
     prom_subnet_manager(out, *last_observed_);
     prom_firmware(out, *last_observed_);
+    if (settings_.read_counters) {
+      // Read at the scrape, not at the last reconcile: a counter is worth its rate, which needs
+      // each scrape's value. A few ioctls per netdev.
+      std::set<std::string> netdevs;
+      for (const DeviceState& d : last_observed_->devices) {
+        for (const PortState& p : d.ports) {
+          if (p.link_layer == "Ethernet" && !p.netdev.empty()) netdevs.insert(p.netdev);
+        }
+      }
+      for (const std::string& netdev : netdevs) {
+        if (auto counters = settings_.read_counters(netdev)) prom_lossless(out, settings_.node, netdev, *counters);
+      }
+    }
   }
   if (settings_.extra_metrics) return out.text() + settings_.extra_metrics();
   return out.text();

@@ -7,7 +7,10 @@
 // locked memory limits?") and NVIDIA's container guides (`--ulimit memlock=-1`) set it: an RDMA job
 // registers its buffers, and a GPU job its GPU memory, so any finite limit is a job size that
 // fails; Open MPI's list shows osu_bibw hanging at 128 MiB. The kernel's default is 8 MiB since
-// Linux 5.16 (include/uapi/linux/resource.h MLOCK_LIMIT), 64 KiB before.
+// Linux 5.16 (include/uapi/linux/resource.h MLOCK_LIMIT), 64 KiB before. GPU memory registered
+// through dma-buf (umem_dmabuf.c ib_umem_dmabuf_get) is not counted; ib_umem_get's pages are.
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -16,7 +19,13 @@
 namespace rdmactl::doctor_detail {
 namespace {
 
-bool unlimited(const std::string& value) { return value == "unlimited" || value == "infinity" || value == "-1"; }
+// pam_limits' and systemd's words for no limit (pam_limits.c process_limit: "unlimited",
+// "infinity", -1, case-insensitive; systemd: "infinity", or soft:hard both "infinity").
+bool unlimited(std::string value) {
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (value == "infinity:infinity") return true;
+  return value == "unlimited" || value == "infinity" || value == "-1";
+}
 
 // A pam_limits value in KiB, as text for a message: "65536 KiB".
 std::string kib_text(const std::string& value) { return unlimited(value) ? value : value + " KiB"; }
@@ -35,8 +44,11 @@ constexpr const char* kLimitsFix =
 void Doctor::check_memlock() {
   if (!state_.access || !state_.access->is_object()) return;
   const nlohmann::json memlock = state_.access->value("memlock", nlohmann::json::object());
-  // pam_limits: limits.conf, then limits.d in name order; for one domain and type the later line
-  // wins ("-" sets both). The wildcard is what every user without an entry of their own gets.
+  // pam_limits (linux-pam modules/pam_limits/pam_limits.c): limits.conf, then limits.d in name
+  // order; for one domain and type the later line wins ("-" sets both). The wildcard is what every
+  // user without an entry of their own gets. A limit the files leave unset keeps what the session
+  // inherits (init_limits: getrlimit of the login service, sshd's), and a soft limit above the hard
+  // one is cut to it (setup_limits): only both set to unlimited makes a session unlimited.
   std::string soft, hard;
   nlohmann::json soft_at, hard_at;
   std::vector<std::string> others;
@@ -51,29 +63,41 @@ void Doctor::check_memlock() {
   }
   const std::string also = others.empty() ? "" : "; entries of their own: " + others.front() +
                                                      (others.size() > 1 ? ", ..." : "");
+  const std::string inherited = "what the login service (sshd) has: 8 MiB by default on Linux 5.16 and later, "
+                                "64 KiB before";
+  std::string problem;
   if (soft.empty() && hard.empty()) {
-    add("memlock", "warning", "host",
-        "no memlock limit for all users in /etc/security/limits.conf or limits.d: login sessions (ssh, and so "
-        "mpirun's remote ranks) get the kernel's default, 8 MiB (64 KiB before Linux 5.16), and ibv_reg_mr fails "
-        "with ENOMEM past it unless the process has CAP_IPC_LOCK" + also,
-        kLimitsFix);
-  } else if (!unlimited(soft) || !unlimited(hard)) {
-    const bool soft_low = !soft.empty() && !unlimited(soft);
-    const nlohmann::json& at = soft_low ? soft_at : hard_at;
-    const std::string value = soft_low ? soft : hard;
-    add("memlock", "warning", "host",
-        "the " + std::string(soft_low ? "soft" : "hard") + " memlock limit of all users is " + kib_text(value) +
-            " (" + where(at) + "): an RDMA job registering more fails in ibv_reg_mr with ENOMEM" + also,
-        kLimitsFix);
+    problem = "no memlock limit for all users in /etc/security/limits.conf or limits.d: login sessions (ssh, and so "
+              "mpirun's remote ranks) keep " + inherited;
+  } else if (!soft.empty() && !unlimited(soft)) {
+    problem = "the soft memlock limit of all users is " + kib_text(soft) + " (" + where(soft_at) + ")";
+  } else if (!hard.empty() && !unlimited(hard)) {
+    problem = "the hard memlock limit of all users is " + kib_text(hard) + " (" + where(hard_at) +
+              "), and the soft one is cut to it";
+  } else if (hard.empty()) {
+    problem = "the soft memlock limit of all users is unlimited (" + where(soft_at) +
+              ") but no hard one is set: pam_limits cuts the soft limit to the inherited hard one, " + inherited;
+  } else if (soft.empty()) {
+    problem = "the hard memlock limit of all users is unlimited (" + where(hard_at) +
+              ") but no soft one is set: sessions keep the inherited soft limit, " + inherited;
   }
+  if (!problem.empty()) {
+    add("memlock", "warning", "host/pam_limits",
+        problem + ": ibv_reg_mr fails with ENOMEM past it unless the process has CAP_IPC_LOCK" + also, kLimitsFix);
+  }
+  // systemd's default for services. Unset, services get systemd's DEFAULT_RLIMIT_MEMLOCK (8 MiB,
+  // since v251) or before v251 the kernel's default: units that start RDMA jobs set their own
+  // (Slurm's slurmd.service sets LimitMEMLOCK=infinity), so that is a note; a finite value set
+  // here is a site's cap on every unit that does not, a finding.
   const nlohmann::json systemd = memlock.value("systemd", nlohmann::json::object());
   const std::string value = systemd.value("value", "");
   if (value.empty()) {
     report_.notes.push_back({"host", "systemd's DefaultLimitMEMLOCK is not set: services get 8 MiB of locked memory "
-                                     "unless their unit sets LimitMEMLOCK= (Slurm's slurmd.service sets infinity; a "
-                                     "container runtime's unit may not)"});
+                                     "(64 KiB with systemd before 251 on a kernel before 5.16) unless their unit sets "
+                                     "LimitMEMLOCK= (Slurm's slurmd.service sets infinity; a container runtime's unit "
+                                     "may not)"});
   } else if (!unlimited(value)) {
-    add("memlock", "warning", "host",
+    add("memlock", "warning", "host/systemd",
         "systemd's DefaultLimitMEMLOCK is " + value + " (" + where(systemd) +
             "): every service without a LimitMEMLOCK= of its own, and the jobs and containers it starts, can "
             "register at most that much memory",
@@ -92,7 +116,7 @@ void Doctor::check_device_access() {
     any_uverbs = any_uverbs || !cm;
     if (f.value("missing", false)) {
       if (cm) {
-        add("device-access", "warning", "host",
+        add("device-access", "warning", "host/rdma_cm",
             "/dev/infiniband/rdma_cm is missing (rdma_ucm not loaded): applications that connect through rdma_cm "
             "(perftest -R, MPI over UCX's rdmacm, NVMe-oF, iSER) fail",
             "load it: `modprobe rdma_ucm` (rdma-core's /etc/rdma/modules/rdma.conf lists it for "
@@ -107,7 +131,7 @@ void Doctor::check_device_access() {
     const std::string mode = f.value("mode", "");
     // Others read and write: 0666 as the kernel makes them; a narrower mode is a udev rule's.
     if (mode.size() == 4 && mode.back() != '6' && mode.back() != '7') {
-      add("device-access", "warning", cm ? "host" : "rdma/" + f.value("ibdev", path),
+      add("device-access", "warning", cm ? "host/rdma_cm" : "rdma/" + f.value("ibdev", path),
           path + " is mode " + mode + " (group " + f.value("group", "?") + "), not 0666 as the kernel creates it: "
               "users outside that group cannot use RDMA (ibv_open_device fails with EACCES)",
           "add the users to group " + f.value("group", "?") + ", or find the udev rule that sets the mode "
@@ -115,7 +139,7 @@ void Doctor::check_device_access() {
     }
   }
   if (!any_uverbs) {
-    add("device-access", "error", "host",
+    add("device-access", "error", "host/uverbs",
         "no /dev/infiniband/uverbs* device (ib_uverbs not loaded): `ibv_devices` lists nothing and verbs "
         "applications see no RDMA device, though the kernel has " + std::to_string(state_.devices.size()),
         "load it: `modprobe ib_uverbs` (rdma-core's /etc/rdma/modules/rdma.conf lists it for "

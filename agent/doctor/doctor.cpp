@@ -44,6 +44,7 @@ DoctorReport Doctor::run() {
       if (p.link_layer == "Ethernet") {
         check_roce(d, p);
         check_lossless(d, p);
+        check_pause_counters(d, p);
         check_dcbx_peer(d, p);
         check_dcbx_mode(d, p);
         check_cnp_priority(d, p);

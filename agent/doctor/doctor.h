@@ -17,7 +17,8 @@ namespace rdmactl {
 struct Finding {
   // port-state, port-rate, link-layer, roce-gid, roce-mtu, pfc, ecn, dcbx-peer, dcbx, cnp-priority,
   // traffic-class, pcie-link, pcie-bandwidth, error-counters, subnet-manager, irq-numa,
-  // irq-single-cpu, numa-cpus, irq-balance, gpu-nic-path, memlock, device-access
+  // irq-single-cpu, numa-cpus, gpu-nic-path, memlock, device-access, pfc-discards,
+  // pause-priority, pause-storm, rx-out-of-buffer
   std::string check;
   std::string severity;  // "error": RDMA is broken or degraded; "warning": likely to hurt
   std::string resource;  // rdma/<dev>/<port>, netdev/<name>, pci/<bdf>
@@ -56,7 +57,7 @@ const std::vector<std::string>& doctor_checks();
 // finding (type = severity, the fix in its body).
 std::string render_doctor_junit(const DoctorReport& report);
 // Prometheus text: rdmactl_doctor_findings{node,check,severity} for every check (0 included) and
-// rdmactl_doctor_finding{node,check,severity,resource} 1 per finding, with rdmactl_build_info.
+// rdmactl_doctor_finding{node,check,severity,resource}, the findings of a check on a resource.
 std::string render_doctor_prom(const DoctorReport& report);
 
 }  // namespace rdmactl

@@ -3,6 +3,7 @@
 // finding) and as Prometheus text (a textfile collector's: a gauge per check and one per finding),
 // beside its JSON and text (doctor.cpp).
 #include <map>
+#include <tuple>
 #include <sstream>
 
 #include "agent/doctor/doctor.h"
@@ -14,9 +15,9 @@ namespace rdmactl {
 const std::vector<std::string>& doctor_checks() {
   static const std::vector<std::string> kChecks = {
       "devices",        "port-state",   "port-rate",      "link-layer",        "roce-gid",      "roce-mtu",
-      "pfc",            "ecn",          "dcbx-peer",      "dcbx",              "cnp-priority",  "traffic-class",
+      "pfc",            "ecn",          "pfc-discards", "pause-priority", "pause-storm", "rx-out-of-buffer", "dcbx-peer",      "dcbx",              "cnp-priority",  "traffic-class",
       "pcie-link",      "pcie-bandwidth", "pcie-read-request", "error-counters", "subnet-manager", "firmware",
-      "irq-numa",       "irq-single-cpu", "numa-cpus",    "irq-balance",       "gpu-nic-path",  "memlock",
+      "irq-numa",       "irq-single-cpu", "numa-cpus",    "gpu-nic-path",  "memlock",
       "device-access"};
   return kChecks;
 }
@@ -66,21 +67,29 @@ std::string render_doctor_junit(const DoctorReport& report) {
 }
 
 std::string render_doctor_prom(const DoctorReport& report) {
+  // No rdmactl_build_info: plan's prom output has it, and node_exporter's textfile collector
+  // refuses a series that two files of its directory both carry.
   PromText out;
-  prom_build_info(out);
   out.family("rdmactl_doctor_findings", "gauge",
              "Findings of one doctor check on this node, by severity (0 where the check found nothing).");
   out.family("rdmactl_doctor_finding", "gauge",
-             "Always 1: one doctor finding, with the check, severity and the resource it is about.");
+             "Findings of one doctor check about one resource (1, or more where a check found several there).");
   std::map<std::pair<std::string, std::string>, size_t> counts;
   for (const std::string& check : doctor_checks()) {
     counts[{check, "error"}];
     counts[{check, "warning"}];
   }
+  // One series per check, severity and resource: two findings there are counted, never written twice
+  // (a duplicate series fails the whole textfile collector).
+  std::map<std::tuple<std::string, std::string, std::string>, size_t> per_resource;
   for (const Finding& f : report.findings) {
     ++counts[{f.check, f.severity}];
-    out.sample("rdmactl_doctor_finding",
-               {{"node", report.node}, {"check", f.check}, {"severity", f.severity}, {"resource", f.resource}}, 1);
+    ++per_resource[{f.check, f.severity, f.resource}];
+  }
+  for (const auto& [key, n] : per_resource) {
+    const auto& [check, severity, resource] = key;
+    out.sample_integer("rdmactl_doctor_finding",
+                       {{"node", report.node}, {"check", check}, {"severity", severity}, {"resource", resource}}, n);
   }
   for (const auto& [key, n] : counts) {
     out.sample_integer("rdmactl_doctor_findings", {{"node", report.node}, {"check", key.first}, {"severity", key.second}}, n);

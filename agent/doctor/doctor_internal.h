@@ -50,6 +50,8 @@ class Doctor {
   void check_roce(const DeviceState& d, const PortState& p);
   // lossless.cpp: PFC and ECN.
   void check_lossless(const DeviceState& d, const PortState& p);
+  // pause.cpp: two samples of the PFC, pause and discard counters.
+  void check_pause_counters(const DeviceState& d, const PortState& p);
   // dcbx.cpp: the switch port's DCBX advertisements, and who runs DCBX.
   void check_dcbx_peer(const DeviceState& d, const PortState& p);
   void check_dcbx_mode(const DeviceState& d, const PortState& p);

@@ -4,11 +4,15 @@
 // GPUDirect RDMA between a GPU and a NIC only when the path between them is at most PXB
 // (src/graph/paths.cc ncclTopoCheckGdr: netGdrLevel = PATH_PXB unless NCCL_NET_GDR_LEVEL says
 // otherwise); beyond it, every transfer is staged through host memory. The path classes are NCCL's
-// (src/graph/topo.h, and `nvidia-smi topo -m`'s legend):
+// (src/graph/topo.h), as xml.cc ncclTopoGetXmlFromSys builds the tree from the sysfs path (from the
+// first PCI host bridge down, a switch's downstream port not counted as a hop):
 //   PIX  at most one PCIe switch between them (two downstream ports of one switch)
 //   PXB  several PCIe switches, below one root port
-//   PHB  through the PCIe host bridge: different root ports or host bridges of one CPU
-//   SYS  across the interconnect between sockets (different NUMA nodes)
+//   PHB  through the PCIe host bridge: different root ports or host bridges of one NUMA node
+//        (nvidia-smi calls different host bridges of one node NODE; NCCL has no such class)
+//   SYS  across the interconnect between NUMA nodes
+// Not judged: NCCL's PXN (with NVLink, a peer GPU near a NIC relays: paths.cc), Grace's C2C path
+// (not PCIe), and NICs without an ACTIVE port (NCCL skips them: transport/net_ib/init.cc).
 #include <algorithm>
 #include <set>
 #include <sstream>
@@ -32,12 +36,24 @@ const char* class_name(PathClass c) {
   return "SYS";
 }
 
+// "pci0000:17" (a PCI host bridge's directory: pci<domain>:<bus>).
+bool is_host_bridge(const std::string& part) {
+  const size_t colon = part.find(':');
+  return part.rfind("pci", 0) == 0 && colon != std::string::npos && colon > 3 && part.size() > colon + 1;
+}
+
+// The path from the function's PCI host bridge down: what comes before it (a VM's
+// LNXSYSTM:00/.../VMBUS:01/<guid>/, an arm64 platform device) is not PCI, and each Hyper-V vPCI bus
+// is a host bridge of its own.
 std::vector<std::string> components(const std::string& path) {
   std::vector<std::string> out;
   std::stringstream in(path);
   for (std::string part; std::getline(in, part, '/');) {
-    if (!part.empty()) out.push_back(part);
+    if (part.empty()) continue;
+    if (is_host_bridge(part)) out.clear();
+    out.push_back(part);
   }
+  if (!out.empty() && !is_host_bridge(out.front())) out.clear();
   return out;
 }
 
@@ -68,6 +84,8 @@ void Doctor::check_gpu_pairing() {
   std::set<std::string> seen;
   for (const DeviceState& d : state_.devices) {
     if (!d.interrupts || !d.interrupts->is_object() || d.pci.empty() || !seen.insert(d.pci).second) continue;
+    const bool active = std::any_of(d.ports.begin(), d.ports.end(), [](const PortState& p) { return p.state == "ACTIVE"; });
+    if (!active) continue;  // NCCL uses no port that is not ACTIVE
     const std::string path = d.interrupts->value("pciPath", "");
     if (path.empty()) continue;
     nics.push_back({&d, Placed{d.pci, components(path), d.interrupts->value("numaNode", -1L)}});
@@ -95,14 +113,14 @@ void Doctor::check_gpu_pairing() {
     for (const auto& [device, nic] : nics) {
       if (device == best) {
         placement = best_class == PathClass::kSys
-                        ? "on different sockets (NUMA nodes " + std::to_string(gpu.node) + " and " + std::to_string(nic.node) + ")"
-                        : "behind different PCIe root ports of one socket";
+                        ? "on different NUMA nodes (" + std::to_string(gpu.node) + " and " + std::to_string(nic.node) + ")"
+                        : "behind different PCIe root ports or host bridges";
       }
     }
     add("gpu-nic-path", "warning", "pci/" + gpu.pci,
         pair + " are " + placement + ", " + class_name(best_class) +
-            " apart: NCCL turns GPUDirect RDMA off beyond PXB (NCCL_NET_GDR_LEVEL), so this GPU's network traffic "
-            "is copied through host memory",
+            " apart: NCCL does not use GPUDirect RDMA beyond PXB by default (NCCL_NET_GDR_LEVEL), so this GPU's "
+            "network traffic is copied through host memory unless PXN relays it through an NVLink peer",
         "put a NIC behind the same PCIe switch as the GPU (the server's manual pairs slots; rail-optimised "
         "servers have one NIC per GPU switch), or where the platform has no such slot, set NCCL_NET_GDR_LEVEL=" +
             std::string(class_name(best_class)) + " only after measuring that GPUDirect RDMA across it is faster");

@@ -93,9 +93,9 @@ void Doctor::check_interrupts() {
           std::to_string(remote.size()) + " of " + std::to_string(irqs.size()) + " interrupts of " + who +
               " run on CPUs off its NUMA node " + node_key + " (CPUs " + node_text + "): " + listed,
           "pin them to node " + node_key + "'s CPUs, e.g. `echo " + node_text + " > /proc/irq/" +
-              std::to_string(remote_irqs.front()) + "/smp_affinity_list` for each (or mlnx-tools' "
-              "set_irq_affinity_cpulist.sh " + node_text + " <netdev>); irqbalance, if it runs, moves them again "
-              "unless its banned CPUs or policy keep them");
+              std::to_string(remote_irqs.front()) + "/smp_affinity_list` for each, or set irqAffinity: local "
+              "in the spec (irqbalance places a device's interrupts on its node itself: off the node, it does not "
+              "run, or has them banned)");
     }
     if (completions >= 2 && completion_cpus.size() == 1 && completion_cpus.begin()->size() == 1) {
       const int cpu = *completion_cpus.begin()->begin();
@@ -108,8 +108,11 @@ void Doctor::check_interrupts() {
   }
 }
 
-// irqbalance beside interrupts the spec pins (irqAffinity): it rewrites every interrupt it balances
-// at each pass (every 10 s by default), so the two take turns moving them.
+// irqbalance beside interrupts the spec pins (irqAffinity): irqbalance places a device's
+// interrupts on the device's NUMA node (placement.c place_irq_in_node) and writes only the ones it
+// moves (activate.c activate_mapping), so it keeps what local asks for; a note says so, for an admin
+// who expects the two to fight. (A layout pinned one interrupt per CPU by a script is what it does
+// move, within the node; rdmactl cannot tell such a layout from irqbalance's own.)
 void Doctor::check_irqbalance() {
   if (!spec_ || !state_.cpus || !state_.cpus->is_object() || !state_.cpus->value("irqbalance", false)) return;
   std::set<std::string> seen;
@@ -117,11 +120,11 @@ void Doctor::check_irqbalance() {
     if (!iface.irq_affinity) continue;
     const auto pci = state_.resolve_pci(iface.selector);
     if (!pci || !seen.insert(*pci).second) continue;
-    add("irq-balance", "warning", "pci/" + *pci,
-        "irqbalance runs while the spec pins " + *pci + "'s interrupts to its NUMA node (irqAffinity: " + *iface.irq_affinity +
-            "): at each pass it moves the interrupts it balances, and rdmactl's next reconcile moves them back",
-        "stop irqbalance (`systemctl disable --now irqbalance`), or ban these interrupts in it (--banirq=<n> in "
-        "IRQBALANCE_ARGS of /etc/default/irqbalance), or remove irqAffinity and let irqbalance place them");
+    report_.notes.push_back(
+        {"pci/" + *pci, "irqbalance runs beside irqAffinity: " + *iface.irq_affinity + " for " + *pci +
+                            ": it keeps a device's interrupts on the device's NUMA node too, and may narrow each to one "
+                            "CPU of it, which local leaves as it is; ban them (--banirq, or --banmod for the driver) "
+                            "only to keep a layout of your own"});
   }
 }
 

@@ -175,7 +175,7 @@ Result<std::optional<std::vector<uint64_t>>> ethtool_read_values(EthtoolIoctlTra
   }
   if (ethtool_load<ethtool_stats>(buffer->bytes()).n_stats != count) return std::optional<std::vector<uint64_t>>{};
   std::vector<uint64_t> values(count);
-  std::memcpy(values.data(), buffer->bytes().data() + data_offset, size_t{count} * sizeof(uint64_t));
+  if (count > 0) std::memcpy(values.data(), buffer->bytes().data() + data_offset, size_t{count} * sizeof(uint64_t));
   return std::optional<std::vector<uint64_t>>(std::move(values));
 }
 

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <map>
@@ -36,8 +37,13 @@ void read_limits_file(const HostFs& fs, const std::string& file, nlohmann::json&
   int number = 0;
   for (std::string line; std::getline(in, line);) {
     ++number;
-    const auto w = words(line);
-    if (w.size() < 4 || w[2] != "memlock") continue;
+    auto w = words(line);
+    if (w.size() < 4) continue;
+    // pam_limits lower-cases the item, type and value (parse_config_file).
+    for (std::string& word : w) {
+      std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    }
+    if (w[2] != "memlock") continue;
     out.push_back({{"file", file}, {"line", number}, {"domain", w[0]}, {"type", w[1]}, {"value", w[3]}});
   }
 }
@@ -57,9 +63,13 @@ void read_systemd_file(const HostFs& fs, const std::string& file, nlohmann::json
       manager = w[0] == "[Manager]";
       continue;
     }
-    const std::string key = "DefaultLimitMEMLOCK=";
-    if (manager && w[0].rfind(key, 0) == 0) {
-      out = {{"value", w[0].substr(key.size())}, {"file", file}, {"line", number}};
+    // KEY=VALUE, with blanks around '=' allowed (systemd's config parser strips them).
+    const std::string text = line.substr(0, line.find('#'));
+    const size_t eq = text.find('=');
+    if (!manager || eq == std::string::npos) continue;
+    const auto key = words(text.substr(0, eq)), value = words(text.substr(eq + 1));
+    if (key.size() == 1 && key[0] == "DefaultLimitMEMLOCK") {
+      out = {{"value", value.empty() ? std::string() : value[0]}, {"file", file}, {"line", number}};
     }
   }
 }
@@ -81,6 +91,27 @@ std::vector<std::string> systemd_dropins(const HostFs& fs) {
   return out;
 }
 
+// The group's name: from the host's group database on a live host, from the tree's /etc/group
+// under --root (whose groups are not this host's); the number when neither names it.
+std::string group_name(const HostFs& fs, unsigned gid) {
+  if (fs.root() == "/" || fs.root().empty()) {
+    if (const group* g = ::getgrgid(gid)) return g->gr_name;
+    return std::to_string(gid);
+  }
+  if (auto text = fs.read_file("/etc/group")) {
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) {
+      // name:password:GID:members (group(5))
+      const size_t a = line.find(':'), b = line.find(':', a + 1), c = line.find(':', b + 1);
+      if (a == std::string::npos || b == std::string::npos) continue;
+      if (line.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1) == std::to_string(gid)) {
+        return line.substr(0, a);
+      }
+    }
+  }
+  return std::to_string(gid);
+}
+
 nlohmann::json device_file(const HostFs& fs, const std::string& path) {
   nlohmann::json out = {{"path", path}};
   struct stat st {};
@@ -91,11 +122,7 @@ nlohmann::json device_file(const HostFs& fs, const std::string& path) {
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
   out["mode"] = mode;
-  if (const group* g = ::getgrgid(st.st_gid)) {
-    out["group"] = g->gr_name;
-  } else {
-    out["group"] = std::to_string(st.st_gid);
-  }
+  out["group"] = group_name(fs, st.st_gid);
   return out;
 }
 

@@ -5,9 +5,11 @@
 #include "agent/state/firmware.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <regex>
 #include <set>
 
 #include "agent/core/text.h"
@@ -392,6 +394,58 @@ std::string render_prom(const Report& report, const HostState* state) {
   }
   if (state) prom_ports(out, *state);
   return out.text();
+}
+
+std::string ethtool_metric_name(const std::string& stat) {
+  // SanitizeMetricName: regexp `_*[^0-9A-Za-z_]+_*` -> "_".
+  std::string sanitized;
+  for (size_t i = 0; i < stat.size();) {
+    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    if (word(stat[i])) {
+      sanitized += stat[i++];
+      continue;
+    }
+    while (!sanitized.empty() && sanitized.back() == '_') sanitized.pop_back();
+    while (i < stat.size() && !word(stat[i])) ++i;
+    while (i < stat.size() && stat[i] == '_') ++i;
+    sanitized += '_';
+  }
+  size_t start = 0;
+  while (start < sanitized.size() && sanitized[start] == '_') ++start;
+  std::string name = sanitized.substr(start);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // `(^|_)rx(_|$)` -> received, `(^|_)tx(_|$)` -> transmitted, word by word.
+  std::string out;
+  size_t at = 0;
+  while (at <= name.size()) {
+    const size_t end = std::min(name.find('_', at), name.size());
+    const std::string part = name.substr(at, end - at);
+    out += part == "rx" ? "received" : part == "tx" ? "transmitted" : part;
+    if (end >= name.size()) break;
+    out += '_';
+    at = end + 1;
+  }
+  return out;
+}
+
+void prom_lossless(PromText& out, const std::string& node, const std::string& netdev, const EthtoolCounters& counters) {
+  const LosslessCounters known = classify_lossless_counters(counters);
+  if (known.naming == CounterNaming::kUnknown) return;
+  // The stats the classifier picked out, by their own names: the per-priority pause and discard
+  // counters, the global pause ones, rx_discards_phy, rx_out_of_buffer and the storm events.
+  static const std::regex kLossless(
+      "(rx|tx)_(prio[0-7]|global)_pause(_duration|_transition)?|rx_prio[0-7]_(discards|buf_discard|cong_discard)|"
+      "rx_discards_phy|rx_out_of_buffer|tx_pause_storm_(warning|error)_events");
+  for (const auto& [raw, value] : counters) {
+    // A 2018 kernel's "tx_pause_storm_warning_events " (a trailing blank in en_stats.c) is the same
+    // stat: its series keeps one name across kernels.
+    std::string stat = raw;
+    while (!stat.empty() && stat.back() == ' ') stat.pop_back();
+    if (!std::regex_match(stat, kLossless)) continue;
+    const std::string name = "rdmactl_ethtool_" + ethtool_metric_name(stat);
+    out.family(name, "untyped", "Network interface " + stat + " (ethtool -S), as node_exporter's ethtool collector names it.");
+    out.sample_integer(name, {{"node", node}, {"device", netdev}}, value);
+  }
 }
 
 }  // namespace rdmactl

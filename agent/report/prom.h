@@ -17,6 +17,9 @@
 //                     rdmactl_port_rate_bytes_per_second, rdmactl_infiniband_*_total (error,
 //                     traffic and congestion counters of ports/N/counters and ports/N/hw_counters,
 //                     named as node_exporter's infiniband collector names them: prom.cpp)
+//   from ethtool -S   rdmactl_ethtool_<stat>{node,device}: the PFC, pause and discard counters
+//                     lossless RDMA is judged by (agent/platform/ethtool_stats.h), named as
+//                     node_exporter's ethtool collector names the same stat (prom_lossless)
 //
 // Values are in base units (seconds, bytes, bytes per second), as Prometheus' naming guide asks:
 // link rates and bandwidths too (100 Gb/s is 1.25e+10), since promtool's lint refuses "bits".
@@ -30,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agent/platform/ethtool_stats.h"
 #include "agent/state/report.h"
 #include "agent/state/state.h"
 
@@ -86,6 +90,14 @@ void prom_ports(PromText& out, const HostState& state);
 // The subnet's master SM as this node's sminfo last saw it (none: rdmactl_subnet_manager_master
 // 0), and this node's OpenSM (running, and whether it is the master).
 void prom_subnet_manager(PromText& out, const HostState& state);
+// node_exporter's ethtool collector's name for a driver statistic (collector/ethtool_linux.go
+// buildEthtoolFQName): the stat's name with every run of characters outside [0-9A-Za-z_] (and the
+// underscores around it) made one '_', leading '_' cut, lower-cased, the words rx and tx spelled
+// received and transmitted: rx_prio3_pause -> received_prio3_pause.
+std::string ethtool_metric_name(const std::string& stat);
+// The lossless counters among a netdev's driver statistics, as rdmactl_ethtool_<name>{node,device}
+// with node_exporter's name and type (untyped: the collector cannot tell counters from gauges).
+void prom_lossless(PromText& out, const std::string& node, const std::string& netdev, const EthtoolCounters& counters);
 // Per adapter function: its firmware (running, stored, PSID as labels), and whether an image waits
 // for activation.
 void prom_firmware(PromText& out, const HostState& state);

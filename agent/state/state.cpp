@@ -368,6 +368,7 @@ json to_json(const HostState& state) {
   if (state.cpus) out["cpus"] = *state.cpus;
   if (state.gpus) out["gpus"] = *state.gpus;
   if (state.access) out["access"] = *state.access;
+  if (state.lossless) out["lossless"] = *state.lossless;
   return out;
 }
 
@@ -397,6 +398,7 @@ Result<HostState> host_state_from_json(const json& json_state) {
   r.get_json("cpus", state.cpus);
   r.get_json("gpus", state.gpus);
   r.get_json("access", state.access);
+  r.get_json("lossless", state.lossless);
   if (json_state.contains("subnetManager") && json_state["subnetManager"].is_object()) {
     state.subnet_manager = json_state["subnetManager"];
   }

@@ -148,6 +148,9 @@ struct HostState {
   // Locked memory limits, the RDMA device files and the RDMA netns mode, read for `doctor`
   // (agent/platform/rdma_access.h); absent when not read (JSON "access").
   std::optional<nlohmann::json> access;
+  // Two samples of each RDMA Ethernet netdev's PFC, pause and discard counters, read for `doctor`
+  // (agent/platform/lossless_sample.h); absent when not read (JSON "lossless").
+  std::optional<nlohmann::json> lossless;
   // The file a recorded state came from (`plan --state`); empty for a live observation. Lets
   // messages say "not in the recorded state" rather than "not on this host".
   std::string recorded_from;

@@ -23,11 +23,29 @@ bool wants_irq_affinity(const InterfaceSpec& iface) { return iface.irq_affinity.
 
 std::string affinity_file(const std::string& irq) { return "/proc/irq/" + irq + "/smp_affinity_list"; }
 
-nlohmann::json observe_function(const HostFs& fs, const std::string& bdf, const nlohmann::json& nodes, bool irqbalance) {
+// CPUs no interrupt should be moved to: isolcpus= and nohz_full= (sysfs-devices-system-cpu:
+// /sys/devices/system/cpu/isolated, nohz_full), which irqbalance bans too (cputree.c
+// setup_banned_cpus). The kernel keeps only managed interrupts off them by itself.
+std::string isolated_cpus(const HostFs& fs) {
+  std::set<int> out;
+  for (const char* file : {"/sys/devices/system/cpu/isolated", "/sys/devices/system/cpu/nohz_full"}) {
+    auto text = fs.read(file);
+    if (!text || *text == "(null)") continue;
+    if (auto cpus = parse_cpulist(*text)) out.insert(cpus->begin(), cpus->end());
+  }
+  return format_cpulist(out);
+}
+
+nlohmann::json observe_function(const HostFs& fs, const std::string& bdf, const nlohmann::json& nodes, bool irqbalance,
+                                const std::string& isolated) {
   const nlohmann::json read = read_function_interrupts(fs, bdf);
   nlohmann::json out = {{"nodes", nodes}, {"irqbalance", irqbalance}, {"irqs", nlohmann::json::object()}};
+  if (!isolated.empty()) out["isolated"] = isolated;
   if (read.contains("numaNode")) out["numaNode"] = read["numaNode"];
   for (const nlohmann::json& irq : read["irqs"]) {
+    // A vector allocated but never requested has no /proc/irq/<n> (register_irq_proc runs when a
+    // handler is added): nothing to place.
+    if (!irq.contains("affinity")) continue;
     out["irqs"][std::to_string(irq.value("irq", 0L))] = irq.value("affinity", "");
   }
   return out;
@@ -47,7 +65,6 @@ Result<std::pair<std::string, std::string>> local_node(const nlohmann::json& obs
                             " nodes: the firmware does not say which CPUs are near it, so irqAffinity: local has no "
                             "CPUs to pin to. Check the BIOS's ACPI SRAT/_PXM settings, or remove irqAffinity");
     }
-    if (nodes.empty()) return std::pair<std::string, std::string>{"0", ""};
     key = nodes.begin().key();
   }
   if (!nodes.contains(key) || !nodes[key].is_string()) {
@@ -75,7 +92,11 @@ Error write_refused(Error cause, const std::string& irq, const std::string& cpus
                       "write_irq_affinity). Remove irqAffinity for this function";
       break;
     case EACCES:
-      cause.message += ": run as root";
+      cause.message += ": run as root (from Linux 6.12 a managed interrupt's smp_affinity_list is read-only, 0444)";
+      break;
+    case EROFS:
+      cause.message += ": /proc/irq is mounted read-only, as container runtimes mount it: run the agent on the host, "
+                       "or in a privileged container that mounts /proc/irq read-write";
       break;
     case ENOSPC:
       cause.message = "no free interrupt vector on CPUs " + cpus + " for " + what + " (" + cause.message +
@@ -107,9 +128,10 @@ class IrqAffinityReconciler final : public Reconciler {
     if (functions.empty()) return ok();
     const nlohmann::json nodes = read_numa_nodes(fs);
     const bool irqbalance = irqbalance_runs(fs);
+    const std::string isolated = isolated_cpus(fs);
     for (const std::string& bdf : functions) {
       PciFunctionState& function = state.pci_function(bdf);
-      if (!function.irq_affinity) function.irq_affinity = observe_function(fs, bdf, nodes, irqbalance);
+      if (!function.irq_affinity) function.irq_affinity = observe_function(fs, bdf, nodes, irqbalance, isolated);
     }
     return ok();
   }
@@ -136,13 +158,30 @@ class IrqAffinityReconciler final : public Reconciler {
                                        "or the driver has not enabled them yet"));
         continue;
       }
+      const std::string resource = pci_resource(target.pci);
+      if (observed.value("nodes", nlohmann::json::object()).empty()) {
+        // No NUMA sysfs (a kernel without CONFIG_NUMA): one memory node, every CPU is local.
+        out.compared(resource, kIrqAffinityField, kIrqAffinityName);
+        continue;
+      }
       auto node = local_node(observed, target.pci);
       if (!node) {
         refuse(node.error());
         continue;
       }
-      const auto& [node_key, node_text] = *node;
-      const std::set<int> node_cpus = parse_cpulist(node_text).value_or(std::set<int>{});
+      const auto& [node_key, all_node_text] = *node;
+      const std::set<int> node_cpus = parse_cpulist(all_node_text).value_or(std::set<int>{});
+      // Moved interrupts go to the node's CPUs but the isolated ones; one already on an isolated CPU
+      // of the node was put there by someone who meant it.
+      std::set<int> targets = node_cpus;
+      for (const int c : parse_cpulist(observed.value("isolated", "")).value_or(std::set<int>{})) targets.erase(c);
+      if (targets.empty()) {
+        refuse(make_error(ErrorKind::kNotSupported,
+                          target.pci + "'s NUMA node " + node_key + " has only isolated CPUs (" + all_node_text +
+                              ", isolcpus/nohz_full): no CPU to move its interrupts to. Remove irqAffinity"));
+        continue;
+      }
+      const std::string node_text = format_cpulist(targets);
       nlohmann::json current = nlohmann::json::object(), desired = nlohmann::json::object();
       for (const auto& [irq, affinity] : irqs.items()) {
         const auto allowed = parse_cpulist(affinity.is_string() ? affinity.get<std::string>() : "");
@@ -152,7 +191,6 @@ class IrqAffinityReconciler final : public Reconciler {
         current[irq] = affinity;
         desired[irq] = node_text;
       }
-      const std::string resource = pci_resource(target.pci);
       if (desired.empty()) {
         out.compared(resource, kIrqAffinityField, kIrqAffinityName);
         continue;
@@ -161,8 +199,9 @@ class IrqAffinityReconciler final : public Reconciler {
       change.via = "/proc/irq/<n>/smp_affinity_list: " + std::to_string(desired.size()) + " of the function's " +
                    std::to_string(irqs.size()) + " interrupts, to NUMA node " + node_key + "'s CPUs";
       if (observed.value("irqbalance", false)) {
-        change.note = "irqbalance runs: it moves these interrupts again at its next pass unless they are banned "
-                      "(--banirq in IRQBALANCE_ARGS), and the agent's next reconcile moves them back; stop it or ban them";
+        change.note = "irqbalance runs: it places a device's interrupts on the device's NUMA node too (placement.c "
+                      "place_irq_in_node) and rewrites only those it moves, so it may narrow them to one CPU of the node, "
+                      "which local leaves as it is";
       }
       out.changes.push_back(std::move(change));
     }

@@ -19,17 +19,25 @@
 // picks one of them (its effective affinity). One change per function: current is each such
 // interrupt's list, desired the node's list for each (a revert writes the old lists back).
 // A plan error: a function without interrupts (no driver bound: msi_irqs/ is empty or absent),
-// no NUMA node (numa_node -1) on a host of several nodes, a node without CPUs. On a host of one
-// node, numa_node -1 means that node. Not disruptive: an interrupt moves between two of its
-// interrupts (irq_set_affinity; x86 moves the vector at the next interrupt).
+// no NUMA node (numa_node -1) on a host of several nodes, a node without CPUs or with only
+// isolated ones. On a host of one node, numa_node -1 means that node; without NUMA sysfs (a kernel
+// without CONFIG_NUMA) every CPU is local. Moved interrupts get the node's CPUs less the isolated
+// ones (isolcpus=, nohz_full=: /sys/devices/system/cpu/isolated and nohz_full), which irqbalance
+// bans too. A vector allocated but never requested has no /proc/irq/<n> (register_irq_proc runs
+// when a handler is added) and is left out. Not disruptive: an interrupt moves between two of its
+// interrupts (irq_set_affinity; x86 moves the vector at the next interrupt). mlx5 spreads its
+// completion vectors local node first, then by NUMA distance (eq.c comp_irqs_request): with more
+// vectors than the node has CPUs, local puts the remote ones on the node's CPUs too.
 //
-// Apply: one write of the node's list to each interrupt's smp_affinity_list, then a read back.
+// Apply: one write of the node's list to each interrupt's smp_affinity_list (skipped where it
+// already reads so: a revert never asks a refused interrupt again), then a read back.
 // write_irq_affinity (kernel/irq/proc.c) refuses an interrupt whose affinity the kernel manages
 // (IRQD_AFFINITY_MANAGED: a driver that spread its vectors with pci_alloc_irq_vectors_affinity) or
-// that cannot be moved, with EIO (EPERM since the change that made it so); a list without an online
-// CPU with EINVAL; x86 with ENOSPC when the node's CPUs have no free vector. Each is said.
-// irqbalance, where it runs, moves the interrupts again at its next pass unless they are banned
-// (--banirq): the change's note and doctor (irq-balance) say so.
+// that cannot be moved, with EIO (EPERM from Linux 6.12, which also makes such a file 0444: EACCES);
+// a list without an online CPU with EINVAL; x86 with ENOSPC when the node's CPUs have no free
+// vector; a container's read-only /proc/irq with EROFS. Each is said. irqbalance places a device's
+// interrupts on the device's node as well (placement.c place_irq_in_node) and writes only those it
+// moves: the two agree; the change's note says it runs.
 #pragma once
 
 #include <memory>

@@ -27,6 +27,18 @@ class FixtureHost : public NetnsTest {
     ASSERT_EQ(ns().ip({"addr", "add", "192.168.101.11/24", "dev", "ens1f1np1"}), 0);
     std::filesystem::copy(std::string(RDMACTL_SOURCE_DIR) + "/tests/fixtures/sysfs/cx6dx-roce", root_.root(),
                           std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+    // What doctor's access checks read, as a healthy host has it: unlimited locked memory for all
+    // users and services, and the verbs and rdma_cm device files as the kernel makes them (0666).
+    root_.write("/etc/security/limits.d/rdma.conf", "* - memlock unlimited\n");
+    root_.write("/etc/systemd/system.conf.d/rdma.conf", "[Manager]\nDefaultLimitMEMLOCK=infinity\n");
+    for (const char* dev : {"mlx5_0", "mlx5_1"}) {
+      const std::string uverbs = std::string("uverbs") + (dev[5] == '0' ? "0" : "1");
+      root_.write("/sys/class/infiniband_verbs/" + uverbs + "/ibdev", std::string(dev) + "\n");
+      root_.write("/dev/infiniband/" + uverbs, "");
+      std::filesystem::permissions(root_.root() + "/dev/infiniband/" + uverbs, std::filesystem::perms(0666));
+    }
+    root_.write("/dev/infiniband/rdma_cm", "");
+    std::filesystem::permissions(root_.root() + "/dev/infiniband/rdma_cm", std::filesystem::perms(0666));
   }
 
   int rdmactl(std::vector<std::string> args, std::string* out) {

@@ -51,6 +51,7 @@ class FakeDriver : public HostDriver {
     bool fail = false;
     bool roll_back = false;             // the apply failed verify and was rolled back
     std::vector<std::string> triggers;  // each reconcile's trigger (the audit log's "who")
+    std::vector<DeviceState> devices;   // the observed state's RDMA devices
     bool applied = false;               // the apply changed the MTU and converged
     // The next reconcile's self-test (then null: as LiveHost after a passed self-test, a pass that
     // changes nothing runs none).
@@ -103,6 +104,7 @@ class FakeDriver : public HostDriver {
     shared_->triggers.push_back(request.trigger);
     out.observed = HostState{};
     out.observed->node = "n1";
+    out.observed->devices = shared_->devices;
     shared_->mtus.push_back(spec.interfaces.empty() ? 0 : spec.interfaces[0].mtu.value_or(0));
     shared_->dry_runs.push_back(dry_run);
     ++shared_->calls;
@@ -218,6 +220,44 @@ TEST_F(AgentTest, ReconcileAppliesTheSpecAndStatusHasTheContractShape) {
   EXPECT_NE(metrics.find("rdmactl_reconcile_failures_total{node=\"n1\"} 0\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("rdmactl_spec_valid{node=\"n1\"} 1\n"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("rdmactl_drift_changes"), std::string::npos) << metrics;
+}
+
+TEST_F(AgentTest, MetricsCarryTheLosslessCountersOfEachRdmaEthernetNetdevAtTheScrape) {
+  // A RoCE port and an InfiniBand one: only the Ethernet port's netdev is read, at each scrape.
+  DeviceState roce, ib;
+  roce.name = "mlx5_0";
+  roce.ports.push_back(PortState{});
+  roce.ports[0].port = 1;
+  roce.ports[0].link_layer = "Ethernet";
+  roce.ports[0].netdev = "ens1f0np0";
+  ib.name = "mlx5_2";
+  ib.ports.push_back(PortState{});
+  ib.ports[0].port = 1;
+  ib.ports[0].link_layer = "InfiniBand";
+  ib.ports[0].netdev = "ibp1s0";
+  shared_->devices = {roce, ib};
+  write_spec(spec_with_mtu(9000));
+  AgentSettings settings;
+  std::vector<std::string> read;
+  uint64_t pauses = 10;
+  settings.read_counters = [&](const std::string& netdev) -> Result<EthtoolCounters> {
+    read.push_back(netdev);
+    return EthtoolCounters{{"rx_packets", 5}, {"tx_prio3_pause", pauses}, {"rx_prio3_discards", 0},
+                           {"rx_out_of_buffer", 2}, {"tx_pause_storm_error_events", 0}};
+  };
+  auto agent = make_agent(settings);
+  agent->reconcile_once("test");
+  std::string metrics = agent->metrics_text();
+  EXPECT_NE(metrics.find("# TYPE rdmactl_ethtool_transmitted_prio3_pause untyped\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_ethtool_transmitted_prio3_pause{node=\"n1\",device=\"ens1f0np0\"} 10\n"),
+            std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("rdmactl_ethtool_received_out_of_buffer{node=\"n1\",device=\"ens1f0np0\"} 2\n"),
+            std::string::npos);
+  EXPECT_EQ(metrics.find("received_packets"), std::string::npos) << "only the lossless counters";
+  EXPECT_EQ(read, std::vector<std::string>{"ens1f0np0"});
+  pauses = 25;
+  EXPECT_NE(agent->metrics_text().find("transmitted_prio3_pause{node=\"n1\",device=\"ens1f0np0\"} 25\n"),
+            std::string::npos) << "read at the scrape";
 }
 
 TEST_F(AgentTest, DryRunOnlyPlans) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -58,8 +59,8 @@ TEST(DoctorAccess, AFiniteOrMissingLimitIsFoundOnceNamingItsLine) {
   auto found = of(run_doctor(s, nullptr), "memlock");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].message,
-            "the soft memlock limit of all users is 65536 KiB (/etc/security/limits.d/rdma.conf:1): an RDMA job "
-            "registering more fails in ibv_reg_mr with ENOMEM");
+            "the soft memlock limit of all users is 65536 KiB (/etc/security/limits.d/rdma.conf:1): ibv_reg_mr fails "
+            "with ENOMEM past it unless the process has CAP_IPC_LOCK");
   // A later line for the same domain wins, as in pam_limits.
   (*s.access)["memlock"]["limits"].push_back(
       {{"file", "/etc/security/limits.d/zz.conf"}, {"line", 3}, {"domain", "*"}, {"type", "-"}, {"value", "unlimited"}});
@@ -73,6 +74,37 @@ TEST(DoctorAccess, AFiniteOrMissingLimitIsFoundOnceNamingItsLine) {
   EXPECT_NE(found[0].message.find("no memlock limit for all users"), std::string::npos) << found[0].message;
   EXPECT_NE(found[0].message.find("entries of their own: @hpc unlimited (/etc/security/limits.conf:60)"),
             std::string::npos) << found[0].message;
+}
+
+TEST(DoctorAccess, OnlyBothLimitsUnlimitedMakeASessionUnlimited) {
+  // pam_limits keeps an unset limit as inherited and cuts a soft limit above the hard one.
+  HostState s = healthy();
+  auto& limits = (*s.access)["memlock"]["limits"];
+  limits.erase(1);  // soft unlimited, no hard
+  auto found = of(run_doctor(s, nullptr), "memlock");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].message.find("but no hard one is set: pam_limits cuts the soft limit"), std::string::npos)
+      << found[0].message;
+  limits[0]["type"] = "hard";  // hard unlimited, no soft
+  found = of(run_doctor(s, nullptr), "memlock");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].message.find("but no soft one is set"), std::string::npos) << found[0].message;
+  limits[0]["type"] = "-";  // both
+  EXPECT_TRUE(of(run_doctor(s, nullptr), "memlock").empty());
+  limits[0]["value"] = "Infinity";
+  EXPECT_TRUE(of(run_doctor(s, nullptr), "memlock").empty()) << "pam_limits reads values case-insensitively";
+}
+
+TEST(DoctorAccess, TwoMemlockFindingsHaveTheirOwnResources) {
+  HostState s = healthy();
+  (*s.access)["memlock"]["limits"][0]["value"] = "8192";
+  (*s.access)["memlock"]["systemd"] = {{"value", "64K"}, {"file", "/etc/systemd/system.conf"}, {"line", 40}};
+  const auto found = of(run_doctor(s, nullptr), "memlock");
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].resource, "host/pam_limits");
+  EXPECT_EQ(found[1].resource, "host/systemd");
+  (*s.access)["memlock"]["systemd"]["value"] = "infinity:infinity";  // soft:hard
+  EXPECT_EQ(of(run_doctor(s, nullptr), "memlock").size(), 1u);
 }
 
 TEST(DoctorAccess, SystemdsDefaultIsAFindingWhenFiniteAndANoteWhenUnset) {
@@ -117,7 +149,7 @@ TEST(RdmaAccess, ReadsLimitsSystemdAndDeviceFilesAsLaidOut) {
   test::TempTree t;
   t.write("/etc/security/limits.conf", "# comment\n*   soft   memlock   unlimited\n@hpc - nofile 4096\n");
   t.write("/etc/security/limits.d/90-rdma.conf", "* hard memlock unlimited # all\n");
-  t.write("/etc/systemd/system.conf", "[Manager]\n#DefaultLimitMEMLOCK=\nDefaultLimitMEMLOCK=8M\n");
+  t.write("/etc/systemd/system.conf", "[Manager]\n#DefaultLimitMEMLOCK=\nDefaultLimitMEMLOCK = 8M\n");
   // A drop-in of /usr/lib masked by /etc's of the same name; a later name wins.
   t.write("/usr/lib/systemd/system.conf.d/50-x.conf", "[Manager]\nDefaultLimitMEMLOCK=1K\n");
   t.write("/etc/systemd/system.conf.d/50-x.conf", "[Manager]\nDefaultLimitMEMLOCK=2K\n");
@@ -126,19 +158,30 @@ TEST(RdmaAccess, ReadsLimitsSystemdAndDeviceFilesAsLaidOut) {
   t.write("/sys/class/infiniband_verbs/abi_version", "6\n");
   t.write("/dev/infiniband/uverbs0", "");
   ::chmod((t.root() + "/dev/infiniband/uverbs0").c_str(), 0660);
+  // Under --root the group is named by the tree's /etc/group, not this host's.
+  t.write("/etc/group", "wheel:x:" + std::to_string(::getegid() + 1) + ":\nrdma:x:" + std::to_string(::getegid()) + ":alice\n");
+  t.write("/etc/security/limits.d/50-case.conf", "@hpc SOFT MEMLOCK Unlimited\n");
   HostState s;
   observe_access(HostFs(t.root()), s);
   ASSERT_TRUE(s.access.has_value());
   const json& a = *s.access;
   EXPECT_EQ(a["memlock"]["limits"], json::parse(R"([
       {"file": "/etc/security/limits.conf", "line": 2, "domain": "*", "type": "soft", "value": "unlimited"},
+      {"file": "/etc/security/limits.d/50-case.conf", "line": 1, "domain": "@hpc", "type": "soft", "value": "unlimited"},
       {"file": "/etc/security/limits.d/90-rdma.conf", "line": 1, "domain": "*", "type": "hard", "value": "unlimited"}])"));
   EXPECT_EQ(a["memlock"]["systemd"], json::parse(R"({"value": "2K", "file": "/etc/systemd/system.conf.d/50-x.conf", "line": 2})"));
   ASSERT_EQ(a["devices"].size(), 2u);
   EXPECT_EQ(a["devices"][0]["path"], "/dev/infiniband/uverbs0");
   EXPECT_EQ(a["devices"][0]["ibdev"], "mlx5_0");
   EXPECT_EQ(a["devices"][0]["mode"], "0660");
+  EXPECT_EQ(a["devices"][0]["group"], "rdma");
   EXPECT_EQ(a["devices"][1], json::parse(R"({"path": "/dev/infiniband/rdma_cm", "missing": true})"));
+  // Blanks around '=', as systemd's parser strips them.
+  test::TempTree spaced;
+  spaced.write("/etc/systemd/system.conf", "[Manager]\nDefaultLimitMEMLOCK = 8M\n");
+  HostState only;
+  observe_access(HostFs(spaced.root()), only);
+  EXPECT_EQ((*only.access)["memlock"]["systemd"]["value"], "8M");
   // The state's JSON carries it.
   auto back = host_state_from_json(to_json(s));
   ASSERT_TRUE(back) << back.error().to_string();

@@ -61,8 +61,15 @@ TEST(DoctorFormats, PromHasAGaugePerCheckAndSeverityAndOnePerFinding) {
   EXPECT_NE(text.find("rdmactl_doctor_finding{node=\"gpu-01\",check=\"port-state\",severity=\"error\",resource=\"rdma/"
                       "mlx5_1/1\"} 1\n"), std::string::npos) << text;
   const size_t gauges = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
-  EXPECT_EQ(gauges, 3 + 2 + 2 * doctor_checks().size() + 2 + 2) << "build info, findings per check and severity, "
-                                                                    "one per finding, with HELP and TYPE each";
+  EXPECT_EQ(gauges, 2 + 2 * doctor_checks().size() + 2 + 2) << "findings per check and severity, one per "
+                                                                "finding, with HELP and TYPE each";
+  EXPECT_EQ(text.find("rdmactl_build_info"), std::string::npos) << "plan's prom has it: one textfile directory";
+  // Two findings of one check on one resource are one series counting them: never a duplicate.
+  DoctorReport twice = two_findings();
+  twice.findings.push_back(twice.findings[0]);
+  const std::string counted = render_doctor_prom(twice);
+  EXPECT_NE(counted.find("rdmactl_doctor_finding{node=\"gpu-01\",check=\"memlock\",severity=\"warning\",resource=\"host\"} 2\n"),
+            std::string::npos) << counted;
 }
 
 }  // namespace doctor_formats_test

@@ -20,6 +20,9 @@ DeviceState nic(const std::string& name, const std::string& pci, const std::stri
   d.name = name;
   d.pci = pci;
   d.interrupts = json{{"numaNode", node}, {"pciPath", path}, {"irqs", json::array()}};
+  PortState p;
+  p.state = "ACTIVE";
+  d.ports = {p};
   return d;
 }
 
@@ -61,9 +64,9 @@ TEST(DoctorGpu, AGpuWhoseNearestNicIsOnTheOtherSocketIsFoundOnce) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].resource, "pci/0000:9a:00.0");
   EXPECT_EQ(found[0].message,
-            "GPU 0000:9a:00.0 and its nearest RDMA NIC mlx5_0 (0000:1b:00.0) are on different sockets (NUMA nodes 1 "
-            "and 0), SYS apart: NCCL turns GPUDirect RDMA off beyond PXB (NCCL_NET_GDR_LEVEL), so this GPU's network "
-            "traffic is copied through host memory");
+            "GPU 0000:9a:00.0 and its nearest RDMA NIC mlx5_0 (0000:1b:00.0) are on different NUMA nodes (1 and 0), "
+            "SYS apart: NCCL does not use GPUDirect RDMA beyond PXB by default (NCCL_NET_GDR_LEVEL), so this GPU's "
+            "network traffic is copied through host memory unless PXN relays it through an NVLink peer");
 }
 
 TEST(DoctorGpu, DifferentRootPortsOfOneSocketArePhbAndASecondSwitchIsPxb) {
@@ -73,7 +76,7 @@ TEST(DoctorGpu, DifferentRootPortsOfOneSocketArePhbAndASecondSwitchIsPxb) {
   auto found = paths_of(run_doctor(s, nullptr));
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].resource, "pci/0000:1c:00.0");
-  EXPECT_NE(found[0].message.find("behind different PCIe root ports of one socket, PHB apart"), std::string::npos)
+  EXPECT_NE(found[0].message.find("behind different PCIe root ports or host bridges, PHB apart"), std::string::npos)
       << found[0].message;
   // Another host bridge of the same node: still PHB.
   (*s.gpus)[1]["pciPath"] = "pci0000:30/0000:30:01.0/0000:31:00.0";
@@ -85,6 +88,27 @@ TEST(DoctorGpu, DifferentRootPortsOfOneSocketArePhbAndASecondSwitchIsPxb) {
   bool pxb = false;
   for (const Note& n : report.notes) pxb = pxb || n.message.find("0000:1c:00.0 and its nearest RDMA NIC mlx5_0 (0000:1b:00.0) are PXB apart") != std::string::npos;
   EXPECT_TRUE(pxb) << to_json(report).dump(2);
+}
+
+TEST(DoctorGpu, ANicWithoutAnActivePortIsNoCandidate) {
+  // NCCL uses no port that is not ACTIVE: socket 1's GPU then has only mlx5_0, across the nodes.
+  HostState s = gpu_server();
+  s.devices[1].ports[0].state = "DOWN";
+  const auto found = paths_of(run_doctor(s, nullptr));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].resource, "pci/0000:9a:00.0");
+}
+
+TEST(DoctorGpu, AVmsVpciBusesAreHostBridgesOfTheirOwn) {
+  // Hyper-V: every vPCI bus is a host bridge below VMBUS; the components before it are not PCI, so
+  // a GPU and a NIC on two buses of one node are PHB apart, as NCCL's xml.cc reads them.
+  HostState s;
+  s.node = "vm";
+  s.devices = {nic("mlx5_0", "0101:00:00.0", "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/b5a5d2f4-0101/pci0101:00/0101:00:00.0", 0)};
+  s.gpus = json::array({gpu("0102:00:00.0", "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/c2d2e1a0-0102/pci0102:00/0102:00:00.0", 0)});
+  const auto found = paths_of(run_doctor(s, nullptr));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].message.find("PHB apart"), std::string::npos) << found[0].message;
 }
 
 TEST(DoctorGpu, NoGpusOrNoPlacementIsNotChecked) {

@@ -18,7 +18,8 @@ Error fake_ioctl_error(int err_no) { return make_errno_error("fake SIOCETHTOOL",
 // copy_to_user into the caller's span at `offset`: what fits is written; the rest faults.
 Result<void> fake_copy_to_user(std::span<uint8_t> user, size_t offset, const void* data, size_t size) {
   const size_t room = offset < user.size() ? user.size() - offset : 0;
-  std::memcpy(user.data() + offset, data, std::min(room, size));
+  // memcpy of 0 bytes still wants valid pointers (an empty list's data() may be null).
+  if (std::min(room, size) > 0) std::memcpy(user.data() + offset, data, std::min(room, size));
   if (size > room) return fake_ioctl_error(EFAULT);
   return ok();
 }
