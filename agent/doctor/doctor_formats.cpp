@@ -30,33 +30,26 @@ std::string render_doctor_junit(const DoctorReport& report) {
   for (const Finding& f : report.findings) by_check[f.check].push_back(&f);
   JunitSuite suite;
   std::ostringstream cases;
-  const std::string classname = junit_classname(report.node + " doctor");
+  const std::string classname = junit_escape(junit_classname(report.node + " doctor"));
+  const auto failing = [&](const std::string& check, const Finding& f) {
+    ++suite.tests;
+    ++suite.failures;
+    cases << "    <testcase classname=\"" << classname << "\" name=\"" << junit_escape(check + " " + f.resource)
+          << "\" time=\"0\">\n      <failure message=\"" << junit_escape(f.message) << "\" type=\""
+          << junit_escape(f.severity) << "\">" << junit_escape("fix: " + f.fix) << "</failure>\n    </testcase>\n";
+  };
+  // The listed checks in order, then any other check's findings.
   for (const std::string& check : doctor_checks()) {
     const auto& found = by_check[check];
     if (found.empty()) {
       ++suite.tests;
-      cases << "    <testcase classname=\"" << junit_escape(classname) << "\" name=\"" << junit_escape(check)
-            << "\" time=\"0\"/>\n";
+      cases << "    <testcase classname=\"" << classname << "\" name=\"" << junit_escape(check) << "\" time=\"0\"/>\n";
     }
-    for (const Finding* f : found) {
-      ++suite.tests;
-      ++suite.failures;
-      cases << "    <testcase classname=\"" << junit_escape(classname) << "\" name=\""
-            << junit_escape(check + " " + f->resource) << "\" time=\"0\">\n      <failure message=\""
-            << junit_escape(f->message) << "\" type=\"" << junit_escape(f->severity) << "\">"
-            << junit_escape("fix: " + f->fix) << "</failure>\n    </testcase>\n";
-    }
+    for (const Finding* f : found) failing(check, *f);
     by_check.erase(check);
   }
   for (const auto& [check, found] : by_check) {
-    for (const Finding* f : found) {
-      ++suite.tests;
-      ++suite.failures;
-      cases << "    <testcase classname=\"" << junit_escape(classname) << "\" name=\""
-            << junit_escape(check + " " + f->resource) << "\" time=\"0\">\n      <failure message=\""
-            << junit_escape(f->message) << "\" type=\"" << junit_escape(f->severity) << "\">"
-            << junit_escape("fix: " + f->fix) << "</failure>\n    </testcase>\n";
-    }
+    for (const Finding* f : found) failing(check, *f);
   }
   std::ostringstream out;
   out << "  <testsuite name=\"" << junit_escape("rdmactl doctor " + report.node) << "\" tests=\"" << suite.tests

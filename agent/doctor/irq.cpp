@@ -27,8 +27,6 @@ std::string irq_label(const nlohmann::json& irq) {
   return std::to_string(irq.value("irq", 0)) + (name.empty() ? "" : " (" + name.substr(0, name.find('@')) + ")");
 }
 
-std::string cpus_text(const std::set<int>& cpus) { return format_cpulist(cpus); }
-
 }  // namespace
 
 void Doctor::check_interrupts() {
@@ -77,7 +75,7 @@ void Doctor::check_interrupts() {
       bool near = false;
       for (const int c : *cpus) near = near || node_cpus->contains(c);
       if (!near) {
-        remote.push_back(irq_label(irq) + " on " + cpus_text(*cpus));
+        remote.push_back(irq_label(irq) + " on " + format_cpulist(*cpus));
         remote_irqs.push_back(irq.value("irq", 0));
       }
       if (irq.value("name", "").find("comp") != std::string::npos) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agent/platform/mnl.h"
+#include "agent/platform/rdma_netlink.h"
 
 namespace rdmactl {
 namespace {
@@ -167,14 +168,8 @@ Result<std::string> parse_sys_get_netns_mode(const nlmsghdr* message) {
 }
 
 Result<std::string> read_rdma_netns_mode() {
-  Result<MnlSocket> socket = MnlSocket::open(NETLINK_RDMA);
-  if (!socket) {
-    if (socket.error().err_no == EPROTONOSUPPORT) {
-      return make_error(ErrorKind::kNotSupported, "this kernel has no RDMA netlink (ib_core not loaded)", {},
-                        EPROTONOSUPPORT);
-    }
-    return socket.error();
-  }
+  Result<MnlSocket> socket = open_rdma_netlink();
+  if (!socket) return socket.error();
   MnlMessage request;
   request.put_header(kSysGetType, NLM_F_REQUEST | NLM_F_ACK);
   std::string mode;

@@ -180,16 +180,19 @@ Result<std::vector<NldevPort>> list_rdma_ports(MnlSocket& socket) {
   return list_rdma_ports(socket, *devices);
 }
 
-Result<std::vector<std::string>> rdma_device_names() {
+Result<MnlSocket> open_rdma_netlink() {
   Result<MnlSocket> socket = MnlSocket::open(NETLINK_RDMA);
-  if (!socket) {
-    if (socket.error().err_no == EPROTONOSUPPORT) {
-      return make_error(ErrorKind::kNotSupported,
-                        "this kernel has no RDMA netlink (ib_core not loaded)", {},
-                        EPROTONOSUPPORT);
-    }
-    return socket.error();
+  if (!socket && socket.error().err_no == EPROTONOSUPPORT) {
+    return make_error(ErrorKind::kNotSupported,
+                      "this kernel has no RDMA netlink (ib_core not loaded)", {},
+                      EPROTONOSUPPORT);
   }
+  return socket;
+}
+
+Result<std::vector<std::string>> rdma_device_names() {
+  Result<MnlSocket> socket = open_rdma_netlink();
+  if (!socket) return socket.error();
   Result<std::vector<NldevDevice>> devices = list_rdma_devices(*socket);
   if (!devices) return devices.error();
   std::vector<std::string> names;

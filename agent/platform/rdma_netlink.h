@@ -71,6 +71,9 @@ Result<std::vector<NldevPort>> list_rdma_ports(MnlSocket& socket,
 // A device dump, then one port dump per device.
 Result<std::vector<NldevPort>> list_rdma_ports(MnlSocket& socket);
 
+// A NETLINK_RDMA socket; a kernel without RDMA netlink is kNotSupported "this kernel has no RDMA
+// netlink (ib_core not loaded)".
+Result<MnlSocket> open_rdma_netlink();
 // The RDMA device names of this network namespace, from a fresh NETLINK_RDMA socket. A kernel
 // without RDMA netlink is kNotSupported "this kernel has no RDMA netlink (ib_core not loaded)":
 // the caller then reads sysfs.
